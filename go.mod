@@ -1,0 +1,5 @@
+module github.com/cellrate/cellrate
+
+go 1.25.0
+
+require golang.org/x/sys v0.44.0
