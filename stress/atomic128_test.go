@@ -1,0 +1,91 @@
+package stress
+
+import (
+	"testing"
+	"time"
+)
+
+// cellsFor returns the cells the atomic128 runs drive: real ones, or the
+// Broken ones under -stress.broken.
+func cellsFor(n int) []Pair {
+	if *brokenFlag {
+		return BrokenCells(n)
+	}
+	return Cells(n)
+}
+
+// eachPath runs f once per atomic128 path, with that path forced.
+func eachPath(t *testing.T, f func(t *testing.T)) {
+	for _, p := range Paths() {
+		t.Run(p.Name, func(t *testing.T) {
+			restore := p.Use()
+			defer restore()
+			f(t)
+		})
+	}
+}
+
+func TestConservation(t *testing.T) {
+	eachPath(t, func(t *testing.T) {
+		if err := Conservation(cellsFor(4), runFor(t), crowd(), seed(t)); err != nil {
+			t.Fatal(err)
+		}
+	})
+}
+
+func TestNoLostUpdate(t *testing.T) {
+	eachPath(t, func(t *testing.T) {
+		if err := NoLostUpdate(cellsFor(4), runFor(t), crowd(), seed(t)); err != nil {
+			t.Fatal(err)
+		}
+	})
+}
+
+func TestNoTornRead(t *testing.T) {
+	eachPath(t, func(t *testing.T) {
+		if err := NoTornRead(cellsFor(4), runFor(t), crowd(), seed(t)); err != nil {
+			t.Fatal(err)
+		}
+	})
+}
+
+func TestLinearizable(t *testing.T) {
+	eachPath(t, func(t *testing.T) {
+		rounds, h, err := Linearizable(cellsFor(4), runFor(t), 4, 12, seed(t))
+		if err != nil {
+			t.Fatalf("%v\n%s", err, Describe(PairModel, h))
+		}
+		t.Logf("%d histories of %d operations, all linearizable", rounds, 4*12)
+	})
+}
+
+// TestBrokenCellIsCaught proves the runs can fail: each of them must
+// reject the Broken cell within its time.
+func TestBrokenCellIsCaught(t *testing.T) {
+	d := max(runFor(t), 2*time.Second)
+	s := seed(t)
+	runs := []struct {
+		name string
+		run  func() error
+	}{
+		{"Conservation", func() error { return Conservation(BrokenCells(4), d, crowd(), s) }},
+		{"NoLostUpdate", func() error { return NoLostUpdate(BrokenCells(4), d, crowd(), s) }},
+		{"NoTornRead", func() error { return NoTornRead(BrokenCells(4), d, crowd(), s) }},
+		{"Linearizable", func() error {
+			rounds, h, err := Linearizable(BrokenCells(4), d, 4, 12, s)
+			if err != nil {
+				t.Logf("caught after %d rounds:\n%s", rounds, Describe(PairModel, h))
+			}
+			return err
+		}},
+	}
+	for _, r := range runs {
+		t.Run(r.name, func(t *testing.T) {
+			err := r.run()
+			if err == nil {
+				t.Fatal("the broken cell passed")
+			}
+			t.Logf("caught: %v", err)
+		})
+	}
+}

@@ -1,0 +1,171 @@
+package stress
+
+import (
+	"cmp"
+	"fmt"
+	"math/rand/v2"
+	"runtime"
+	"slices"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/anishathalye/porcupine"
+)
+
+type pairOp uint8
+
+const (
+	opLoad pairOp = iota
+	opStore
+	opSwap
+	opCAS
+)
+
+// pairInput is one call on a Pair: for opStore and opSwap the new pair is
+// (a, b); for opCAS the old pair is (a, b) and the new one (c, d).
+type pairInput struct {
+	op         pairOp
+	a, b, c, d uint64
+}
+
+// pairOutput is what the call returned: the pair for opLoad and opSwap,
+// the success flag for opCAS.
+type pairOutput struct {
+	a, b uint64
+	ok   bool
+}
+
+// PairModel is the sequential specification of a Pair for porcupine: one
+// 128-bit register with load, store, swap and compare-and-swap.
+var PairModel = porcupine.Model{
+	Init: func() any { return [2]uint64{} },
+	Step: func(state, input, output any) (bool, any) {
+		s, in, out := state.([2]uint64), input.(pairInput), output.(pairOutput)
+		switch in.op {
+		case opLoad:
+			return out.a == s[0] && out.b == s[1], s
+		case opStore:
+			return true, [2]uint64{in.a, in.b}
+		case opSwap:
+			return out.a == s[0] && out.b == s[1], [2]uint64{in.a, in.b}
+		default:
+			match := s[0] == in.a && s[1] == in.b
+			if out.ok != match {
+				return false, s
+			}
+			if match {
+				s = [2]uint64{in.c, in.d}
+			}
+			return true, s
+		}
+	},
+	DescribeOperation: func(input, output any) string {
+		in, out := input.(pairInput), output.(pairOutput)
+		switch in.op {
+		case opLoad:
+			return fmt.Sprintf("Load() = (%d,%d)", out.a, out.b)
+		case opStore:
+			return fmt.Sprintf("Store(%d,%d)", in.a, in.b)
+		case opSwap:
+			return fmt.Sprintf("Swap(%d,%d) = (%d,%d)", in.a, in.b, out.a, out.b)
+		default:
+			return fmt.Sprintf("CAS(%d,%d -> %d,%d) = %v", in.a, in.b, in.c, in.d, out.ok)
+		}
+	},
+}
+
+// RecordPair runs clients goroutines doing ops random operations each on p,
+// from the pair (0, 0), and returns the history. Values come from {0, 1, 2}
+// so that compare-and-swaps succeed often and histories stay checkable; a
+// CAS expects the pair its client last saw. Call and return times are
+// ticks of one shared counter taken right before and right after each call,
+// which orders every two operations that did not overlap.
+func RecordPair(p Pair, clients, ops int, seed uint64) []porcupine.Operation {
+	p.Store(0, 0)
+	var (
+		tick  atomic.Int64
+		wg    sync.WaitGroup
+		start sync.WaitGroup
+	)
+	hist := make([][]porcupine.Operation, clients)
+	start.Add(1)
+	for c := range clients {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			r := rand.New(rand.NewPCG(seed, uint64(c)))
+			var seen [2]uint64
+			start.Wait()
+			for range ops {
+				in := pairInput{op: pairOp(r.IntN(4)), a: r.Uint64N(3), b: r.Uint64N(3), c: r.Uint64N(3), d: r.Uint64N(3)}
+				if in.op == opCAS && r.IntN(4) != 0 {
+					in.a, in.b = seen[0], seen[1]
+				}
+				var out pairOutput
+				call := tick.Add(1)
+				switch in.op {
+				case opLoad:
+					out.a, out.b = p.Load()
+					seen = [2]uint64{out.a, out.b}
+				case opStore:
+					p.Store(in.a, in.b)
+				case opSwap:
+					out.a, out.b = p.Swap(in.a, in.b)
+					seen = [2]uint64{out.a, out.b}
+				case opCAS:
+					out.ok = p.CompareAndSwap(in.a, in.b, in.c, in.d)
+				}
+				ret := tick.Add(1)
+				hist[c] = append(hist[c], porcupine.Operation{ClientId: c, Input: in, Call: call, Output: out, Return: ret})
+				if r.IntN(3) == 0 {
+					runtime.Gosched()
+				}
+			}
+		}()
+	}
+	start.Done()
+	wg.Wait()
+	var all []porcupine.Operation
+	for _, h := range hist {
+		all = append(all, h...)
+	}
+	return all
+}
+
+// Linearizable records histories of rounds on the cells, one cell per round
+// in turn, until d has passed, and checks each against PairModel. It
+// returns the number of rounds checked, and on the first history that is
+// not linearizable (or could not be decided within a minute) an error and
+// that history.
+func Linearizable(cells []Pair, d time.Duration, clients, ops int, seed uint64) (int, []porcupine.Operation, error) {
+	stop := Pressure()
+	defer stop()
+	deadline := time.Now().Add(d)
+	rounds := 0
+	for ; rounds == 0 || time.Now().Before(deadline); rounds++ {
+		h := RecordPair(cells[rounds%len(cells)], clients, ops, seed+uint64(rounds))
+		switch porcupine.CheckOperationsTimeout(PairModel, h, time.Minute) {
+		case porcupine.Illegal:
+			return rounds + 1, h, fmt.Errorf("linearizability: round %d: history of %d operations is not linearizable", rounds, len(h))
+		case porcupine.Unknown:
+			return rounds + 1, h, fmt.Errorf("linearizability: round %d: checker timed out", rounds)
+		}
+	}
+	return rounds, nil, nil
+}
+
+// Describe renders a history, one operation per line, in call order.
+func Describe(m porcupine.Model, h []porcupine.Operation) string {
+	s := ""
+	for _, op := range sortedByCall(h) {
+		s += fmt.Sprintf("  client %d [%4d,%4d] %s\n", op.ClientId, op.Call, op.Return, m.DescribeOperation(op.Input, op.Output))
+	}
+	return s
+}
+
+func sortedByCall(h []porcupine.Operation) []porcupine.Operation {
+	out := slices.Clone(h)
+	slices.SortFunc(out, func(x, y porcupine.Operation) int { return cmp.Compare(x.Call, y.Call) })
+	return out
+}
