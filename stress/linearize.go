@@ -2,6 +2,7 @@ package stress
 
 import (
 	"cmp"
+	"errors"
 	"fmt"
 	"math/rand/v2"
 	"runtime"
@@ -11,6 +12,8 @@ import (
 	"time"
 
 	"github.com/anishathalye/porcupine"
+
+	"github.com/cellrate/cellrate/limit"
 )
 
 type pairOp uint8
@@ -126,11 +129,7 @@ func RecordPair(p Pair, clients, ops int, seed uint64) []porcupine.Operation {
 	}
 	start.Done()
 	wg.Wait()
-	var all []porcupine.Operation
-	for _, h := range hist {
-		all = append(all, h...)
-	}
-	return all
+	return slices.Concat(hist...)
 }
 
 // Linearizable records histories of rounds on the cells, one cell per round
@@ -145,11 +144,8 @@ func Linearizable(cells []Pair, d time.Duration, clients, ops int, seed uint64) 
 	rounds := 0
 	for ; rounds == 0 || time.Now().Before(deadline); rounds++ {
 		h := RecordPair(cells[rounds%len(cells)], clients, ops, seed+uint64(rounds))
-		switch porcupine.CheckOperationsTimeout(PairModel, h, time.Minute) {
-		case porcupine.Illegal:
-			return rounds + 1, h, fmt.Errorf("linearizability: round %d: history of %d operations is not linearizable", rounds, len(h))
-		case porcupine.Unknown:
-			return rounds + 1, h, fmt.Errorf("linearizability: round %d: checker timed out", rounds)
+		if err := check(PairModel, h, rounds); err != nil {
+			return rounds + 1, h, err
 		}
 	}
 	return rounds, nil, nil
@@ -168,4 +164,100 @@ func sortedByCall(h []porcupine.Operation) []porcupine.Operation {
 	out := slices.Clone(h)
 	slices.SortFunc(out, func(x, y porcupine.Operation) int { return cmp.Compare(x.Call, y.Call) })
 	return out
+}
+
+// A Step is a limiter's pure step function over a comparable state.
+type Step func(state any, now, n int64) (next any, res limit.Result, err error)
+
+type limiterInput struct{ now, n int64 }
+
+type limiterOutput struct {
+	res limit.Result
+	err error
+}
+
+// LimiterModel is the sequential specification of a limiter for porcupine:
+// its own step function from the state a fresh limiter starts in, where a
+// denial writes nothing (the cellrate convention). A cell is
+// linearizable when every concurrent history of its decisions could have
+// come from running step one decision at a time.
+func LimiterModel(init any, step Step) porcupine.Model {
+	return porcupine.Model{
+		Init: func() any { return init },
+		Step: func(state, input, output any) (bool, any) {
+			in, out := input.(limiterInput), output.(limiterOutput)
+			next, res, err := step(state, in.now, in.n)
+			if !res.OK {
+				next = state
+			}
+			return res == out.res && errors.Is(err, out.err) && errors.Is(out.err, err), next
+		},
+		DescribeOperation: func(input, output any) string {
+			in, out := input.(limiterInput), output.(limiterOutput)
+			return fmt.Sprintf("AllowNAt(%d, %d) = %+v, %v", in.now, in.n, out.res, out.err)
+		},
+	}
+}
+
+// RecordLimiter runs clients goroutines making ops decisions each on lim,
+// with times drawn from [0, span) (so out of order across clients) and
+// costs from [0, maxN], and returns the history.
+func RecordLimiter(lim limit.Limiter, clients, ops int, span, maxN int64, seed uint64) []porcupine.Operation {
+	var (
+		tick  atomic.Int64
+		wg    sync.WaitGroup
+		start sync.WaitGroup
+	)
+	hist := make([][]porcupine.Operation, clients)
+	start.Add(1)
+	for c := range clients {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			r := rand.New(rand.NewPCG(seed, uint64(c)))
+			start.Wait()
+			for range ops {
+				in := limiterInput{now: r.Int64N(span), n: 1}
+				if r.IntN(4) == 0 {
+					in.n = r.Int64N(maxN + 1)
+				}
+				call := tick.Add(1)
+				res, err := lim.AllowNAt(in.now, in.n)
+				ret := tick.Add(1)
+				hist[c] = append(hist[c], porcupine.Operation{ClientId: c, Input: in, Call: call, Output: limiterOutput{res, err}, Return: ret})
+				if r.IntN(3) == 0 {
+					runtime.Gosched()
+				}
+			}
+		}()
+	}
+	start.Done()
+	wg.Wait()
+	return slices.Concat(hist...)
+}
+
+// LimiterLinearizable records rounds of RecordLimiter on fresh limiters
+// until d has passed and checks each against model, like Linearizable.
+func LimiterLinearizable(newLim func() limit.Limiter, model porcupine.Model, d time.Duration, clients, ops int, span, maxN int64, seed uint64) (int, []porcupine.Operation, error) {
+	stop := Pressure()
+	defer stop()
+	deadline := time.Now().Add(d)
+	rounds := 0
+	for ; rounds == 0 || time.Now().Before(deadline); rounds++ {
+		h := RecordLimiter(newLim(), clients, ops, span, maxN, seed+uint64(rounds))
+		if err := check(model, h, rounds); err != nil {
+			return rounds + 1, h, err
+		}
+	}
+	return rounds, nil, nil
+}
+
+func check(model porcupine.Model, h []porcupine.Operation, round int) error {
+	switch porcupine.CheckOperationsTimeout(model, h, time.Minute) {
+	case porcupine.Illegal:
+		return fmt.Errorf("linearizability: round %d: history of %d operations is not linearizable", round, len(h))
+	case porcupine.Unknown:
+		return fmt.Errorf("linearizability: round %d: checker timed out", round)
+	}
+	return nil
 }

@@ -1,0 +1,118 @@
+package stress
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/cellrate/cellrate/limit"
+)
+
+// subjects lists the cellrate limiters under test, with their bounds.
+var subjects []Subject
+
+// drives are the shapes of every limiter run: a crowd deciding together
+// at each instant, and one goroutine making one decision per instant, each
+// on a clock that goes backwards now and then and on one that does not.
+func drives(t *testing.T) map[string]Drive {
+	d, s := runFor(t)/2, seed(t)
+	return map[string]Drive{
+		"crowd":               {Goroutines: crowd(), PhaseOps: 4, Duration: d, Seed: s},
+		"crowd-monotone":      {Goroutines: crowd(), PhaseOps: 4, Duration: d, Seed: s, Monotone: true},
+		"sequential":          {Goroutines: 1, PhaseOps: 1, Duration: d, Seed: s},
+		"sequential-monotone": {Goroutines: 1, PhaseOps: 1, Duration: d, Seed: s, Monotone: true},
+	}
+}
+
+func driveAll(t *testing.T, s Subject) {
+	for name, d := range drives(t) {
+		t.Run(name, func(t *testing.T) {
+			rep, err := d.Run(s)
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Logf("%d phases, %d decisions: admitted %d of an exact bound of %s units; %d conservative denials",
+				rep.Phases, rep.Decisions, rep.Admitted, rep.Bound.FloatString(1), rep.Missed)
+		})
+	}
+}
+
+func TestLimiters(t *testing.T) {
+	if len(subjects) == 0 {
+		t.Skip("no limiters registered")
+	}
+	for _, s := range subjects {
+		t.Run(s.Name, func(t *testing.T) { driveAll(t, s) })
+	}
+}
+
+// testSubject wraps a testBucket built by newLim as a Subject.
+func testSubject(name string, b testBucket, newLim func(testBucket) limit.Limiter) Subject {
+	return Subject{Name: name, New: func() limit.Limiter { return newLim(b) }, MaxN: b.burst, Burst: b.burst, Rate: RatePer(1, time.Duration(b.period))}
+}
+
+var testBuckets = map[string]testBucket{
+	"burst1-1ns":    {burst: 1, period: 1},
+	"burst1000-1ms": {burst: 1000, period: int64(time.Millisecond)},
+	"burst7-3s":     {burst: 7, period: 3 * int64(time.Second)},
+}
+
+// TestDriveExactBucket shows the limiter runs accept a correct limiter,
+// and find no denial of a cost it held.
+func TestDriveExactBucket(t *testing.T) {
+	for name, b := range testBuckets {
+		t.Run(name, func(t *testing.T) {
+			driveAll(t, testSubject(name, b, newLocked))
+			d := Drive{Goroutines: 1, PhaseOps: 1, Duration: runFor(t) / 2, Seed: seed(t), Monotone: true}
+			rep, err := d.Run(testSubject(name, b, newLocked))
+			if err != nil || rep.Missed != 0 {
+				t.Fatalf("%d denials of a cost the bucket held, error %v", rep.Missed, err)
+			}
+		})
+	}
+}
+
+// TestDriveCatchesBrokenLimiters shows the limiter runs reject a cell that
+// loses updates and a step that credits time twice when the clock goes
+// backwards.
+func TestDriveCatchesBrokenLimiters(t *testing.T) {
+	d := runFor(t)
+	s := seed(t)
+	cases := []struct {
+		name  string
+		drive Drive
+		subj  Subject
+	}{
+		{"racy-cell", Drive{Goroutines: crowd(), PhaseOps: 4, Duration: d, Seed: s},
+			testSubject("racy", testBucket{burst: 5, period: int64(time.Second)}, newRacy)},
+		{"rebase-on-backwards-clock", Drive{Goroutines: 1, PhaseOps: 1, Duration: d, Seed: s},
+			testSubject("rebase", testBucket{burst: 5, period: int64(time.Second), rebase: true}, newLocked)},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			_, err := c.drive.Run(c.subj)
+			if err == nil || !strings.Contains(err.Error(), "over-admission") {
+				t.Fatalf("not caught: %v", err)
+			}
+			t.Logf("caught: %v", err)
+		})
+	}
+}
+
+// TestLimiterModelCatchesRacyCell checks the porcupine model of a limiter
+// both ways: the locked bucket is linearizable, the racy one is not.
+func TestLimiterModelCatchesRacyCell(t *testing.T) {
+	b := testBucket{burst: 3, period: 10}
+	model := LimiterModel(b.init(), b.anyStep)
+	s := seed(t)
+	rounds, h, err := LimiterLinearizable(func() limit.Limiter { return newLocked(b) }, model, runFor(t), 4, 12, 40, 3, s)
+	if err != nil {
+		t.Fatalf("locked bucket: %v\n%s", err, Describe(model, h))
+	}
+	t.Logf("locked bucket: %d histories, all linearizable", rounds)
+	rounds, h, err = LimiterLinearizable(func() limit.Limiter { return newRacy(b) }, model, max(runFor(t), 2*time.Second), 4, 12, 40, 3, s)
+	if err == nil {
+		t.Fatal("racy bucket passed")
+	}
+	t.Logf("racy bucket caught after %d rounds: %v\n%s", rounds, err, Describe(model, h))
+}
