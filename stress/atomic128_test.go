@@ -3,6 +3,8 @@ package stress
 import (
 	"testing"
 	"time"
+
+	"github.com/cellrate/cellrate/atomic128"
 )
 
 // cellsFor returns the cells the atomic128 runs drive: real ones, or the
@@ -87,5 +89,18 @@ func TestBrokenCellIsCaught(t *testing.T) {
 			}
 			t.Logf("caught: %v", err)
 		})
+	}
+}
+
+// TestPathsForced checks each path really runs when forced, so that a
+// run named after a path never silently runs another.
+func TestPathsForced(t *testing.T) {
+	for _, p := range Paths() {
+		restore := p.Use()
+		got := atomic128.Path()
+		restore()
+		if got != p.Name {
+			t.Errorf("forced %s, atomic128.Path() = %s", p.Name, got)
+		}
 	}
 }

@@ -7,6 +7,9 @@ require (
 	github.com/cellrate/cellrate v0.0.0-00010101000000-000000000000
 )
 
-require golang.org/x/sys v0.44.0 // indirect
+require (
+	github.com/klauspost/cpuid/v2 v2.4.2 // indirect
+	golang.org/x/sys v0.44.0 // indirect
+)
 
 replace github.com/cellrate/cellrate => ../
