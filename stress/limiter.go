@@ -26,6 +26,10 @@ type Subject struct {
 	// curve that bounds what it admits.
 	Burst int64
 	Rate  *big.Rat
+	// Init and Step, when set, are the state of a fresh limiter and its
+	// pure step function, for LimiterModel.
+	Init any
+	Step Step
 }
 
 // RatePer returns units per d as a rate in units per nanosecond.

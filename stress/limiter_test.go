@@ -116,3 +116,21 @@ func TestLimiterModelCatchesRacyCell(t *testing.T) {
 	}
 	t.Logf("racy bucket caught after %d rounds: %v\n%s", rounds, err, Describe(model, h))
 }
+
+// TestLimitersLinearizable checks concurrent histories of each limiter
+// against its own step function.
+func TestLimitersLinearizable(t *testing.T) {
+	for _, s := range subjects {
+		if s.Step == nil {
+			continue
+		}
+		t.Run(s.Name, func(t *testing.T) {
+			model := LimiterModel(s.Init, s.Step)
+			rounds, h, err := LimiterLinearizable(s.New, model, runFor(t), 4, 12, 40, min(s.MaxN, 3), seed(t))
+			if err != nil {
+				t.Fatalf("%v\n%s", err, Describe(model, h))
+			}
+			t.Logf("%d histories, all linearizable", rounds)
+		})
+	}
+}
