@@ -11,7 +11,9 @@ import (
 	"github.com/puzpuzpuz/xsync/v4"
 
 	"github.com/cellrate/cellrate/atomic128"
+	"github.com/cellrate/cellrate/internal/path128"
 	"github.com/cellrate/cellrate/nanotime"
+	"github.com/cellrate/cellrate/striped"
 )
 
 // goroutines are the concurrency levels of every benchmark: one goroutine
@@ -96,8 +98,7 @@ type counter struct {
 	add  func() func()
 }
 
-// counters lists the counters compared; cellrate's striped counter adds
-// itself in its own file.
+// counters lists the counters compared.
 var counters = []counter{
 	{"sync-atomic", func() func() { var c atomic.Int64; return func() { c.Add(1) } }},
 	{"xsync-counter", func() func() { c := xsync.NewCounter(); return c.Inc }},
@@ -106,6 +107,7 @@ var counters = []counter{
 		var c int64
 		return func() { mu.Lock(); c++; mu.Unlock() }
 	}},
+	{"cellrate-striped", func() func() { c := new(striped.Counter); return func() { c.Add(1) } }},
 }
 
 func BenchmarkCounter(b *testing.B) {
@@ -125,22 +127,37 @@ type mutexPair struct {
 	a, b uint64
 }
 
+// pairInc is a 128-bit CAS-loop increment on an atomic128 cell.
+func pairInc() func() {
+	var p atomic128.Uint64Pair
+	return func() {
+		for {
+			x, y := p.Load()
+			if p.CompareAndSwap(x, y, x+1, y-1) {
+				return
+			}
+		}
+	}
+}
+
 func BenchmarkPair(b *testing.B) {
+	for _, path := range path128.Supported() {
+		for _, g := range goroutines() {
+			b.Run(fmt.Sprintf("cas-inc/atomic128-%v/g=%d", path, g), func(b *testing.B) {
+				prev := path128.Active
+				if err := path128.Force(path); err != nil {
+					b.Fatal(err)
+				}
+				defer func() { path128.Active = prev }()
+				inc := pairInc()
+				run(b, g, func(*int64) bool { inc(); return true })
+			})
+		}
+	}
 	pairs := []struct {
 		name string
 		inc  func() func()
 	}{
-		{"atomic128-" + atomic128.Path(), func() func() {
-			var p atomic128.Uint64Pair
-			return func() {
-				for {
-					x, y := p.Load()
-					if p.CompareAndSwap(x, y, x+1, y-1) {
-						return
-					}
-				}
-			}
-		}},
 		{"mutex-pair", func() func() {
 			var p mutexPair
 			return func() { p.mu.Lock(); p.a++; p.b--; p.mu.Unlock() }
