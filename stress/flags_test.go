@@ -32,6 +32,11 @@ func runFor(t testing.TB) time.Duration {
 	return 2 * time.Second
 }
 
+// proofFor is the length of the runs that prove the checks themselves
+// (that they pass a correct model and fail a broken one): they do not grow
+// with -stress.dur.
+func proofFor(t testing.TB) time.Duration { return min(runFor(t), time.Second) }
+
 // seed returns the run's seed and logs it, so a failure can be replayed
 // with -stress.seed.
 func seed(t testing.TB) uint64 {

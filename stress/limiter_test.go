@@ -14,8 +14,8 @@ var subjects []Subject
 // drives are the shapes of every limiter run: a crowd deciding together
 // at each instant, and one goroutine making one decision per instant, each
 // on a clock that goes backwards now and then and on one that does not.
-func drives(t *testing.T) map[string]Drive {
-	d, s := runFor(t)/2, seed(t)
+func drives(t *testing.T, d time.Duration) map[string]Drive {
+	d, s := d/2, seed(t)
 	return map[string]Drive{
 		"crowd":               {Goroutines: crowd(), PhaseOps: 4, Duration: d, Seed: s},
 		"crowd-monotone":      {Goroutines: crowd(), PhaseOps: 4, Duration: d, Seed: s, Monotone: true},
@@ -24,8 +24,8 @@ func drives(t *testing.T) map[string]Drive {
 	}
 }
 
-func driveAll(t *testing.T, s Subject) {
-	for name, d := range drives(t) {
+func driveAll(t *testing.T, d time.Duration, s Subject) {
+	for name, d := range drives(t, d) {
 		t.Run(name, func(t *testing.T) {
 			rep, err := d.Run(s)
 			if err != nil {
@@ -42,7 +42,7 @@ func TestLimiters(t *testing.T) {
 		t.Skip("no limiters registered")
 	}
 	for _, s := range subjects {
-		t.Run(s.Name, func(t *testing.T) { driveAll(t, s) })
+		t.Run(s.Name, func(t *testing.T) { driveAll(t, runFor(t), s) })
 	}
 }
 
@@ -62,8 +62,8 @@ var testBuckets = map[string]testBucket{
 func TestDriveExactBucket(t *testing.T) {
 	for name, b := range testBuckets {
 		t.Run(name, func(t *testing.T) {
-			driveAll(t, testSubject(name, b, newLocked))
-			d := Drive{Goroutines: 1, PhaseOps: 1, Duration: runFor(t) / 2, Seed: seed(t), Monotone: true}
+			driveAll(t, proofFor(t), testSubject(name, b, newLocked))
+			d := Drive{Goroutines: 1, PhaseOps: 1, Duration: proofFor(t) / 2, Seed: seed(t), Monotone: true}
 			rep, err := d.Run(testSubject(name, b, newLocked))
 			if err != nil || rep.Missed != 0 {
 				t.Fatalf("%d denials of a cost the bucket held, error %v", rep.Missed, err)
@@ -76,7 +76,7 @@ func TestDriveExactBucket(t *testing.T) {
 // loses updates and a step that credits time twice when the clock goes
 // backwards.
 func TestDriveCatchesBrokenLimiters(t *testing.T) {
-	d := runFor(t)
+	d := proofFor(t)
 	s := seed(t)
 	cases := []struct {
 		name  string
@@ -105,12 +105,12 @@ func TestLimiterModelCatchesRacyCell(t *testing.T) {
 	b := testBucket{burst: 3, period: 10}
 	model := LimiterModel(b.init(), b.anyStep)
 	s := seed(t)
-	rounds, h, err := LimiterLinearizable(func() limit.Limiter { return newLocked(b) }, model, runFor(t), 4, 12, 40, 3, s)
+	rounds, h, err := LimiterLinearizable(func() limit.Limiter { return newLocked(b) }, model, proofFor(t), 4, 12, 40, 3, s)
 	if err != nil {
 		t.Fatalf("locked bucket: %v\n%s", err, Describe(model, h))
 	}
 	t.Logf("locked bucket: %d histories, all linearizable", rounds)
-	rounds, h, err = LimiterLinearizable(func() limit.Limiter { return newRacy(b) }, model, max(runFor(t), 2*time.Second), 4, 12, 40, 3, s)
+	rounds, h, err = LimiterLinearizable(func() limit.Limiter { return newRacy(b) }, model, 2*time.Second, 4, 12, 40, 3, s)
 	if err == nil {
 		t.Fatal("racy bucket passed")
 	}

@@ -1,0 +1,148 @@
+// Command report runs the bench module's benchmarks and accuracy schedules
+// and writes what they found: a ratio table on standard output, and in the
+// output directory a Markdown report (README.md), the raw benchmark output
+// (bench.txt, for benchstat) and charts of ns/op per implementation and
+// goroutine count (limiters.svg, primitives.svg).
+//
+// Run it from the bench module's directory:
+//
+//	go run ./cmd/report           # full: -count 5 -benchtime 150ms
+//	go run ./cmd/report -quick    # under two minutes
+//	go run ./cmd/report -in bench.txt   # re-render from saved output
+package main
+
+import (
+	"bytes"
+	"flag"
+	"fmt"
+	"io"
+	"log"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"time"
+
+	"github.com/cellrate/cellrate/bench"
+)
+
+func main() {
+	log.SetFlags(0)
+	log.SetPrefix("report: ")
+	quick := flag.Bool("quick", false, "short benchmark times, one count, smaller schedules")
+	out := flag.String("out", "report", "output directory")
+	in := flag.String("in", "", "parse this saved `go test -bench` output instead of running the benchmarks")
+	pattern := flag.String("bench", ".", "benchmark regexp")
+	format := flag.String("format", "svg", "chart format: svg or png")
+	flag.Parse()
+
+	cfg := config{count: 5, benchtime: "150ms", requests: 200_000}
+	if *quick {
+		cfg = config{count: 1, benchtime: "100ms", requests: 20_000, quick: true}
+	}
+	cfg.command = "go test -run '^$' -bench '" + *pattern + "' -benchmem -count " + fmt.Sprint(cfg.count) + " -benchtime " + cfg.benchtime + " ."
+
+	var raw []byte
+	if *in != "" {
+		var err error
+		if raw, err = os.ReadFile(*in); err != nil {
+			log.Fatal(err)
+		}
+	} else {
+		raw = runBenchmarks(*pattern, cfg)
+	}
+	res := parse(raw)
+	if len(res.samples) == 0 {
+		log.Fatal("no benchmark results")
+	}
+	acc := accuracy(cfg.requests)
+
+	if err := os.MkdirAll(*out, 0o755); err != nil {
+		log.Fatal(err)
+	}
+	if *in == "" {
+		write(filepath.Join(*out, "bench.txt"), raw)
+	}
+	for _, c := range charts {
+		if err := c.render(res, filepath.Join(*out, c.file+"."+*format)); err != nil {
+			log.Fatal(err)
+		}
+	}
+	var md bytes.Buffer
+	markdown(&md, res, acc, cfg)
+	write(filepath.Join(*out, "README.md"), md.Bytes())
+	text(os.Stdout, res, acc)
+	fmt.Printf("\nwrote %s/README.md, %s/bench.txt and the charts\n", *out, *out)
+}
+
+type config struct {
+	count     int
+	benchtime string
+	requests  int
+	quick     bool
+	command   string
+}
+
+// runBenchmarks runs go test -bench in the current directory, echoing its
+// output to standard error as it comes.
+func runBenchmarks(pattern string, cfg config) []byte {
+	start := time.Now()
+	cmd := exec.Command("go", "test", "-run", "^$", "-bench", pattern, "-benchmem",
+		"-count", fmt.Sprint(cfg.count), "-benchtime", cfg.benchtime, ".")
+	var buf bytes.Buffer
+	cmd.Stdout = io.MultiWriter(&buf, os.Stderr)
+	cmd.Stderr = os.Stderr
+	log.Printf("%s (GOMAXPROCS %d)", cfg.command, runtime.GOMAXPROCS(0))
+	if err := cmd.Run(); err != nil {
+		log.Fatalf("go test: %v", err)
+	}
+	log.Printf("benchmarks took %v", time.Since(start).Round(time.Second))
+	return buf.Bytes()
+}
+
+func write(name string, b []byte) {
+	if err := os.WriteFile(name, b, 0o644); err != nil {
+		log.Fatal(err)
+	}
+}
+
+// accuracy runs every schedule through every implementation that denies.
+func accuracy(requests int) []accRow {
+	var rows []accRow
+	for _, s := range bench.Schedules(requests) {
+		for _, im := range bench.Impls() {
+			if im.Blocks {
+				continue
+			}
+			rows = append(rows, accRow{s, im.Name, s.Run(im.New(float64(s.Rate), s.Burst))})
+		}
+	}
+	return rows
+}
+
+type accRow struct {
+	sched bench.Schedule
+	impl  string
+	bench.Outcome
+}
+
+func (r accRow) ratio() float64 { return float64(r.Admitted) / float64(r.Exact) }
+
+func (r accRow) excess() string {
+	if r.Excess <= 0 {
+		return "0"
+	}
+	return fmt.Sprintf("%.2f", r.Excess)
+}
+
+// blocking names the implementations left out of the accuracy runs.
+func blocking() string {
+	var names []string
+	for _, im := range bench.Impls() {
+		if im.Blocks {
+			names = append(names, im.Name)
+		}
+	}
+	return strings.Join(names, ", ")
+}

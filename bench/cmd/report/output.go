@@ -1,0 +1,120 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"runtime"
+	"strings"
+	"text/tabwriter"
+	"time"
+)
+
+// fmtStat formats a median and, when there were several runs, its spread.
+func fmtStat(s stat) string {
+	if s.n < 2 {
+		return fmtNS(s.median)
+	}
+	return fmt.Sprintf("%s ±%.0f%%", fmtNS(s.median), 100*s.spread)
+}
+
+func fmtNS(v float64) string {
+	switch {
+	case v >= 100:
+		return fmt.Sprintf("%.0f", v)
+	case v >= 10:
+		return fmt.Sprintf("%.1f", v)
+	default:
+		return fmt.Sprintf("%.2f", v)
+	}
+}
+
+// text prints benchstat-style tables: for each scenario, ns/op ± spread
+// and the ratio to the baseline at each goroutine count.
+func text(w io.Writer, r *results, acc []accRow) {
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	for _, t := range r.tables() {
+		fmt.Fprintf(tw, "%s\t", t.scenario)
+		for _, g := range t.gs {
+			fmt.Fprintf(tw, "%s ns/op\tvs %s\t", g, t.baseline)
+		}
+		fmt.Fprintln(tw)
+		for _, impl := range t.impls {
+			fmt.Fprintf(tw, "%s\t", impl)
+			for _, g := range t.gs {
+				s, ratio, ok := r.cell(t, impl, g)
+				switch {
+				case !s.ok:
+					fmt.Fprint(tw, "-\t\t")
+				case !ok:
+					fmt.Fprintf(tw, "%s\t\t", fmtStat(s))
+				default:
+					fmt.Fprintf(tw, "%s\t%.2fx\t", fmtStat(s), ratio)
+				}
+			}
+			fmt.Fprintln(tw)
+		}
+		fmt.Fprintln(tw)
+	}
+	fmt.Fprintf(tw, "accuracy\tschedule\tadmitted\texact\tratio\texcess\t\n")
+	for _, a := range acc {
+		fmt.Fprintf(tw, "%s\t%s\t%d\t%d\t%.4f\t%s\t\n", a.impl, a.sched.Name, a.Admitted, a.Exact, a.ratio(), a.excess())
+	}
+	tw.Flush()
+}
+
+// markdown writes the report.
+func markdown(w io.Writer, r *results, acc []accRow, cfg config) {
+	mode := "full"
+	if cfg.quick {
+		mode = "quick"
+	}
+	fmt.Fprintf(w, "# cellrate benchmarks\n\n")
+	fmt.Fprintf(w, "Produced by `make bench` (%s mode) on %s: %s/%s, %s, GOMAXPROCS %d, %s.\n\n",
+		mode, time.Now().UTC().Format("2006-01-02"), r.goos, r.goarch, r.cpu, r.procs, runtime.Version())
+	fmt.Fprintf(w, "Command, in `bench/`: `%s`; raw output in [bench.txt](bench.txt) (`benchstat bench.txt` reads it).\n", cfg.command)
+	fmt.Fprintf(w, "Each cell is the median ns/op of %d run(s) (± the largest distance of a run from it, when several) and its ratio to the baseline named in the header (below 1 is faster). "+
+		"`g` is the number of goroutines: 1 is a plain loop, the others `RunParallel`. "+
+		"`clock` reads the implementation's own clock on every call; `injected` passes a time that moves %dns per call (peers that only read a clock interface get one that returns the injected time). "+
+		"`admit` offers far below the rate (1e9/s, burst 1e9); `deny` offers far above it (100/s, burst 1). "+
+		"Every implementation made 0 allocations per call unless the table says otherwise.\n\n", cfg.count, 100)
+	fmt.Fprintf(w, "![ns/op per limiter and goroutine count](limiters.svg)\n\n")
+	for _, t := range r.tables() {
+		fmt.Fprintf(w, "### %s\n\n| implementation |", t.scenario)
+		for _, g := range t.gs {
+			fmt.Fprintf(w, " %s ns/op | vs %s |", g, t.baseline)
+		}
+		fmt.Fprintf(w, "\n|---|%s\n", strings.Repeat("--:|--:|", len(t.gs)))
+		for _, impl := range t.impls {
+			fmt.Fprintf(w, "| %s |", impl)
+			for _, g := range t.gs {
+				s, ratio, ok := r.cell(t, impl, g)
+				switch {
+				case !s.ok:
+					fmt.Fprint(w, " - | |")
+				case !ok:
+					fmt.Fprintf(w, " %s | |", fmtStat(s))
+				default:
+					fmt.Fprintf(w, " %s | %.2fx |", fmtStat(s), ratio)
+				}
+				if a := r.metrics[t.name[[2]string{impl, g}]]["allocs/op"]; a > 0 {
+					fmt.Fprintf(w, " (%g allocs/op)", a)
+				}
+			}
+			fmt.Fprintln(w)
+		}
+		fmt.Fprintln(w)
+	}
+	fmt.Fprintf(w, "![ns/op of the primitives](primitives.svg)\n\n")
+	fmt.Fprintf(w, "## Accuracy\n\n")
+	fmt.Fprintf(w, "Each limiter (rate 1000/s, burst 50) gets the same %d requests, one after another on an injected clock. "+
+		"*exact* is what an exact integer token bucket admits greedily from them; "+
+		"*excess* is the most that, over any stretch of time T, the units admitted exceeded burst + rate·T (0 means the bound always held). "+
+		"Schedules: `poisson-3x` offers three times the rate, one unit per request; `bursts` offers up to 100 requests of 1 to 5 units at one instant; "+
+		"`poisson-3x-after-100y` is the first after 100 years of uptime. "+
+		"A sliding window of 50 units per 50ms is not a token bucket: it may exceed the bucket's bound by up to its limit minus one, and admits less on bursts. "+
+		"Left out: %s, which waits instead of denying.\n\n", cfg.requests, blocking())
+	fmt.Fprintf(w, "| limiter | schedule | admitted | exact | admitted/exact | excess |\n|---|---|--:|--:|--:|--:|\n")
+	for _, a := range acc {
+		fmt.Fprintf(w, "| %s | %s | %d | %d | %.4f | %s |\n", a.impl, a.sched.Name, a.Admitted, a.Exact, a.ratio(), a.excess())
+	}
+}
