@@ -24,7 +24,8 @@ import (
 	. "github.com/mmcloughlin/avo/operand"
 	"github.com/mmcloughlin/avo/pass"
 	"github.com/mmcloughlin/avo/printer"
-	. "github.com/mmcloughlin/avo/reg")
+	. "github.com/mmcloughlin/avo/reg"
+)
 
 // command is how the Makefile invokes this program from the module root; the
 // header of the generated file records it followed by the flags given.

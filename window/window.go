@@ -86,7 +86,7 @@ func (l *Limiter) Allow() bool { return l.AllowAt(nanotime.Now()) }
 // AllowAt reports whether one unit may be admitted at time now, and admits
 // it if so.
 func (l *Limiter) AllowAt(now int64) bool {
-	if l.p.limit == 0 {
+	if l.p.r.L == 0 {
 		return false
 	}
 	for {
@@ -130,9 +130,9 @@ func (l *Limiter) Estimate() float64 { return l.EstimateAt(nanotime.Now()) }
 // now, Prev*(W-e)/W + Cur: the count the next decision compares with the
 // limit. It is for reading; decisions never use floating point.
 func (l *Limiter) EstimateAt(now int64) float64 {
-	if l.p.limit == 0 {
+	if l.p.r.L == 0 {
 		return 0
 	}
-	s, e := l.p.advance(Unpack(l.cell.Load()), now)
-	return l.p.estimate(s, e)
+	s, e := l.p.r.Advance(wide(Unpack(l.cell.Load())), now)
+	return l.p.r.Estimate(s, e)
 }

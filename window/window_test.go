@@ -321,8 +321,8 @@ func FuzzStep(f *testing.F) {
 		}
 		// The admission must be allowed by the exact formula.
 		if n > 0 {
-			q, e := p.advance(s, now)
-			if est := p.estimate(q, e) + float64(n); est > float64(l)*(1+1e-12) {
+			q, e := p.r.Advance(wide(s), now)
+			if est := p.r.Estimate(q, e) + float64(n); est > float64(l)*(1+1e-12) {
 				t.Fatalf("admitted with estimate %v > %d", est, l)
 			}
 		}
