@@ -1,11 +1,13 @@
 package stress
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"math"
 	"math/big"
 	"math/rand/v2"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -26,6 +28,10 @@ type Subject struct {
 	// curve that bounds what it admits.
 	Burst int64
 	Rate  *big.Rat
+	// GivenTimes marks a limiter that promises the bound over the times
+	// callers pass, in whatever order they arrive: over every interval
+	// [t1, t2] of given times, at most Burst + Rate*(t2-t1) units.
+	GivenTimes bool
 	// Init and Step, when set, are the state of a fresh limiter and its
 	// pure step function, for LimiterModel.
 	Init any
@@ -100,7 +106,6 @@ func (d Drive) Run(s Subject) (Report, error) {
 	tokenNS, _ := new(big.Rat).Inv(s.Rate).Float64()
 	fillNS := tokenNS * float64(s.Burst)
 	c := clock{now: 1e9 + r.Int64N(1e12), token: clampNS(tokenNS), fill: clampNS(fillNS), monotone: d.Monotone}
-	type phase struct{ now, admitted, deniedN int64 }
 	var phases []phase
 	var rep Report
 	deadline := time.Now().Add(d.Duration)
@@ -167,9 +172,48 @@ func (d Drive) Run(s Subject) (Report, error) {
 				s.Name, i, ph.now, ph.admitted, b.tokens.FloatString(3), recent.String())
 		}
 	}
+	if s.GivenTimes {
+		if err := givenTimesBound(s, phases); err != nil {
+			return rep, err
+		}
+	}
 	rep.Bound = new(big.Rat).Mul(s.Rate, big.NewRat(latest-first, 1))
 	rep.Bound.Add(rep.Bound, big.NewRat(s.Burst, 1))
 	return rep, nil
+}
+
+type phase struct{ now, admitted, deniedN int64 }
+
+// givenTimesBound checks that over every interval [t1, t2] of the phases'
+// times, sorted, the units admitted are at most Burst + Rate*(t2-t1): with
+// Rate = num/den and S the running sum, den*S_j - num*t_j minus the least
+// den*S_(i-1) - num*t_i over i <= j is at most den*Burst.
+func givenTimesBound(s Subject, phases []phase) error {
+	sorted := slices.Clone(phases)
+	slices.SortStableFunc(sorted, func(a, b phase) int { return cmp.Compare(a.now, b.now) })
+	num, den := s.Rate.Num(), s.Rate.Denom()
+	limit := new(big.Int).Mul(den, big.NewInt(s.Burst))
+	var sum, least, v, t, x big.Int
+	first := true
+	for i := 0; i < len(sorted); {
+		now := sorted[i].now
+		t.SetInt64(now)
+		v.Mul(den, &sum).Sub(&v, x.Mul(num, &t)) // den*S_(i-1) - num*t_i
+		if first || v.Cmp(&least) < 0 {
+			least.Set(&v)
+			first = false
+		}
+		for ; i < len(sorted) && sorted[i].now == now; i++ {
+			sum.Add(&sum, big.NewInt(sorted[i].admitted))
+		}
+		v.Mul(den, &sum).Sub(&v, x.Mul(num, &t)).Sub(&v, &least)
+		if v.Cmp(limit) > 0 {
+			excess := new(big.Rat).SetFrac(v.Sub(&v, limit), den)
+			return fmt.Errorf("%s: over-admission in given times: an interval ending at now=%d admitted %s units more than burst + rate*length",
+				s.Name, now, excess.FloatString(3))
+		}
+	}
+	return nil
 }
 
 // decide makes one decision, through AllowAt for some unit costs, and

@@ -1,6 +1,7 @@
 package stress
 
 import (
+	"math/big"
 	"strings"
 	"testing"
 	"time"
@@ -132,5 +133,19 @@ func TestLimitersLinearizable(t *testing.T) {
 			}
 			t.Logf("%d histories, all linearizable", rounds)
 		})
+	}
+}
+
+// TestGivenTimesBound checks the interval check on hand-made phases,
+// out of order as concurrent callers deliver them.
+func TestGivenTimesBound(t *testing.T) {
+	s := Subject{Name: "b5-r1", Burst: 5, Rate: big.NewRat(1, 1)}
+	ok := []phase{{now: 10, admitted: 5}, {now: 0, admitted: 5}, {now: 5, admitted: 0}}
+	if err := givenTimesBound(s, ok); err != nil {
+		t.Errorf("within the bound: %v", err)
+	}
+	over := []phase{{now: 10, admitted: 5}, {now: 9, admitted: 2}, {now: 0, admitted: 5}}
+	if err := givenTimesBound(s, over); err == nil {
+		t.Error("7 units in [9, 10] with burst 5 and rate 1 passed")
 	}
 }
