@@ -1,0 +1,131 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"text/tabwriter"
+	"time"
+)
+
+// A pkgResult is one test binary's run in one row.
+type pkgResult struct {
+	ImportPath string
+	outcome
+	Log string
+}
+
+// A rowResult is what one row of the matrix showed.
+type rowResult struct {
+	row
+	Path     string // what the probe printed
+	Pkgs     []pkgResult
+	Build    time.Duration
+	Run      time.Duration
+	Problems []string
+}
+
+func (r *rowResult) fail(format string, args ...any) {
+	r.Problems = append(r.Problems, fmt.Sprintf(format, args...))
+}
+
+// addPkg records a package's outcome and saves its output as a log.
+func (r *rowResult) addPkg(o *options, importPath string, oc outcome, out []byte) {
+	log, err := writeLog(o, r.row, importPath, out)
+	if err != nil {
+		r.fail("%s: %v", importPath, err)
+	}
+	r.Pkgs = append(r.Pkgs, pkgResult{ImportPath: importPath, outcome: oc, Log: log})
+	if !oc.ok() {
+		r.fail("%s: %s (log: %s)", importPath, oc.problem(), log)
+	}
+}
+
+// checkPath is the required-path check.
+func (r *rowResult) checkPath() {
+	if r.Path != r.Expect {
+		r.fail("path: atomic128 selected %q, want %q on %s %s", r.Path, r.Expect, r.target(), r.cpu())
+	}
+}
+
+func (r *rowResult) ok() bool { return len(r.Problems) == 0 }
+
+func (r *rowResult) tests() (passed, total int) {
+	for _, p := range r.Pkgs {
+		passed += p.Passed
+		total += p.Passed + p.Failed
+	}
+	return
+}
+
+// printTable writes the matrix's table and then the problems of each row
+// that failed.
+func printTable(w io.Writer, results []*rowResult) {
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "ROW\tTARGET\tRUNNER\tCPU MODEL\tPATH SELECTED\tRACE\tTESTS PASSED\tTIME (BUILD)\tRESULT")
+	for _, r := range results {
+		path := r.Path
+		if r.Path != r.Expect {
+			path = fmt.Sprintf("%s (want %s)", r.Path, r.Expect)
+		}
+		race := "off"
+		if r.Race {
+			race = "on"
+		}
+		passed, total := r.tests()
+		verdict := "ok"
+		if !r.ok() {
+			verdict = "FAIL"
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%d/%d in %d pkgs\t%.1fs (%.1fs)\t%s\n",
+			r.Name, r.target(), r.Runner, r.cpu(), path, race, passed, total, len(r.Pkgs),
+			(r.Build + r.Run).Seconds(), r.Build.Seconds(), verdict)
+	}
+	tw.Flush()
+	for _, r := range results {
+		for _, p := range r.Problems {
+			fmt.Fprintf(w, "FAIL %s: %s\n", r.Name, p)
+		}
+	}
+}
+
+// printFailedLogs writes the tail of the log of every package that failed.
+func printFailedLogs(w io.Writer, results []*rowResult, lines int) {
+	for _, r := range results {
+		for _, p := range r.Pkgs {
+			if p.ok() {
+				continue
+			}
+			b, err := os.ReadFile(p.Log)
+			if err != nil {
+				continue
+			}
+			l := strings.Split(strings.TrimRight(string(b), "\n"), "\n")
+			l = l[max(0, len(l)-lines):]
+			fmt.Fprintf(w, "\n--- %s %s (last %d lines of %s)\n%s\n", r.Name, p.ImportPath, len(l), p.Log, strings.Join(l, "\n"))
+		}
+	}
+}
+
+// writeJSON saves the results for programs, such as the harness's self-test.
+func writeJSON(file string, v any) error {
+	b, err := json.MarshalIndent(v, "", "  ")
+	if err != nil {
+		return err
+	}
+	return os.WriteFile(file, b, 0o644)
+}
+
+// writeLog saves the output of importPath's run in row r under the work
+// directory and returns the file's path.
+func writeLog(o *options, r row, importPath string, out []byte) (string, error) {
+	name := strings.NewReplacer("/", "_", ".", "_").Replace(importPath)
+	p := filepath.Join(o.work, "logs", r.Name, name+".log")
+	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+		return "", err
+	}
+	return p, os.WriteFile(p, out, 0o644)
+}
