@@ -81,11 +81,45 @@ var PairModel = porcupine.Model{
 // RecordPair runs clients goroutines doing ops random operations each on p,
 // from the pair (0, 0), and returns the history. Values come from {0, 1, 2}
 // so that compare-and-swaps succeed often and histories stay checkable; a
-// CAS expects the pair its client last saw. Call and return times are
-// ticks of one shared counter taken right before and right after each call,
-// which orders every two operations that did not overlap.
+// CAS expects the pair its client last saw.
 func RecordPair(p Pair, clients, ops int, seed uint64) []porcupine.Operation {
 	p.Store(0, 0)
+	return record(clients, seed, func(c int, r *rand.Rand, stamp func() int64) []porcupine.Operation {
+		var seen [2]uint64
+		hist := make([]porcupine.Operation, 0, ops)
+		for range ops {
+			in := pairInput{op: pairOp(r.IntN(4)), a: r.Uint64N(3), b: r.Uint64N(3), c: r.Uint64N(3), d: r.Uint64N(3)}
+			if in.op == opCAS && r.IntN(4) != 0 {
+				in.a, in.b = seen[0], seen[1]
+			}
+			var out pairOutput
+			call := stamp()
+			switch in.op {
+			case opLoad:
+				out.a, out.b = p.Load()
+				seen = [2]uint64{out.a, out.b}
+			case opStore:
+				p.Store(in.a, in.b)
+			case opSwap:
+				out.a, out.b = p.Swap(in.a, in.b)
+				seen = [2]uint64{out.a, out.b}
+			case opCAS:
+				out.ok = p.CompareAndSwap(in.a, in.b, in.c, in.d)
+			}
+			hist = append(hist, porcupine.Operation{ClientId: c, Input: in, Call: call, Output: out, Return: stamp()})
+			if r.IntN(3) == 0 {
+				runtime.Gosched()
+			}
+		}
+		return hist
+	})
+}
+
+// record runs client on clients goroutines released together, each with
+// its index, its own generator and stamp, which returns ticks of one
+// shared counter: taken right before and right after each call, they order
+// every two operations that did not overlap. It returns all the histories.
+func record(clients int, seed uint64, client func(c int, r *rand.Rand, stamp func() int64) []porcupine.Operation) []porcupine.Operation {
 	var (
 		tick  atomic.Int64
 		wg    sync.WaitGroup
@@ -98,33 +132,8 @@ func RecordPair(p Pair, clients, ops int, seed uint64) []porcupine.Operation {
 		go func() {
 			defer wg.Done()
 			r := rand.New(rand.NewPCG(seed, uint64(c)))
-			var seen [2]uint64
 			start.Wait()
-			for range ops {
-				in := pairInput{op: pairOp(r.IntN(4)), a: r.Uint64N(3), b: r.Uint64N(3), c: r.Uint64N(3), d: r.Uint64N(3)}
-				if in.op == opCAS && r.IntN(4) != 0 {
-					in.a, in.b = seen[0], seen[1]
-				}
-				var out pairOutput
-				call := tick.Add(1)
-				switch in.op {
-				case opLoad:
-					out.a, out.b = p.Load()
-					seen = [2]uint64{out.a, out.b}
-				case opStore:
-					p.Store(in.a, in.b)
-				case opSwap:
-					out.a, out.b = p.Swap(in.a, in.b)
-					seen = [2]uint64{out.a, out.b}
-				case opCAS:
-					out.ok = p.CompareAndSwap(in.a, in.b, in.c, in.d)
-				}
-				ret := tick.Add(1)
-				hist[c] = append(hist[c], porcupine.Operation{ClientId: c, Input: in, Call: call, Output: out, Return: ret})
-				if r.IntN(3) == 0 {
-					runtime.Gosched()
-				}
-			}
+			hist[c] = client(c, r, func() int64 { return tick.Add(1) })
 		}()
 	}
 	start.Done()
@@ -203,37 +212,22 @@ func LimiterModel(init any, step Step) porcupine.Model {
 // with times drawn from [0, span) (so out of order across clients) and
 // costs from [0, maxN], and returns the history.
 func RecordLimiter(lim limit.Limiter, clients, ops int, span, maxN int64, seed uint64) []porcupine.Operation {
-	var (
-		tick  atomic.Int64
-		wg    sync.WaitGroup
-		start sync.WaitGroup
-	)
-	hist := make([][]porcupine.Operation, clients)
-	start.Add(1)
-	for c := range clients {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			r := rand.New(rand.NewPCG(seed, uint64(c)))
-			start.Wait()
-			for range ops {
-				in := limiterInput{now: r.Int64N(span), n: 1}
-				if r.IntN(4) == 0 {
-					in.n = r.Int64N(maxN + 1)
-				}
-				call := tick.Add(1)
-				res, err := lim.AllowNAt(in.now, in.n)
-				ret := tick.Add(1)
-				hist[c] = append(hist[c], porcupine.Operation{ClientId: c, Input: in, Call: call, Output: limiterOutput{res, err}, Return: ret})
-				if r.IntN(3) == 0 {
-					runtime.Gosched()
-				}
+	return record(clients, seed, func(c int, r *rand.Rand, stamp func() int64) []porcupine.Operation {
+		hist := make([]porcupine.Operation, 0, ops)
+		for range ops {
+			in := limiterInput{now: r.Int64N(span), n: 1}
+			if r.IntN(4) == 0 {
+				in.n = r.Int64N(maxN + 1)
 			}
-		}()
-	}
-	start.Done()
-	wg.Wait()
-	return slices.Concat(hist...)
+			call := stamp()
+			res, err := lim.AllowNAt(in.now, in.n)
+			hist = append(hist, porcupine.Operation{ClientId: c, Input: in, Call: call, Output: limiterOutput{res, err}, Return: stamp()})
+			if r.IntN(3) == 0 {
+				runtime.Gosched()
+			}
+		}
+		return hist
+	})
 }
 
 // LimiterLinearizable records rounds of RecordLimiter on fresh limiters

@@ -129,11 +129,13 @@ type accRow struct {
 
 func (r accRow) ratio() float64 { return float64(r.Admitted) / float64(r.Exact) }
 
-func (r accRow) excess() string {
-	if r.Excess <= 0 {
-		return "0"
+// cells returns the row as table cells.
+func (r accRow) cells() []string {
+	excess := "0"
+	if r.Excess > 0 {
+		excess = fmt.Sprintf("%.2f", r.Excess)
 	}
-	return fmt.Sprintf("%.2f", r.Excess)
+	return []string{r.impl, r.sched.Name, fmt.Sprint(r.Admitted), fmt.Sprint(r.Exact), fmt.Sprintf("%.4f", r.ratio()), excess}
 }
 
 // blocking names the implementations left out of the accuracy runs.

@@ -28,36 +28,51 @@ func fmtNS(v float64) string {
 	}
 }
 
+// header and row return a scenario table's header and an
+// implementation's row as cells: the median ns/op (± spread) and the ratio
+// to the baseline at each goroutine count.
+func header(t *table) []string {
+	h := []string{t.scenario}
+	for _, g := range t.gs {
+		h = append(h, g+" ns/op", "vs "+t.baseline)
+	}
+	return h
+}
+
+func (r *results) row(t *table, impl string) []string {
+	cells := []string{impl}
+	for _, g := range t.gs {
+		s, ratio, ok := r.cell(t, impl, g)
+		ns, vs := "-", ""
+		if s.ok {
+			ns = fmtStat(s)
+		}
+		if ok {
+			vs = fmt.Sprintf("%.2fx", ratio)
+		}
+		if a := r.metrics[t.name[[2]string{impl, g}]]["allocs/op"]; a > 0 {
+			ns += fmt.Sprintf(" (%g allocs/op)", a)
+		}
+		cells = append(cells, ns, vs)
+	}
+	return cells
+}
+
 // text prints benchstat-style tables: for each scenario, ns/op ± spread
 // and the ratio to the baseline at each goroutine count.
 func text(w io.Writer, r *results, acc []accRow) {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	line := func(cells []string) { fmt.Fprintln(tw, strings.Join(cells, "\t")+"\t") }
 	for _, t := range r.tables() {
-		fmt.Fprintf(tw, "%s\t", t.scenario)
-		for _, g := range t.gs {
-			fmt.Fprintf(tw, "%s ns/op\tvs %s\t", g, t.baseline)
-		}
-		fmt.Fprintln(tw)
+		line(header(t))
 		for _, impl := range t.impls {
-			fmt.Fprintf(tw, "%s\t", impl)
-			for _, g := range t.gs {
-				s, ratio, ok := r.cell(t, impl, g)
-				switch {
-				case !s.ok:
-					fmt.Fprint(tw, "-\t\t")
-				case !ok:
-					fmt.Fprintf(tw, "%s\t\t", fmtStat(s))
-				default:
-					fmt.Fprintf(tw, "%s\t%.2fx\t", fmtStat(s), ratio)
-				}
-			}
-			fmt.Fprintln(tw)
+			line(r.row(t, impl))
 		}
 		fmt.Fprintln(tw)
 	}
-	fmt.Fprintf(tw, "accuracy\tschedule\tadmitted\texact\tratio\texcess\t\n")
+	line([]string{"accuracy", "schedule", "admitted", "exact", "ratio", "excess"})
 	for _, a := range acc {
-		fmt.Fprintf(tw, "%s\t%s\t%d\t%d\t%.4f\t%s\t\n", a.impl, a.sched.Name, a.Admitted, a.Exact, a.ratio(), a.excess())
+		line(a.cells())
 	}
 	tw.Flush()
 }
@@ -78,29 +93,15 @@ func markdown(w io.Writer, r *results, acc []accRow, cfg config) {
 		"`admit` offers far below the rate (1e9/s, burst 1e9); `deny` offers far above it (100/s, burst 1). "+
 		"Every implementation made 0 allocations per call unless the table says otherwise.\n\n", cfg.count, 100)
 	fmt.Fprintf(w, "![ns/op per limiter and goroutine count](limiters.svg)\n\n")
+	line := func(cells []string) { fmt.Fprintf(w, "| %s |\n", strings.Join(cells, " | ")) }
 	for _, t := range r.tables() {
-		fmt.Fprintf(w, "### %s\n\n| implementation |", t.scenario)
-		for _, g := range t.gs {
-			fmt.Fprintf(w, " %s ns/op | vs %s |", g, t.baseline)
-		}
-		fmt.Fprintf(w, "\n|---|%s\n", strings.Repeat("--:|--:|", len(t.gs)))
+		fmt.Fprintf(w, "### %s\n\n", t.scenario)
+		h := header(t)
+		h[0] = "implementation"
+		line(h)
+		fmt.Fprintf(w, "|---|%s\n", strings.Repeat("--:|--:|", len(t.gs)))
 		for _, impl := range t.impls {
-			fmt.Fprintf(w, "| %s |", impl)
-			for _, g := range t.gs {
-				s, ratio, ok := r.cell(t, impl, g)
-				switch {
-				case !s.ok:
-					fmt.Fprint(w, " - | |")
-				case !ok:
-					fmt.Fprintf(w, " %s | |", fmtStat(s))
-				default:
-					fmt.Fprintf(w, " %s | %.2fx |", fmtStat(s), ratio)
-				}
-				if a := r.metrics[t.name[[2]string{impl, g}]]["allocs/op"]; a > 0 {
-					fmt.Fprintf(w, " (%g allocs/op)", a)
-				}
-			}
-			fmt.Fprintln(w)
+			line(r.row(t, impl))
 		}
 		fmt.Fprintln(w)
 	}
@@ -115,6 +116,6 @@ func markdown(w io.Writer, r *results, acc []accRow, cfg config) {
 		"Left out: %s, which waits instead of denying.\n\n", cfg.requests, blocking())
 	fmt.Fprintf(w, "| limiter | schedule | admitted | exact | admitted/exact | excess |\n|---|---|--:|--:|--:|--:|\n")
 	for _, a := range acc {
-		fmt.Fprintf(w, "| %s | %s | %d | %d | %.4f | %s |\n", a.impl, a.sched.Name, a.Admitted, a.Exact, a.ratio(), a.excess())
+		line(a.cells())
 	}
 }
