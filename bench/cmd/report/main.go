@@ -50,7 +50,9 @@ func main() {
 			log.Fatal(err)
 		}
 	} else {
+		cfg.loadBefore = loadavg()
 		raw = runBenchmarks(*pattern, cfg)
+		cfg.loadAfter = loadavg()
 	}
 	res := parse(raw)
 	if len(res.samples) == 0 {
@@ -82,6 +84,22 @@ type config struct {
 	requests  int
 	quick     bool
 	command   string
+	// loadBefore and loadAfter are the 1-minute load averages around the
+	// run ("" where the system does not tell): other work on the machine
+	// shows up as spread in the results.
+	loadBefore, loadAfter string
+}
+
+func loadavg() string {
+	b, err := os.ReadFile("/proc/loadavg")
+	if err != nil {
+		return ""
+	}
+	f := strings.Fields(string(b))
+	if len(f) == 0 {
+		return ""
+	}
+	return f[0]
 }
 
 // runBenchmarks runs go test -bench in the current directory, echoing its

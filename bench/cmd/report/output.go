@@ -86,6 +86,9 @@ func markdown(w io.Writer, r *results, acc []accRow, cfg config) {
 	fmt.Fprintf(w, "# cellrate benchmarks\n\n")
 	fmt.Fprintf(w, "Produced by `make bench` (%s mode) on %s: %s/%s, %s, GOMAXPROCS %d, %s.\n\n",
 		mode, time.Now().UTC().Format("2006-01-02"), r.goos, r.goarch, r.cpu, r.procs, runtime.Version())
+	if cfg.loadBefore != "" {
+		fmt.Fprintf(w, "Load average (1 min) before the run %s, after it %s.\n", cfg.loadBefore, cfg.loadAfter)
+	}
 	fmt.Fprintf(w, "Command, in `bench/`: `%s`; raw output in [bench.txt](bench.txt) (`benchstat bench.txt` reads it).\n", cfg.command)
 	fmt.Fprintf(w, "Each cell is the median ns/op of %d run(s) (± the largest distance of a run from it, when several) and its ratio to the baseline named in the header (below 1 is faster). "+
 		"`g` is the number of goroutines: 1 is a plain loop, the others `RunParallel`. "+
