@@ -31,7 +31,7 @@ var (
 		"CompareAndSwap": func(x *Uint64Pair) { x.CompareAndSwap(0, 0, 1, 1) },
 	}
 	observers = map[string]func(x *Uint64Pair) bool{
-		"Load": func(x *Uint64Pair) bool { a, _ := x.Load(); return a == 1 },
+		"Load":           func(x *Uint64Pair) bool { a, _ := x.Load(); return a == 1 },
 		"CompareAndSwap": func(x *Uint64Pair) bool { return x.CompareAndSwap(1, 1, 1, 1) },
 	}
 )
