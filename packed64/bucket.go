@@ -36,13 +36,15 @@ type BucketState struct {
 // PackBucket returns the word holding s; bits beyond the field widths are
 // dropped.
 func PackBucket(s BucketState) BucketWord {
-	return BucketWord(s.Time<<BucketDeficitBits | s.Deficit&(1<<BucketDeficitBits-1))
+	return BucketWord(s.Time<<BucketDeficitBits | s.Deficit&deficitMask)
 }
 
 // UnpackBucket returns the fields of w.
 func UnpackBucket(w BucketWord) BucketState {
-	return BucketState{Time: uint64(w) >> BucketDeficitBits, Deficit: uint64(w) & (1<<BucketDeficitBits - 1)}
+	return BucketState{Time: uint64(w) >> BucketDeficitBits, Deficit: uint64(w) & deficitMask}
 }
+
+const deficitMask = 1<<BucketDeficitBits - 1
 
 // MaxBurst is the largest burst a BucketWord holds with at least 8
 // fractional bits per token in its 24-bit field.
@@ -126,7 +128,7 @@ func (p BucketParams) Burst() int64 { return int64(p.burst) }
 // to store if admitted (w itself, which need not be written, otherwise) and
 // the Result, or limit.ErrNegativeCost or limit.ErrCostExceedsBurst with w
 // and a Result whose RetryAfter is limit.Never.
-func (p BucketParams) Step(w BucketWord, now, ref, n int64) (BucketWord, limit.Result, error) {
+func (p *BucketParams) Step(w BucketWord, now, ref, n int64) (BucketWord, limit.Result, error) {
 	if n < 0 {
 		return w, limit.Result{RetryAfter: limit.Never}, limit.ErrNegativeCost
 	}
@@ -137,10 +139,10 @@ func (p BucketParams) Step(w BucketWord, now, ref, n int64) (BucketWord, limit.R
 		if p.burst == 0 {
 			return w, limit.Result{OK: true}, nil // the zero BucketParams
 		}
-		_, d := p.refill(w, now, ref)
+		_, d := p.refill(w, p.clk.units(now), p.clk.units(ref))
 		return w, limit.Result{OK: true, Remaining: p.tokens(d)}, nil
 	}
-	t, d := p.refill(w, now, ref)
+	t, d := p.refill(w, p.clk.units(now), p.clk.units(ref))
 	c := p.costOf(uint64(n))
 	if d+c > p.cap {
 		return w, limit.Result{Remaining: p.tokens(d), RetryAfter: p.clk.after(t+int64(d+c-p.cap), now)}, nil
@@ -148,36 +150,28 @@ func (p BucketParams) Step(w BucketWord, now, ref, n int64) (BucketWord, limit.R
 	return p.word(t, d+c), limit.Result{OK: true, Remaining: p.tokens(d + c)}, nil
 }
 
-// take is Step for one token without the Result, for the hot path.
-func (p *BucketParams) take(w BucketWord, now, ref int64) (BucketWord, bool) {
-	t, d := p.refill(w, now, ref)
-	if d+p.cost1 > p.cap {
-		return w, false
+// refill returns the time of the decision and the deficit then, given now
+// and ref in units: the written time unwrapped against ref, moved to now
+// unless now is earlier, and the deficit reduced by the time elapsed.
+func (p *BucketParams) refill(w BucketWord, u, refU int64) (t int64, d uint64) {
+	d = uint64(w) & deficitMask
+	if d == 0 {
+		return u, 0 // full: the time does not matter
 	}
-	return p.word(t, d+p.cost1), true
-}
-
-// refill returns the time of the decision in units and the deficit then: the
-// written time unwrapped against ref, moved to now unless now is earlier,
-// and the deficit reduced by the time elapsed.
-func (p *BucketParams) refill(w BucketWord, now, ref int64) (t int64, d uint64) {
-	s := UnpackBucket(w)
-	if s.Deficit == 0 {
-		return p.clk.units(now), 0 // full: the time does not matter
-	}
-	t = p.clk.unwrap(s.Time, ref)
-	u := p.clk.units(now)
+	t = p.clk.unwrap(uint64(w)>>BucketDeficitBits, refU)
 	if u <= t {
-		return t, s.Deficit
+		return t, d
 	}
-	if e := uint64(u - t); e < s.Deficit {
-		return u, s.Deficit - e
+	if e := uint64(u - t); e < d {
+		return u, d - e
 	}
 	return u, 0
 }
 
+// word packs a unit time and a deficit below 2^24; the shift drops the
+// time's bits above the field.
 func (p *BucketParams) word(t int64, d uint64) BucketWord {
-	return PackBucket(BucketState{Time: uint64(t) & p.clk.mask, Deficit: d})
+	return BucketWord(uint64(t)<<BucketDeficitBits | d)
 }
 
 // tokens returns the whole tokens in a bucket with deficit d.
@@ -193,7 +187,7 @@ func (p BucketParams) TokensAt(w BucketWord, now, ref int64) float64 {
 	if p.per == 0 {
 		return 0
 	}
-	_, d := p.refill(w, now, ref)
+	_, d := p.refill(w, p.clk.units(now), p.clk.units(ref))
 	return float64(p.cap-d) * float64(p.div) / float64(p.per)
 }
 
@@ -248,19 +242,25 @@ func (b *Bucket) TokensAt(now int64) float64 {
 	return b.p.TokensAt(w, now, b.hw.Ref(b.p.clk.slack))
 }
 
-// allow runs take on word with the reference time kept in hw.
+// allow takes one token from word, with the reference time kept in hw.
+// The high-water mark is loaded after the word, and raised before the
+// word is written (see HighWater).
 func (p *BucketParams) allow(word *atomic.Uint64, hw *HighWater, now int64) bool {
 	if p.burst == 0 {
 		return false
 	}
+	u := p.clk.units(now)
 	for {
 		old := word.Load()
-		next, ok := p.take(BucketWord(old), now, hw.Ref(p.clk.slack))
-		if !ok {
+		h := hw.t.Load()
+		t, d := p.refill(BucketWord(old), u, p.clk.units(h+p.clk.slack))
+		if d += p.cost1; d > p.cap {
 			return false
 		}
-		hw.Raise(now, p.clk.slack)
-		if word.CompareAndSwap(old, uint64(next)) {
+		if now > h+p.clk.slack {
+			hw.Raise(now, p.clk.slack)
+		}
+		if word.CompareAndSwap(old, uint64(p.word(t, d))) {
 			return true
 		}
 	}

@@ -395,8 +395,8 @@ func TestBucketConcurrentConservation(t *testing.T) {
 		wg.Wait()
 		want := int64(0)
 		for {
-			next, ok := p.take(ref, now, now)
-			if !ok {
+			next, r, _ := p.Step(ref, now, now, 1)
+			if !r.OK {
 				break
 			}
 			ref, want = next, want+1

@@ -59,11 +59,10 @@ func (c *clock) wrap() time.Duration {
 // units returns t in whole units since the origin, rounded down.
 func (c *clock) units(t int64) int64 { return (t - c.origin) >> c.shift }
 
-// unwrap returns the largest unit count at or before the one of ref whose
-// low bits are field: the time a word was written, if ref is at or after it.
-func (c *clock) unwrap(field uint64, ref int64) int64 {
-	r := c.units(ref)
-	return r - int64((uint64(r)-field)&c.mask)
+// unwrap returns the largest unit count at or before refU whose low bits
+// are field: the time a word was written, if refU is at or after it.
+func (c *clock) unwrap(field uint64, refU int64) int64 {
+	return refU - int64((uint64(refU)-field)&c.mask)
 }
 
 // after returns how many ns after now unit u begins, saturated at

@@ -104,7 +104,7 @@ func (p WindowParams) Limit() int64 { return int64(p.r.L) }
 // to store if admitted (w itself, which need not be written, otherwise) and
 // the Result, or limit.ErrNegativeCost or limit.ErrCostExceedsBurst with w
 // and a Result whose RetryAfter is limit.Never.
-func (p WindowParams) Step(w WindowWord, now, ref, n int64) (WindowWord, limit.Result, error) {
+func (p *WindowParams) Step(w WindowWord, now, ref, n int64) (WindowWord, limit.Result, error) {
 	if n < 0 {
 		return w, limit.Result{RetryAfter: limit.Never}, limit.ErrNegativeCost
 	}
@@ -114,7 +114,7 @@ func (p WindowParams) Step(w WindowWord, now, ref, n int64) (WindowWord, limit.R
 	if p.r.L == 0 {
 		return w, limit.Result{OK: true}, nil // the zero WindowParams, n == 0
 	}
-	s, e := p.advance(w, now, ref)
+	s, e := p.advance(w, p.clk.units(now), p.clk.units(ref))
 	un := uint64(n)
 	if !p.r.Fits(s, e, un) {
 		at := s.Start + int64(p.r.Wait(s, un))
@@ -127,29 +127,20 @@ func (p WindowParams) Step(w WindowWord, now, ref, n int64) (WindowWord, limit.R
 	return p.word(s), limit.Result{OK: true, Remaining: p.r.Remaining(s, e)}, nil
 }
 
-// admit is Step for one unit without the Result, for the hot path.
-func (p *WindowParams) admit(w WindowWord, now, ref int64) (WindowWord, bool) {
-	s, e := p.advance(w, now, ref)
-	if !p.r.Fits(s, e, 1) {
-		return w, false
-	}
-	s.Cur++
-	return p.word(s), true
-}
-
-// advance unwraps the start of w against ref and rotates the counter to
-// the window holding now, in units.
-func (p *WindowParams) advance(w WindowWord, now, ref int64) (slide.State, uint64) {
-	f := UnpackWindow(w)
-	s := slide.State{Prev: f.Prev, Cur: f.Cur}
+// advance unwraps the start of w against refU and rotates the counter to
+// the window holding u; both times are in units.
+func (p *WindowParams) advance(w WindowWord, u, refU int64) (slide.State, uint64) {
+	s := slide.State{Prev: uint64(w) >> WindowCountBits & countMask, Cur: uint64(w) & countMask}
 	if s.Prev|s.Cur != 0 {
-		s.Start = p.clk.unwrap(f.Start, ref)
+		s.Start = p.clk.unwrap(uint64(w)>>(2*WindowCountBits), refU)
 	}
-	return p.r.Advance(s, p.clk.units(now))
+	return p.r.Advance(s, u)
 }
 
+// word packs s, whose counts are at most the limit; the shift drops the
+// start's bits above the field.
 func (p *WindowParams) word(s slide.State) WindowWord {
-	return PackWindow(WindowState{Start: uint64(s.Start) & p.clk.mask, Prev: s.Prev, Cur: s.Cur})
+	return WindowWord(uint64(s.Start)<<(2*WindowCountBits) | s.Prev<<WindowCountBits | s.Cur)
 }
 
 // EstimateAt returns the counter's estimate at now, Prev*(W-e)/W + Cur, for
@@ -158,7 +149,7 @@ func (p WindowParams) EstimateAt(w WindowWord, now, ref int64) float64 {
 	if p.r.W == 0 {
 		return 0
 	}
-	s, e := p.advance(w, now, ref)
+	s, e := p.advance(w, p.clk.units(now), p.clk.units(ref))
 	return p.r.Estimate(s, e)
 }
 
@@ -214,18 +205,26 @@ func (c *Window) EstimateAt(now int64) float64 {
 	return c.p.EstimateAt(w, now, c.hw.Ref(c.p.clk.slack))
 }
 
+// allow admits one unit to word, with the reference time kept in hw. The
+// high-water mark is loaded after the word, and raised before the word is
+// written (see HighWater).
 func (p *WindowParams) allow(word *atomic.Uint64, hw *HighWater, now int64) bool {
 	if p.r.L == 0 {
 		return false
 	}
+	u := p.clk.units(now)
 	for {
 		old := word.Load()
-		next, ok := p.admit(WindowWord(old), now, hw.Ref(p.clk.slack))
-		if !ok {
+		h := hw.t.Load()
+		s, e := p.advance(WindowWord(old), u, p.clk.units(h+p.clk.slack))
+		if !p.r.Fits(s, e, 1) {
 			return false
 		}
-		hw.Raise(now, p.clk.slack)
-		if word.CompareAndSwap(old, uint64(next)) {
+		s.Cur++
+		if now > h+p.clk.slack {
+			hw.Raise(now, p.clk.slack)
+		}
+		if word.CompareAndSwap(old, uint64(p.word(s))) {
 			return true
 		}
 	}

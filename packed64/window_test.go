@@ -299,8 +299,8 @@ func TestWindowConcurrentConservation(t *testing.T) {
 		wg.Wait()
 		want := int64(0)
 		for {
-			next, ok := p.admit(ref, now, now)
-			if !ok {
+			next, r, _ := p.Step(ref, now, now, 1)
+			if !r.OK {
 				break
 			}
 			ref, want = next, want+1
