@@ -16,8 +16,8 @@ import (
 //	bits 23..0   deficit  24 bits  refill time, in units, missing from a full bucket
 //
 // A unit is 2^s ns (BucketParams.Unit), counted from the parameters' origin.
-// Tokens at the written time are burst - deficit*u/T, with T = per/rate ns
-// per token. The zero word is a full bucket at any time.
+// Tokens at the written time are burst - deficit*u/T, with T = period/events
+// ns per token. The zero word is a full bucket at any time.
 type BucketWord uint64
 
 // Field widths of a BucketWord.
@@ -54,35 +54,35 @@ const MaxBurst = 1<<(BucketDeficitBits-9) - 1
 // it gives 8 fractional bits.
 const minTokenNs = 256
 
-// BucketParams is a validated token bucket: rate tokens per period per, up
-// to burst at once, with time counted from origin. The zero BucketParams
-// admits nothing.
+// BucketParams is a validated token bucket: events tokens per period, up to
+// burst at once, with time counted from origin. The zero BucketParams admits
+// nothing.
 type BucketParams struct {
 	clk   clock
 	rate  uint64 // tokens per period
-	per   uint64 // ns
+	per   uint64 // the period in ns
 	div   uint64 // rate << shift: units per token are per/div
 	burst uint64
 	cap   uint64 // units a full bucket holds: the cost of burst tokens
 	cost1 uint64 // the cost of one token, in units
 }
 
-// NewBucketParams validates a bucket of rate tokens per period per, holding
-// up to burst, with time units counted from origin (any fixed time; 0 for
-// nanotime). burst must be in [1, MaxBurst] and a token must take at least
-// 256ns to refill (rate <= per/256ns).
-func NewBucketParams(rate int64, per time.Duration, burst int64, origin int64) (BucketParams, error) {
-	if per < 1 {
-		return BucketParams{}, fmt.Errorf("packed64: per must be >= 1ns, got %v", per)
+// NewBucketParams validates a bucket refilled with events tokens per
+// period, holding up to burst, with time units counted from origin (any
+// fixed time; 0 for nanotime). burst must be in [1, MaxBurst] and a token
+// must take at least 256ns to refill (events <= period/256ns).
+func NewBucketParams(events int64, period time.Duration, burst int64, origin int64) (BucketParams, error) {
+	if period < 1 {
+		return BucketParams{}, fmt.Errorf("packed64: period must be >= 1ns, got %v", period)
 	}
-	if maxRate := int64(per) / minTokenNs; rate < 1 || rate > maxRate {
-		return BucketParams{}, fmt.Errorf("packed64: rate must be in [1, %d] per %v (a token must take >= %dns to refill), got %d",
-			maxRate, per, minTokenNs, rate)
+	if most := int64(period) / minTokenNs; events < 1 || events > most {
+		return BucketParams{}, fmt.Errorf("packed64: events must be in [1, %d] per period %v (a token must take >= %dns to refill), got %d",
+			most, period, minTokenNs, events)
 	}
 	if burst < 1 || burst > MaxBurst {
 		return BucketParams{}, fmt.Errorf("packed64: burst must be in [1, %d], got %d", MaxBurst, burst)
 	}
-	p := BucketParams{rate: uint64(rate), per: uint64(per), burst: uint64(burst)}
+	p := BucketParams{rate: uint64(events), per: uint64(period), burst: uint64(burst)}
 	// The finest unit whose full bucket fits the deficit field. The rate
 	// and burst bounds keep a token at >= 256 units and rate<<shift in 64 bits.
 	hi, _ := bits.Mul64(p.burst, p.per)
@@ -100,7 +100,7 @@ func NewBucketParams(rate int64, per time.Duration, burst int64, origin int64) (
 	return p, nil
 }
 
-// costOf returns ceil(n*per/div), the units n tokens cost; n <= burst.
+// costOf returns ceil(n*period/div), the units n tokens cost; n <= burst.
 func (p *BucketParams) costOf(n uint64) uint64 {
 	hi, lo := bits.Mul64(n, p.per)
 	q, r := bits.Div64(hi, lo, p.div) // hi < div while the quotient fits 64 bits
@@ -205,11 +205,11 @@ type Bucket struct {
 
 var _ limit.Limiter = (*Bucket)(nil)
 
-// NewBucket returns a full Bucket of rate tokens per period per holding up
-// to burst, counting time from 0 (nanotime's clock). See NewBucketParams
-// for the bounds.
-func NewBucket(rate int64, per time.Duration, burst int64) (*Bucket, error) {
-	p, err := NewBucketParams(rate, per, burst, 0)
+// NewBucket returns a full Bucket refilled with events tokens per period,
+// holding up to burst, counting time from 0 (nanotime's clock). See
+// NewBucketParams for the bounds.
+func NewBucket(events int64, period time.Duration, burst int64) (*Bucket, error) {
+	p, err := NewBucketParams(events, period, burst, 0)
 	if err != nil {
 		return nil, err
 	}

@@ -21,10 +21,10 @@ func TestBucketParamsValidate(t *testing.T) {
 		burst int64
 		want  string
 	}{
-		{1, 0, 1, "packed64: per must be >= 1ns, got 0s"},
-		{0, time.Second, 1, "packed64: rate must be in [1, 3906250] per 1s (a token must take >= 256ns to refill), got 0"},
-		{3906251, time.Second, 1, "packed64: rate must be in [1, 3906250] per 1s (a token must take >= 256ns to refill), got 3906251"},
-		{1, 255, 1, "packed64: rate must be in [1, 0] per 255ns (a token must take >= 256ns to refill), got 1"},
+		{1, 0, 1, "packed64: period must be >= 1ns, got 0s"},
+		{0, time.Second, 1, "packed64: events must be in [1, 3906250] per period 1s (a token must take >= 256ns to refill), got 0"},
+		{3906251, time.Second, 1, "packed64: events must be in [1, 3906250] per period 1s (a token must take >= 256ns to refill), got 3906251"},
+		{1, 255, 1, "packed64: events must be in [1, 0] per period 255ns (a token must take >= 256ns to refill), got 1"},
 		{1, time.Second, 0, "packed64: burst must be in [1, 32767], got 0"},
 		{1, time.Second, MaxBurst + 1, "packed64: burst must be in [1, 32767], got 32768"},
 	} {
@@ -418,7 +418,7 @@ func TestBucketZero(t *testing.T) {
 	if r, err := b.AllowNAt(1, 1); r.OK || !errors.Is(err, limit.ErrCostExceedsBurst) {
 		t.Fatalf("AllowNAt(1, 1) = %+v, %v", r, err)
 	}
-	if _, err := NewBucket(0, time.Second, 1); err == nil || !strings.HasPrefix(err.Error(), "packed64: rate") {
+	if _, err := NewBucket(0, time.Second, 1); err == nil || !strings.HasPrefix(err.Error(), "packed64: events") {
 		t.Fatalf("NewBucket(0, ...) error %v", err)
 	}
 }

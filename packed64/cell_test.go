@@ -1,6 +1,7 @@
 package packed64
 
 import (
+	"math/rand/v2"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -127,4 +128,46 @@ func parallel(b *testing.B, allow func(int64) bool) {
 			allow(now)
 		}
 	})
+}
+
+// TestTables: every slot of a table behaves as its own limiter, and a
+// table takes 8 bytes per limiter.
+func TestTables(t *testing.T) {
+	if _, err := NewBuckets(0, 1, time.Second, 1); err == nil || err.Error() != "packed64: count must be >= 1, got 0" {
+		t.Fatalf("NewBuckets(0, ...) error %v", err)
+	}
+	if _, err := NewWindows(1, 0, time.Second); err == nil {
+		t.Fatal("NewWindows accepted limit 0")
+	}
+	const count = 1000
+	bs, _ := NewBuckets(count, 10, time.Second, 3)
+	ws, _ := NewWindows(count, 3, time.Second)
+	one, _ := NewBucket(10, time.Second, 3)
+	win, _ := NewWindow(3, time.Second)
+	rng := rand.New(rand.NewPCG(23, 24))
+	now := int64(time.Hour)
+	for range 20000 {
+		now += rng.Int64N(int64(time.Millisecond))
+		i := 7 + rng.IntN(2) // two busy slots; slot 7 mirrors the single limiters
+		n := 1 + rng.Int64N(3)
+		rb, _ := bs.AllowNAt(i, now, n)
+		rw, _ := ws.AllowNAt(i, now, n)
+		if i == 7 {
+			if wb, _ := one.AllowNAt(now, n); wb != rb {
+				t.Fatalf("table bucket %+v, single %+v", rb, wb)
+			}
+			if ww, _ := win.AllowNAt(now, n); ww != rw {
+				t.Fatalf("table window %+v, single %+v", rw, ww)
+			}
+		}
+	}
+	for i := range count {
+		if i != 7 && i != 8 && (bs.TokensAt(i, now) != 3 || ws.EstimateAt(i, now) != 0 || !bs.AllowAt(i, now) || !ws.AllowAt(i, now)) {
+			t.Fatalf("slot %d was touched", i)
+		}
+	}
+	if s := unsafe.Sizeof(atomic.Uint64{}); s != 8 {
+		t.Fatalf("a slot is %d bytes", s)
+	}
+	t.Logf("Buckets %d + 8 per bucket, Windows %d + 8 per counter", unsafe.Sizeof(Buckets{}), unsafe.Sizeof(Windows{}))
 }

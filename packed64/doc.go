@@ -52,11 +52,11 @@
 //
 // A bucket banks refill time in the same units: its 24-bit field holds the
 // deficit below a full bucket, so the zero word is a full bucket whatever
-// the time. A token costs per/rate ns, at least 256 units, so tokens have
+// the time. A token costs period/events ns, at least 256 units, so tokens have
 // at least 8 fractional bits; costs are rounded up to whole units and the
 // capacity to the cost of a full burst. Over any interval [a, b] a bucket
-// admits at most burst + (b - a + 2u)/T tokens (T = per/rate, u the unit),
-// the exact token-bucket bound within two units.
+// admits at most burst + (b - a + 2u)/T tokens (T = period/events, u the
+// unit), the exact token-bucket bound within two units.
 //
 // A window measures its length in units too, rounding it up to a whole
 // number of units (at most 1 part in 4096 longer), and counts with 18 bits.

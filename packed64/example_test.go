@@ -73,3 +73,14 @@ func ExampleWindowParams_Step() {
 	// false 0
 	// {Start:0 Prev:0 Cur:2}, unit 8.388608ms, wraps after 625h29m59.813685248s
 }
+
+func ExampleBuckets() {
+	// One bucket per user id, 8 bytes each, all with the same parameters.
+	users, _ := packed64.NewBuckets(1_000_000, 5, time.Second, 1)
+	now := int64(time.Hour)
+	fmt.Println(users.AllowAt(42, now), users.AllowAt(42, now), users.AllowAt(43, now))
+	fmt.Println(users.AllowAt(42, now+int64(200*time.Millisecond)))
+	// Output:
+	// true false true
+	// true
+}
