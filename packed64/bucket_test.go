@@ -6,11 +6,11 @@ import (
 	"math/big"
 	"math/rand/v2"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
 
+	"github.com/cellrate/cellrate/internal/limittest"
 	"github.com/cellrate/cellrate/limit"
 )
 
@@ -211,7 +211,7 @@ func TestBucketStepMatchesReference(t *testing.T) {
 				n = c.burst + 1 - rng.Int64N(3)
 			}
 			next, got, err := p.Step(w, now, high+rng.Int64N(p.Slack()+1), n)
-			if err != wantErr(n, c.burst) {
+			if err != limittest.WantErr(n, c.burst) {
 				t.Fatalf("n %d: error %v", n, err)
 			}
 			want := ref.step(now, n)
@@ -228,16 +228,6 @@ func TestBucketStepMatchesReference(t *testing.T) {
 			}
 		}
 	}
-}
-
-func wantErr(n, most int64) error {
-	switch {
-	case n < 0:
-		return limit.ErrNegativeCost
-	case n > most:
-		return limit.ErrCostExceedsBurst
-	}
-	return nil
 }
 
 // admission is one admitted request, for bound checks.
@@ -361,7 +351,18 @@ func TestBucketConcurrentConservation(t *testing.T) {
 	// and the total taken does not depend on how requests are split.
 	b, _ := NewBucket(1000, time.Second, 500)
 	p := b.Params()
-	var ref BucketWord
+	checkConservation(t, b, &b.word, int64(300*time.Millisecond), func(w uint64, now int64) (uint64, bool) {
+		next, r, _ := p.Step(BucketWord(w), now, now, 1)
+		return uint64(next), r.OK
+	})
+}
+
+// checkConservation races goroutines on l, whose state is word, at a series
+// of shared instants; at each they must admit exactly what a sequential
+// twin running step admits there, and leave the same word.
+func checkConservation(t *testing.T, l limit.Limiter, word *atomic.Uint64, maxGap int64, step func(w uint64, now int64) (uint64, bool)) {
+	t.Helper()
+	var twin uint64
 	rng := rand.New(rand.NewPCG(15, 16))
 	now := int64(1e12)
 	rounds := 200
@@ -369,43 +370,21 @@ func TestBucketConcurrentConservation(t *testing.T) {
 		rounds = 40
 	}
 	for range rounds {
-		now += rng.Int64N(int64(300 * time.Millisecond))
-		var got atomic.Int64
-		var wg sync.WaitGroup
-		for g := range 8 {
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				for {
-					n := int64(1 + g%3)
-					r, err := b.AllowNAt(now, n)
-					if err != nil {
-						panic(err)
-					}
-					if !r.OK {
-						if n == 1 || !b.AllowAt(now) {
-							return
-						}
-						n = 1
-					}
-					got.Add(n)
-				}
-			}()
-		}
-		wg.Wait()
+		now += rng.Int64N(maxGap)
+		got := limittest.RaceAt(l, now, 8)
 		want := int64(0)
 		for {
-			next, r, _ := p.Step(ref, now, now, 1)
-			if !r.OK {
+			next, ok := step(twin, now)
+			if !ok {
 				break
 			}
-			ref, want = next, want+1
+			twin, want = next, want+1
 		}
-		if got.Load() != want {
-			t.Fatalf("at %d: goroutines took %d, a sequential bucket %d", now, got.Load(), want)
+		if got != want {
+			t.Fatalf("at %d: goroutines admitted %d, a sequential twin %d", now, got, want)
 		}
-		if w := BucketWord(b.word.Load()); w != ref {
-			t.Fatalf("at %d: word %+v, sequential %+v", now, UnpackBucket(w), UnpackBucket(ref))
+		if w := word.Load(); w != twin {
+			t.Fatalf("at %d: word %#x, sequential %#x", now, w, twin)
 		}
 	}
 }

@@ -6,6 +6,8 @@ import (
 	"testing"
 	"time"
 	"unsafe"
+
+	"github.com/cellrate/cellrate/internal/limittest"
 )
 
 func TestZeroAllocs(t *testing.T) {
@@ -52,82 +54,46 @@ func TestHighWater(t *testing.T) {
 
 func BenchmarkBucketAllowAt(b *testing.B) {
 	l, _ := NewBucket(3_000_000, time.Second, 1000)
-	now := int64(time.Hour)
-	b.ReportAllocs()
-	for b.Loop() {
-		now += 1000
-		l.AllowAt(now)
-	}
+	limittest.Serial(b, l.AllowAt, 1000)
 }
 
 func BenchmarkBucketAllowAtDenied(b *testing.B) {
 	l, _ := NewBucket(1, time.Hour, 1)
-	now := int64(time.Hour)
-	l.AllowAt(now)
-	b.ReportAllocs()
-	for b.Loop() {
-		now++
-		l.AllowAt(now)
-	}
+	l.AllowAt(int64(time.Hour))
+	limittest.Serial(b, l.AllowAt, 1)
 }
 
 func BenchmarkBucketAllowNAt(b *testing.B) {
 	l, _ := NewBucket(3_000_000, time.Second, 1000)
-	now := int64(time.Hour)
-	b.ReportAllocs()
-	for b.Loop() {
-		now += 1000
-		_, _ = l.AllowNAt(now, 2)
-	}
+	limittest.Serial(b, func(now int64) bool { r, _ := l.AllowNAt(now, 2); return r.OK }, 1000)
 }
 
 func BenchmarkBucketAllowAtParallel(b *testing.B) {
 	l, _ := NewBucket(3_000_000, time.Second, 1000)
-	parallel(b, l.AllowAt)
+	limittest.Parallel(b, l.AllowAt)
+}
+
+func BenchmarkBucketsAllowAt(b *testing.B) {
+	t, _ := NewBuckets(1<<20, 3_000_000, time.Second, 1000)
+	i := 0
+	limittest.Serial(b, func(now int64) bool { i = (i + 40503) & (1<<20 - 1); return t.AllowAt(i, now) }, 1000)
 }
 
 func BenchmarkWindowAllowAt(b *testing.B) {
 	l, _ := NewWindow(MaxWindowLimit, time.Millisecond)
-	now := int64(time.Hour)
-	b.ReportAllocs()
-	for b.Loop() {
-		now += 1000
-		l.AllowAt(now)
-	}
+	limittest.Serial(b, l.AllowAt, 1000)
 }
 
 func BenchmarkWindowAllowAtDenied(b *testing.B) {
 	l, _ := NewWindow(100, time.Hour)
-	now := int64(time.Hour)
-	for l.AllowAt(now) {
+	for l.AllowAt(int64(time.Hour)) {
 	}
-	b.ReportAllocs()
-	for b.Loop() {
-		now++
-		l.AllowAt(now)
-	}
+	limittest.Serial(b, l.AllowAt, 1)
 }
 
 func BenchmarkWindowAllowAtParallel(b *testing.B) {
 	l, _ := NewWindow(MaxWindowLimit, time.Millisecond)
-	parallel(b, l.AllowAt)
-}
-
-// parallel runs allow on all Ps with a shared clock that each goroutine
-// reads every 64 calls, as a cached clock would be.
-func parallel(b *testing.B, allow func(int64) bool) {
-	var clock atomic.Int64
-	clock.Store(int64(time.Hour))
-	b.ReportAllocs()
-	b.RunParallel(func(pb *testing.PB) {
-		var now int64
-		for i := 0; pb.Next(); i++ {
-			if i&63 == 0 {
-				now = clock.Add(64000)
-			}
-			allow(now)
-		}
-	})
+	limittest.Parallel(b, l.AllowAt)
 }
 
 // TestTables: every slot of a table behaves as its own limiter, and a

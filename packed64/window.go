@@ -51,8 +51,8 @@ func UnpackWindow(w WindowWord) WindowState {
 // MaxWindowLimit is the largest limit a WindowWord counts.
 const MaxWindowLimit = countMask
 
-// MaxWindow is the longest window: its time field then wraps after about
-// 2^41 years, and all arithmetic stays within int64 nanoseconds.
+// MaxWindow is the longest window, 2^62ns (about 146 years), which keeps
+// two windows within int64 nanoseconds.
 const MaxWindow = time.Duration(1) << 62
 
 // windowUnitBits is the most bits a window's length takes in units: 13, so

@@ -5,11 +5,10 @@ import (
 	"math"
 	"math/big"
 	"math/rand/v2"
-	"sync"
-	"sync/atomic"
 	"testing"
 	"time"
 
+	"github.com/cellrate/cellrate/internal/limittest"
 	"github.com/cellrate/cellrate/limit"
 )
 
@@ -178,7 +177,7 @@ func TestWindowStepMatchesReference(t *testing.T) {
 				n = l + 1 - rng.Int64N(3)
 			}
 			next, got, err := p.Step(w, now, high+rng.Int64N(p.Slack()+1), n)
-			if err != wantErr(n, l) {
+			if err != limittest.WantErr(n, l) {
 				t.Fatalf("n %d: error %v", n, err)
 			}
 			want := ref.step(now, n)
@@ -265,53 +264,10 @@ func FuzzWindowWrap(f *testing.F) {
 func TestWindowConcurrentConservation(t *testing.T) {
 	c, _ := NewWindow(1000, time.Millisecond)
 	p := c.Params()
-	var ref WindowWord
-	rng := rand.New(rand.NewPCG(21, 22))
-	now := int64(1e12)
-	rounds := 200
-	if testing.Short() {
-		rounds = 40
-	}
-	for range rounds {
-		now += rng.Int64N(int64(time.Millisecond / 2))
-		var got atomic.Int64
-		var wg sync.WaitGroup
-		for g := range 8 {
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				for {
-					n := int64(1 + g%3)
-					r, err := c.AllowNAt(now, n)
-					if err != nil {
-						panic(err)
-					}
-					if !r.OK {
-						if n == 1 || !c.AllowAt(now) {
-							return
-						}
-						n = 1
-					}
-					got.Add(n)
-				}
-			}()
-		}
-		wg.Wait()
-		want := int64(0)
-		for {
-			next, r, _ := p.Step(ref, now, now, 1)
-			if !r.OK {
-				break
-			}
-			ref, want = next, want+1
-		}
-		if got.Load() != want {
-			t.Fatalf("at %d: goroutines admitted %d, a sequential counter %d", now, got.Load(), want)
-		}
-		if w := WindowWord(c.word.Load()); w != ref {
-			t.Fatalf("at %d: word %+v, sequential %+v", now, UnpackWindow(w), UnpackWindow(ref))
-		}
-	}
+	checkConservation(t, c, &c.word, int64(time.Millisecond/2), func(w uint64, now int64) (uint64, bool) {
+		next, r, _ := p.Step(WindowWord(w), now, now, 1)
+		return uint64(next), r.OK
+	})
 }
 
 func TestWindowZero(t *testing.T) {
