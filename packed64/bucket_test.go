@@ -321,8 +321,9 @@ func TestBucketBound(t *testing.T) {
 // FuzzBucketWrap checks the package doc's claim: with ref at or after the
 // write, a wrapped word never admits more than the unwrapped one.
 func FuzzBucketWrap(f *testing.F) {
-	f.Add(int64(1000), int64(5), uint64(1<<40+5), uint64(100), int64(1<<41), int64(1), uint16(7))
-	f.Fuzz(func(t *testing.T, rate int64, burst int64, written, deficit uint64, now, n int64, refAhead uint16) {
+	f.Add(int64(1000), int64(5), uint64(1<<40+5), uint64(100), int64(1<<41), int64(1), uint64(7))
+	f.Add(int64(1000), int64(5), uint64(3), uint64(100), int64(1<<40+1000), int64(1), uint64(1<<40+2))
+	f.Fuzz(func(t *testing.T, rate int64, burst int64, written, deficit uint64, now, n int64, refAhead uint64) {
 		p, err := NewBucketParams(rate, time.Second, burst, 0)
 		if err != nil {
 			return
@@ -330,18 +331,21 @@ func FuzzBucketWrap(f *testing.F) {
 		tw := int64(written % (1 << (61 - p.clk.shift)))
 		d := deficit % (p.cap + 1)
 		w := p.word(tw, d)
-		ref := tw<<p.clk.shift + int64(refAhead)<<p.clk.shift
+		// ref is anywhere from the write to 2^61ns after it, many wraps on.
+		ref := (tw + int64(refAhead%(1<<(61-p.clk.shift)))) << p.clk.shift
 		now %= 1 << 61
 		_, got, err := p.Step(w, now, ref, n)
 		if err != nil {
 			return
 		}
+		_, gotLeft, _ := p.Step(w, now, ref, 0)
 		// The unwrapped bucket: the same word with its true time.
 		model := newBucketRef(&p)
 		model.t, model.deficit = tw, new(big.Int).SetUint64(d)
-		want := model.step(now, n)
-		if got.OK && !want.OK || got.Remaining > want.Remaining {
-			t.Fatalf("written at unit %d, deficit %d, now %d, ref %d: wrapped %+v, unwrapped %+v", tw, d, now, ref, got, want)
+		wantLeft := model.step(now, 0)
+		if want := model.step(now, n); got.OK && !want.OK || gotLeft.Remaining > wantLeft.Remaining {
+			t.Fatalf("written at unit %d, deficit %d, now %d, ref %d: wrapped %+v (%d left), unwrapped %+v (%d left)",
+				tw, d, now, ref, got, gotLeft.Remaining, want, wantLeft.Remaining)
 		}
 	})
 }
