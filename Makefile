@@ -1,3 +1,13 @@
+# Regenerate asm/asm_amd64.s with the avo program in gen/ (its own module).
+generate:
+	go -C gen run . -out ../asm/asm_amd64.s
+
+# Regenerate and fail if the committed assembly differs from what gen writes.
+generate-check: generate
+	git diff --exit-code -- asm/
+
+.PHONY: generate generate-check
+
 # Cross-architecture proof (internal/cmd/cross): every package's tests on
 # arm64 (qemu-user with and without LSE, purego, -race in a qemu-system VM),
 # amd64 (qemu-user CPU models, purego, -race natively), 386 and s390x, with
