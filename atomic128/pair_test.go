@@ -10,17 +10,9 @@ import (
 	"unsafe"
 
 	"github.com/cellrate/cellrate/asm"
+	"github.com/cellrate/cellrate/internal/pairtest"
 	"github.com/cellrate/cellrate/internal/path128"
 )
-
-var edges = []uint64{0, 1, 2, 1<<32 - 1, 1 << 32, 1<<63 - 1, 1 << 63, 1<<64 - 2, 1<<64 - 1}
-
-func value(r *rand.Rand) uint64 {
-	if r.IntN(2) == 0 {
-		return edges[r.IntN(len(edges))]
-	}
-	return r.Uint64()
-}
 
 // TestMatchesReference runs random operations, on edge and random values,
 // through a Uint64Pair and through asm's reference functions on a plain
@@ -31,12 +23,12 @@ func TestMatchesReference(t *testing.T) {
 		var x Uint64Pair
 		var ref [2]uint64
 		for i := 0; i < 20000; i++ {
-			a, b := value(r), value(r)
+			a, b := pairtest.Value(r), pairtest.Value(r)
 			switch op := r.IntN(5); op {
 			case 0, 1:
 				o1, o2 := ref[0], ref[1]
 				if op == 1 {
-					o1, o2 = value(r), value(r)
+					o1, o2 = pairtest.Value(r), pairtest.Value(r)
 				}
 				if got, want := x.CompareAndSwap(o1, o2, a, b), asm.RefCas(&ref, o1, o2, a, b); got != want {
 					t.Fatalf("step %d: CompareAndSwap(%#x, %#x, %#x, %#x) = %v, reference %v", i, o1, o2, a, b, got, want)

@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/cellrate/cellrate/internal/limittest"
 	"github.com/cellrate/cellrate/limit"
 )
 
@@ -156,16 +157,6 @@ func (s *schedule) next() (now, n int64) {
 	return s.now, n
 }
 
-func wantErr(n, l int64) error {
-	switch {
-	case n < 0:
-		return limit.ErrNegativeCost
-	case n > l:
-		return limit.ErrCostExceedsBurst
-	}
-	return nil
-}
-
 func TestStepMatchesReference(t *testing.T) {
 	rng := rand.New(rand.NewPCG(1, 2))
 	runs := 400
@@ -183,7 +174,7 @@ func TestStepMatchesReference(t *testing.T) {
 		for i := range 300 {
 			now, n := sc.next()
 			next, got, err := p.Step(s, now, n)
-			if want := wantErr(n, sc.limit); err != want {
+			if want := limittest.WantErr(n, sc.limit); err != want {
 				t.Fatalf("run %d step %d: n %d: error %v, want %v", run, i, n, err, want)
 			}
 			want := ref.step(now, n)

@@ -5,13 +5,12 @@ import (
 	"math"
 	"math/rand/v2"
 	"strings"
-	"sync"
-	"sync/atomic"
 	"testing"
 	"time"
 	"unsafe"
 
 	"github.com/cellrate/cellrate/atomic128"
+	"github.com/cellrate/cellrate/internal/limittest"
 	"github.com/cellrate/cellrate/limit"
 )
 
@@ -223,29 +222,7 @@ func TestConcurrentConservation(t *testing.T) {
 	}
 	for range rounds {
 		now += rng.Int64N(w / 2)
-		var got atomic.Int64
-		var wg sync.WaitGroup
-		for g := range workers {
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				for {
-					n := int64(1 + g%3)
-					r, err := lim.AllowNAt(now, n)
-					if err != nil {
-						panic(err)
-					}
-					if !r.OK {
-						if n == 1 || !lim.AllowAt(now) {
-							return
-						}
-						n = 1
-					}
-					got.Add(n)
-				}
-			}()
-		}
-		wg.Wait()
+		got := limittest.RaceAt(lim, now, workers)
 		want := int64(0)
 		for {
 			next, ok := p.admit(ref, now, 1)
@@ -254,8 +231,8 @@ func TestConcurrentConservation(t *testing.T) {
 			}
 			ref, want = next, want+1
 		}
-		if got.Load() != want {
-			t.Fatalf("at %d: goroutines admitted %d, a sequential counter %d", now, got.Load(), want)
+		if got != want {
+			t.Fatalf("at %d: goroutines admitted %d, a sequential counter %d", now, got, want)
 		}
 		if s := Unpack(lim.cell.Load()); s != ref {
 			t.Fatalf("at %d: state %+v, sequential %+v", now, s, ref)
@@ -304,7 +281,7 @@ func FuzzStep(f *testing.F) {
 		}
 		s := State{Start: start, Prev: prev, Cur: cur}
 		next, r, err := p.Step(s, now, n)
-		if err != wantErr(n, l) {
+		if err != limittest.WantErr(n, l) {
 			t.Fatalf("error %v for n %d", err, n)
 		}
 		if err != nil {

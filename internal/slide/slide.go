@@ -61,9 +61,15 @@ func (r *Rule) Advance(s State, now int64) (State, uint64) {
 // Prev*(W-e) + (Cur+n)*W with L*W in 128 bits, so no rounding can admit a
 // unit the estimate does not allow. n must be at most L.
 func (r *Rule) Fits(s State, e, n uint64) bool {
-	if s.Prev+s.Cur+n <= r.L {
-		return true // the estimate never exceeds Prev + Cur
-	}
+	// The estimate never exceeds Prev + Cur: this test, inlined, settles
+	// most decisions of a counter below its limit.
+	return s.Prev+s.Cur+n <= r.L || r.fitsExact(s, e, n)
+}
+
+// fitsExact is kept out of line so that Fits inlines.
+//
+//go:noinline
+func (r *Rule) fitsExact(s State, e, n uint64) bool {
 	if s.Cur+n > r.L {
 		return false
 	}

@@ -76,7 +76,7 @@ func main() {
 	flag.Var(&raceMods, "race-module", "`dir[:pattern]` of a module only -race rows test (repeatable)")
 	flag.Var(&env, "env", "`KEY=VALUE` added to every probe and test run (repeatable)")
 	jsonOut := flag.String("json", "", "write the rows' results as JSON to `file`")
-	work := flag.String("work", "", "directory for binaries and logs (default a new temporary one)")
+	work := flag.String("work", "", "directory for binaries and logs (default a temporary one, removed if all passed)")
 	install := flag.Bool("install", true, "install missing Debian packages when root")
 	testTimeout := flag.Duration("test-timeout", 10*time.Minute, "time-out of each test binary")
 	vmTimeout := flag.Duration("vm-timeout", 25*time.Minute, "time-out of each VM, boot to power-off")
@@ -151,7 +151,12 @@ func run(o *options, only, sel, work string, install bool, jsonOut string) int {
 			passed++
 		}
 	}
-	fmt.Printf("logs and binaries: %s\ncross: %d passed, %d failed\n", o.work, passed, len(results)-passed)
+	if work == "" && !failed {
+		os.RemoveAll(o.work)
+	} else {
+		fmt.Printf("logs and binaries: %s\n", o.work)
+	}
+	fmt.Printf("cross: %d passed, %d failed\n", passed, len(results)-passed)
 	return exitCode(failed)
 }
 

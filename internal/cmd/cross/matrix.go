@@ -45,7 +45,7 @@ var rows = []row{
 	{Name: "amd64-purego", GOARCH: "amd64", Tags: "purego", Runner: native, Expect: "fallback"},
 	{Name: "amd64-race", GOARCH: "amd64", Race: true, Runner: native, Expect: hostAMD64Path()},
 	{Name: "386", GOARCH: "386", Runner: native, Expect: "fallback"},
-	{Name: "s390x", GOARCH: "s390x", Runner: qemuUser, QEMU: "qemu-s390x", Expect: "fallback"},
+	{Name: "s390x", GOARCH: "s390x", Runner: qemuUser, QEMU: "qemu-s390x", CPU: "qemu", Expect: "fallback"},
 }
 
 // hostAMD64Path is the path atomic128 must select on this host's CPU, read

@@ -42,9 +42,12 @@ type vetResult struct {
 // with and without purego, two at a time, and returns the results in order.
 func vetAll(mods []module) []vetResult {
 	var jobs []vetResult
-	for _, m := range mods {
-		for _, t := range vetTargets {
-			for _, tags := range []string{"", "purego"} {
+	// Every target once before any purego run, so that the two workers do
+	// not compile the same standard library at once: the second pass finds
+	// it in the build cache.
+	for _, tags := range []string{"", "purego"} {
+		for _, m := range mods {
+			for _, t := range vetTargets {
 				jobs = append(jobs, vetResult{mod: m, Target: strings.Join(t, " "), Tags: tags})
 			}
 		}

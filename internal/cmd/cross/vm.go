@@ -47,7 +47,7 @@ func runVM(o *options, r row, probe string, pkgs []pkg, res *rowResult) {
 	var console bytes.Buffer
 	exit, err := runCmd(o.ctx, o.vmTimeout, []string{
 		"qemu-system-aarch64", "-M", "virt", "-cpu", cpu, "-smp", "2", "-m", "2048",
-		"-display", "none", "-monitor", "none", "-serial", "stdio", "-no-reboot",
+		"-nodefaults", "-display", "none", "-serial", "stdio", "-no-reboot",
 		"-kernel", kernel, "-initrd", ramfs,
 		"-append", "console=ttyAMA0 quiet panic=-1",
 	}, os.Environ(), dir, &console, &console)
