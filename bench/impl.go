@@ -33,6 +33,14 @@ type Impl struct {
 	// left out of the mostly-denying runs and of the accuracy report.
 	Blocks bool
 	New    func(rate float64, burst int64) Limiter
+	// Fits, if set, reports whether the implementation can be built with
+	// this rate and burst; runs it cannot take are left out.
+	Fits func(rate float64, burst int64) bool
+}
+
+// Takes reports whether im can be built with rate and burst.
+func (im Impl) Takes(rate float64, burst int64) bool {
+	return im.Fits == nil || im.Fits(rate, burst)
 }
 
 // Baseline is the Impl every limiter ratio is taken against.

@@ -16,13 +16,21 @@ func (c cellrate) AllowNAt(now, n int64) bool {
 	return r.OK
 }
 
-// register adds one of cellrate's limiters to the comparison.
+// register adds one of cellrate's limiters to the comparison; runs with a
+// rate and burst its constructor refuses are left out.
 func register(name string, mk func(rate float64, burst int64) (limit.Limiter, error)) {
-	ours = append(ours, Impl{Name: name, New: func(rate float64, burst int64) Limiter {
-		l, err := mk(rate, burst)
-		if err != nil {
-			panic(err)
-		}
-		return cellrate{l}
-	}})
+	ours = append(ours, Impl{
+		Name: name,
+		New: func(rate float64, burst int64) Limiter {
+			l, err := mk(rate, burst)
+			if err != nil {
+				panic(err)
+			}
+			return cellrate{l}
+		},
+		Fits: func(rate float64, burst int64) bool {
+			_, err := mk(rate, burst)
+			return err == nil
+		},
+	})
 }

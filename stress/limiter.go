@@ -28,6 +28,9 @@ type Subject struct {
 	// curve that bounds what it admits.
 	Burst int64
 	Rate  *big.Rat
+	// Extra, if set, is what the limiter documents it may admit beyond
+	// Burst + Rate*T, in units (e.g. from rounding time to coarse units).
+	Extra *big.Rat
 	// GivenTimes marks a limiter that promises the bound over the times
 	// callers pass, in whatever order they arrive: over every interval
 	// [t1, t2] of given times, at most Burst + Rate*(t2-t1) units.
@@ -156,7 +159,7 @@ func (d Drive) Run(s Subject) (Report, error) {
 		rep.Decisions += d.Goroutines * d.PhaseOps
 	}
 	rep.Phases = len(phases)
-	b := newExactBucket(s.Burst, s.Rate, phases[0].now)
+	b := newExactBucket(s.burst(), s.Rate, phases[0].now)
 	first, latest := phases[0].now, phases[0].now
 	for i, ph := range phases {
 		latest = max(latest, ph.now)
@@ -178,8 +181,17 @@ func (d Drive) Run(s Subject) (Report, error) {
 		}
 	}
 	rep.Bound = new(big.Rat).Mul(s.Rate, big.NewRat(latest-first, 1))
-	rep.Bound.Add(rep.Bound, big.NewRat(s.Burst, 1))
+	rep.Bound.Add(rep.Bound, s.burst())
 	return rep, nil
+}
+
+// burst is Burst + Extra.
+func (s Subject) burst() *big.Rat {
+	b := big.NewRat(s.Burst, 1)
+	if s.Extra != nil {
+		b.Add(b, s.Extra)
+	}
+	return b
 }
 
 type phase struct{ now, admitted, deniedN int64 }
@@ -192,7 +204,9 @@ func givenTimesBound(s Subject, phases []phase) error {
 	sorted := slices.Clone(phases)
 	slices.SortStableFunc(sorted, func(a, b phase) int { return cmp.Compare(a.now, b.now) })
 	num, den := s.Rate.Num(), s.Rate.Denom()
-	limit := new(big.Int).Mul(den, big.NewInt(s.Burst))
+	b := s.burst()
+	limit := new(big.Int).Mul(den, b.Num())
+	limit.Quo(limit, b.Denom()) // floor(den*burst): sums are whole units
 	var sum, least, v, t, x big.Int
 	first := true
 	for i := 0; i < len(sorted); {
@@ -286,8 +300,8 @@ type exactBucket struct {
 	burst, rate, tokens, at *big.Rat
 }
 
-func newExactBucket(burst int64, rate *big.Rat, start int64) *exactBucket {
-	b := big.NewRat(burst, 1)
+func newExactBucket(burst, rate *big.Rat, start int64) *exactBucket {
+	b := new(big.Rat).Set(burst)
 	return &exactBucket{burst: b, rate: rate, tokens: new(big.Rat).Set(b), at: new(big.Rat).SetInt64(start)}
 }
 

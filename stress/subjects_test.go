@@ -1,10 +1,12 @@
 package stress
 
 import (
+	"math/big"
 	"time"
 
 	"github.com/cellrate/cellrate/gcra"
 	"github.com/cellrate/cellrate/limit"
+	"github.com/cellrate/cellrate/packed64"
 	"github.com/cellrate/cellrate/window"
 )
 
@@ -68,5 +70,52 @@ func init() {
 		gcraSubject("gcra-1000-per-1s-burst-50", 1000, time.Second, 50),
 		gcraSubject("gcra-3-per-1s-burst-7", 3, time.Second, 7),
 		gcraSubject("gcra-1-per-146y", 1, time.Duration(1<<62), 1),
+	)
+}
+
+// packedBucketSubject: packed64 documents at most burst + (T + 2u)/period
+// tokens over any stretch T, u being the word's time unit.
+func packedBucketSubject(name string, events int64, period time.Duration, burst int64) Subject {
+	l, err := packed64.NewBucket(events, period, burst)
+	if err != nil {
+		panic(err)
+	}
+	rate := RatePer(events, period)
+	return Subject{
+		Name: name,
+		New: func() limit.Limiter {
+			l, _ := packed64.NewBucket(events, period, burst)
+			return l
+		},
+		MaxN: burst, Burst: burst, Rate: rate,
+		Extra: new(big.Rat).Mul(rate, big.NewRat(2*int64(l.Params().Unit()), 1)),
+	}
+}
+
+// packedWindowSubject: like window's, over the window as given (packed64
+// rounds it up, which only admits less).
+func packedWindowSubject(name string, lim int64, w time.Duration) Subject {
+	return Subject{
+		Name: name,
+		New: func() limit.Limiter {
+			l, err := packed64.NewWindow(lim, w)
+			if err != nil {
+				panic(err)
+			}
+			return l
+		},
+		MaxN: lim, Burst: 2 * lim, Rate: RatePer(lim, w),
+	}
+}
+
+func init() {
+	subjects = append(subjects,
+		packedBucketSubject("packed64-bucket-1-per-256ns", 1, 256, 1),
+		packedBucketSubject("packed64-bucket-1000-per-1s-burst-50", 1000, time.Second, 50),
+		packedBucketSubject("packed64-bucket-3-per-1s-burst-7", 3, time.Second, 7),
+		packedBucketSubject("packed64-bucket-max-burst", 1, time.Hour, packed64.MaxBurst),
+		packedWindowSubject("packed64-window-1-per-1ns", 1, 1),
+		packedWindowSubject("packed64-window-1000-per-1s", 1000, time.Second),
+		packedWindowSubject("packed64-window-max", packed64.MaxWindowLimit, packed64.MaxWindow),
 	)
 }

@@ -130,7 +130,7 @@ func accuracy(requests int) []accRow {
 	var rows []accRow
 	for _, s := range bench.Schedules(requests) {
 		for _, im := range bench.Impls() {
-			if im.Blocks {
+			if im.Blocks || !im.Takes(float64(s.Rate), s.Burst) {
 				continue
 			}
 			rows = append(rows, accRow{s, im.Name, s.Run(im.New(float64(s.Rate), s.Burst))})
