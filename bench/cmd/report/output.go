@@ -4,9 +4,12 @@ import (
 	"fmt"
 	"io"
 	"runtime"
+	"slices"
 	"strings"
 	"text/tabwriter"
 	"time"
+
+	"github.com/cellrate/cellrate/bench"
 )
 
 // fmtStat formats a median and, when there were several runs, its spread.
@@ -77,6 +80,24 @@ func text(w io.Writer, r *results, acc []accRow) {
 	tw.Flush()
 }
 
+// absent lists the limiters missing from a Limiter table, with why.
+func absent(t *table) []string {
+	if !strings.HasPrefix(t.scenario, "Limiter/") {
+		return nil
+	}
+	var out []string
+	for _, im := range bench.Impls() {
+		switch {
+		case slices.Contains(t.impls, im.Name):
+		case im.Blocks:
+			out = append(out, im.Name+" (waits instead of denying)")
+		default:
+			out = append(out, im.Name+" (cannot be built with this rate and burst)")
+		}
+	}
+	return out
+}
+
 // markdown writes the report.
 func markdown(w io.Writer, r *results, acc []accRow, cfg config) {
 	mode := "full"
@@ -106,6 +127,9 @@ func markdown(w io.Writer, r *results, acc []accRow, cfg config) {
 		for _, impl := range t.impls {
 			line(r.row(t, impl))
 		}
+		if missing := absent(t); len(missing) > 0 {
+			fmt.Fprintf(w, "\nNot in this run: %s.\n", strings.Join(missing, "; "))
+		}
 		fmt.Fprintln(w)
 	}
 	fmt.Fprintf(w, "![ns/op of the primitives](primitives.svg)\n\n")
@@ -115,7 +139,7 @@ func markdown(w io.Writer, r *results, acc []accRow, cfg config) {
 		"*excess* is the most that, over any stretch of time T, the units admitted exceeded burst + rate·T (0 means the bound always held). "+
 		"Schedules: `poisson-3x` offers three times the rate, one unit per request; `bursts` offers up to 100 requests of 1 to 5 units at one instant; "+
 		"`poisson-3x-after-100y` is the first after 100 years of uptime. "+
-		"A sliding window of 50 units per 50ms is not a token bucket: it may exceed the bucket's bound by up to its limit minus one, and admits less on bursts. "+
+		"The sliding windows (50 units per 50ms) are not token buckets: they may exceed the bucket's bound by up to their limit minus one, and admit less on bursts. "+
 		"Left out: %s, which waits instead of denying.\n\n", cfg.requests, blocking())
 	fmt.Fprintf(w, "| limiter | schedule | admitted | exact | admitted/exact | excess |\n|---|---|--:|--:|--:|--:|\n")
 	for _, a := range acc {
