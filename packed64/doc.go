@@ -37,11 +37,14 @@
 // since t' instead of since t: no more than the truth. A bucket's tokens and
 // the fraction of a window that has passed only grow with elapsed time, so
 // reading less elapsed time never admits more. A now before t' is taken as
-// t' (no refill, the window's full previous weight). QED.
+// t' (no refill, the window's full previous weight). QED. Each step is then a
+// step of the unwrapped limiter run with some refill withheld, so the bounds
+// under Precision hold on every schedule (TestBucketBound and
+// TestWindowLogBound include idle gaps of whole wraps).
 //
 // What it costs: if a word sits idle for longer than Wrap() - Slack(), t'
 // can be later than t by a multiple of the wrap; the limiter then acts as
-// if it had last been used t' ago: a bucket written at its last use with
+// if it had last been used at t': a bucket written at its last use with
 // fewer than its burst of tokens refills late, a window still counts units
 // it would have forgotten. The first admission after that rewrites the time.
 // The chance that a word idle for a random long time is read inside such a
@@ -60,7 +63,8 @@
 //
 // A window measures its length in units too, rounding it up to a whole
 // number of units (at most 1 part in 4096 longer), and counts with 18 bits.
-// Within that rounding it is exactly package window's counter: the same
-// estimate, the same exact integer test, the same error bound against a
-// sliding log.
+// On times rounded down to whole units it is exactly package window's
+// counter: the same estimate, the same exact integer test, the same error
+// bound against a sliding log, which in nanoseconds holds for every interval
+// of the rounded window plus one unit.
 package packed64

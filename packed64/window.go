@@ -49,7 +49,7 @@ func UnpackWindow(w WindowWord) WindowState {
 }
 
 // MaxWindowLimit is the largest limit a WindowWord counts.
-const MaxWindowLimit = countMask
+const MaxWindowLimit = 1<<WindowCountBits - 1
 
 // MaxWindow is the longest window, 2^62ns (about 146 years), which keeps
 // two windows within int64 nanoseconds.

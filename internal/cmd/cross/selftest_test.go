@@ -52,7 +52,6 @@ func harness(t *testing.T) func(args ...string) (int, []rowResult) {
 const racyTest = `package racy
 
 import (
-	"fmt"
 	"sync"
 	"testing"
 )
