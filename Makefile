@@ -53,10 +53,11 @@ bench: ## benchmarks vs the peer libraries; writes bench/report/ (about 5 min)
 bench-quick: ## the same in under two minutes, into bench/out/quick/ (not committed)
 	cd bench && $(GO) run ./cmd/report -quick -out out/quick
 
-# Every stress test runs STRESS_DUR long, with the race detector and
-# without it (which changes what is atomic in striped.Counter). CI runs
-# the -short size instead: cd stress && go test -short -race ./...
-STRESS_DUR ?= 5s
+# Every stress run takes STRESS_DUR (per CPU path, per limiter), with the
+# race detector and without it (which changes what is atomic in
+# striped.Counter); a soak: make stress STRESS_DUR=1m. CI runs the -short
+# size instead: cd stress && go test -short -race ./...
+STRESS_DUR ?= 3s
 stress: ## the long stress runs (stress/), -race and not, STRESS_DUR per test
 	cd stress && $(GO) test -race -count=1 -timeout 60m ./... -stress.dur=$(STRESS_DUR)
 	cd stress && $(GO) test -count=1 -timeout 60m ./... -stress.dur=$(STRESS_DUR)

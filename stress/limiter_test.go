@@ -12,11 +12,12 @@ import (
 // subjects lists the cellrate limiters under test, with their bounds.
 var subjects []Subject
 
-// drives are the shapes of every limiter run: a crowd deciding together
-// at each instant, and one goroutine making one decision per instant, each
-// on a clock that goes backwards now and then and on one that does not.
+// drives are the shapes of every limiter run, d long in all: a crowd
+// deciding together at each instant, and one goroutine making one decision
+// per instant, each on a clock that goes backwards now and then and on one
+// that does not.
 func drives(t *testing.T, d time.Duration) map[string]Drive {
-	d, s := d/2, seed(t)
+	d, s := d/4, seed(t)
 	return map[string]Drive{
 		"crowd":               {Goroutines: crowd(), PhaseOps: 4, Duration: d, Seed: s},
 		"crowd-monotone":      {Goroutines: crowd(), PhaseOps: 4, Duration: d, Seed: s, Monotone: true},
