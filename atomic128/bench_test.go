@@ -225,34 +225,44 @@ func BenchmarkParallelSwap(b *testing.B) {
 }
 
 // paired measures two loops in alternating chunks of chunkOps operations,
-// so both see the same machine load, and reports each one's ns/op and their
-// ratio ("x" = a's time over base's). On a shared, noisy machine the ratio
-// is far steadier than ns/op figures from separate benchmarks. Each loop
+// so that both see the same machine load, and reports the medians over
+// chunk pairs of each one's ns/op and of their ratio ("x" = a's time over
+// base's). On a shared, noisy machine the median ratio of adjacent chunks is
+// far steadier than ns/op figures from separate benchmarks. Each loop
 // function runs n operations with direct calls; only the per-chunk call is
 // indirect.
 func paired(b *testing.B, a, base func(n int)) {
 	const chunkOps = 512
-	var ta, tbase time.Duration
+	pairs := (b.N + chunkOps - 1) / chunkOps
+	ta := make([]float64, 0, pairs)
+	tbase := make([]float64, 0, pairs)
+	ratio := make([]float64, 0, pairs)
 	b.ResetTimer()
-	for i := 0; i < b.N; i += chunkOps {
-		t0 := time.Now()
-		if i/chunkOps%2 == 0 {
-			a(chunkOps)
-			t1 := time.Now()
-			base(chunkOps)
-			ta += t1.Sub(t0)
-			tbase += time.Since(t1)
-		} else {
-			base(chunkOps)
-			t1 := time.Now()
-			a(chunkOps)
-			tbase += t1.Sub(t0)
-			ta += time.Since(t1)
+	for i := range pairs {
+		first, second := a, base
+		if i%2 == 1 {
+			first, second = base, a
 		}
+		t0 := time.Now()
+		first(chunkOps)
+		t1 := time.Now()
+		second(chunkOps)
+		d1, d2 := float64(t1.Sub(t0)), float64(time.Since(t1))
+		if i%2 == 1 {
+			d1, d2 = d2, d1
+		}
+		ta = append(ta, d1/chunkOps)
+		tbase = append(tbase, d2/chunkOps)
+		ratio = append(ratio, d1/d2)
 	}
-	ops := float64((b.N + chunkOps - 1) / chunkOps * chunkOps)
-	b.ReportMetric(float64(ta.Nanoseconds())/ops, "ns/a-op")
-	b.ReportMetric(float64(tbase.Nanoseconds())/ops, "ns/base-op")
-	b.ReportMetric(float64(ta)/float64(tbase), "x")
+	b.StopTimer()
+	b.ReportMetric(median(ta), "ns/a-op")
+	b.ReportMetric(median(tbase), "ns/base-op")
+	b.ReportMetric(median(ratio), "x")
 	b.ReportMetric(0, "ns/op")
+}
+
+func median(v []float64) float64 {
+	slices.Sort(v)
+	return v[len(v)/2]
 }
