@@ -1,0 +1,89 @@
+//go:build gc && !purego && arm64
+
+package atomic128
+
+import (
+	"github.com/cellrate/cellrate/asm"
+	"github.com/cellrate/cellrate/internal/path128"
+)
+
+var bareCASPAL = floor{"bare/CASPAL", path128.CASP, func(p *[2]uint64, n int) {
+	for range n {
+		asm.BareCASPAL(p)
+	}
+}}
+
+var bareLDAXPSTLXP = floor{"bare/LDAXPSTLXP", path128.LLSC, func(p *[2]uint64, n int) {
+	for range n {
+		asm.BareLDAXPSTLXP(p)
+	}
+}}
+
+// floors are, per operation, the bare instructions (bare/) and the raw
+// routines the typed API dispatches to (asm/).
+var floors = map[string][]floor{
+	"Load": {bareCASPAL, bareLDAXPSTLXP,
+		{"asm/LoadCASP", path128.CASP, func(p *[2]uint64, n int) {
+			var s uint64
+			for range n {
+				v, _ := asm.LoadCASP(p)
+				s += v
+			}
+			sinkA = s
+		}},
+		{"asm/LoadLLSC", path128.LLSC, func(p *[2]uint64, n int) {
+			var s uint64
+			for range n {
+				v, _ := asm.LoadLLSC(p)
+				s += v
+			}
+			sinkA = s
+		}},
+	},
+	"Store": {bareCASPAL, bareLDAXPSTLXP,
+		{"asm/StoreCASP", path128.CASP, func(p *[2]uint64, n int) {
+			for i := range uint64(n) {
+				asm.StoreCASP(p, i, i)
+			}
+		}},
+		{"asm/StoreLLSC", path128.LLSC, func(p *[2]uint64, n int) {
+			for i := range uint64(n) {
+				asm.StoreLLSC(p, i, i)
+			}
+		}},
+	},
+	"Swap": {bareCASPAL, bareLDAXPSTLXP,
+		{"asm/SwapCASP", path128.CASP, func(p *[2]uint64, n int) {
+			var s uint64
+			for i := range uint64(n) {
+				v, _ := asm.SwapCASP(p, i, i)
+				s += v
+			}
+			sinkA = s
+		}},
+		{"asm/SwapLLSC", path128.LLSC, func(p *[2]uint64, n int) {
+			var s uint64
+			for i := range uint64(n) {
+				v, _ := asm.SwapLLSC(p, i, i)
+				s += v
+			}
+			sinkA = s
+		}},
+	},
+	"CompareAndSwap": {bareCASPAL, bareLDAXPSTLXP,
+		{"asm/CasCASP", path128.CASP, func(p *[2]uint64, n int) {
+			a, b := p[0], p[1]
+			for range n {
+				asm.CasCASP(p, a, b, a+1, b)
+				a++
+			}
+		}},
+		{"asm/CasLLSC", path128.LLSC, func(p *[2]uint64, n int) {
+			a, b := p[0], p[1]
+			for range n {
+				asm.CasLLSC(p, a, b, a+1, b)
+				a++
+			}
+		}},
+	},
+}
