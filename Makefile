@@ -3,10 +3,16 @@
 GO ?= go
 STATICCHECK := honnef.co/go/tools/cmd/staticcheck@v0.8.2
 
-.PHONY: help test lint ci
+.PHONY: help generate generate-check test lint ci
 
 help: ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | sed 's/:.*## /\t/'
+
+generate: ## regenerate asm/asm_amd64.s with the avo program in gen/ (its own module)
+	$(GO) -C gen run . -out ../asm/asm_amd64.s
+
+generate-check: generate ## regenerate and fail if the committed assembly differs
+	git diff --exit-code -- asm/
 
 test: ## vet, the unit tests, and the unit tests again under -race (-short)
 	$(GO) vet ./...
@@ -15,16 +21,6 @@ test: ## vet, the unit tests, and the unit tests again under -race (-short)
 
 lint: ## staticcheck, at a pinned version
 	$(GO) run $(STATICCHECK) ./...
-
-# Regenerate asm/asm_amd64.s with the avo program in gen/ (its own module).
-generate:
-	go -C gen run . -out ../asm/asm_amd64.s
-
-# Regenerate and fail if the committed assembly differs from what gen writes.
-generate-check: generate
-	git diff --exit-code -- asm/
-
-.PHONY: generate generate-check
 
 # Cross-architecture proof (internal/cmd/cross): every package's tests on
 # arm64 (qemu-user with and without LSE, purego, -race in a qemu-system VM),
