@@ -27,7 +27,7 @@ func ExampleLimiter() {
 	// true
 }
 
-func ExampleLimiter_ReserveAt() {
+func ExampleReservation() {
 	l, _ := bucket.NewPer(1, time.Second, 1)
 	l.AllowAt(0)
 	r, _ := l.ReserveAt(0, 1)
@@ -40,7 +40,7 @@ func ExampleLimiter_ReserveAt() {
 	// true
 }
 
-func ExampleLimiter_TakeUpToAt() {
+func ExampleLoan() {
 	// A shard borrows a batch, serves what it can, returns the rest at once.
 	l, _ := bucket.NewPer(100, time.Second, 10)
 	loan := l.TakeUpToAt(0, 8)
@@ -65,7 +65,7 @@ func ExampleLimiter_Wait() {
 	// bucket: wait would pass the context deadline: context deadline exceeded
 }
 
-func ExampleParams_Step() {
+func ExampleState() {
 	// Step runs the same decision on a State kept anywhere.
 	ps, _ := bucket.NewParams(1, time.Second, 1)
 	var s bucket.State // the zero State is a full bucket
@@ -78,4 +78,26 @@ func ExampleParams_Step() {
 	// 0 true 0
 	// 500000000 false 500000000
 	// 1000000000 true 0
+}
+
+func ExampleParams() {
+	// 3 tokens per second: a token is 1e9 units, the bucket refills 3 units/ns.
+	ps, _ := bucket.NewParams(3, time.Second, 5)
+	tenth, _ := ps.CostUnits(1, 10)
+	fmt.Println(ps.Unit(), tenth)
+	// Output:
+	// 1000000000 100000000
+}
+
+func ExampleWithClock() {
+	// A clock the test controls; nanotime.Since() is the one that follows
+	// testing/synctest's fake time.
+	var fake int64
+	l, _ := bucket.NewPer(1, time.Second, 1, bucket.WithClock(func() int64 { return fake }))
+	fmt.Println(l.Allow(), l.Allow())
+	fake += int64(time.Second)
+	fmt.Println(l.Allow())
+	// Output:
+	// true false
+	// true
 }
