@@ -241,12 +241,12 @@ func (ps Params) wait(s State, u, c uint64) (w int64, spare uint64) {
 		return limit.Never, 0
 	}
 	q, r := bits.Div64(hi, lo, ps.e)
+	if q >= uint64(limit.Never) {
+		return limit.Never, 0
+	}
 	if r != 0 {
 		q++
 		spare = ps.e - r
-	}
-	if q >= uint64(limit.Never) {
-		return limit.Never, 0
 	}
 	return int64(q), spare
 }

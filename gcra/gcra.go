@@ -186,11 +186,11 @@ func (ps Params) result(tat uint64, ok bool, uh, ul, slh, sll uint64) limit.Resu
 		return r
 	}
 	w, rem := bits.Div64(dh, dl, ps.e)
-	if rem != 0 {
-		w++
-	}
-	if w >= uint64(limit.Never) {
+	switch {
+	case w >= uint64(limit.Never):
 		w = uint64(limit.Never)
+	case rem != 0:
+		w++
 	}
 	r.RetryAfter = int64(w)
 	return r
