@@ -106,15 +106,29 @@ func (l *Limiter) now() int64 {
 	return nanotime.Now()
 }
 
-// live returns the current cell, finishing a retirement in progress.
-func (l *Limiter) live(c *cell) *cell {
-	for {
-		_, d := c.state.Load()
-		if d < retiredBit {
-			return c
-		}
-		c = l.finish(c)
+// load returns the state of the live cell at or after c (finishing any
+// retirement in progress) and that cell.
+func (l *Limiter) load(c *cell) (*cell, uint64, uint64) {
+	if t, d := c.state.Load(); d < retiredBit {
+		return c, t, d
 	}
+	return l.loadRetired(c)
+}
+
+// loadRetired is load's slow path: c is retired.
+func (l *Limiter) loadRetired(c *cell) (*cell, uint64, uint64) {
+	for {
+		c = l.finish(c)
+		if t, d := c.state.Load(); d < retiredBit {
+			return c, t, d
+		}
+	}
+}
+
+// live returns the current cell.
+func (l *Limiter) live(c *cell) *cell {
+	c, _, _ = l.load(c)
+	return c
 }
 
 // finish completes the retirement of c, which has a successor, and returns
@@ -191,10 +205,10 @@ func (l *Limiter) AllowAt(now int64) bool {
 	u := uint64(now) ^ signBit
 	c := l.cur.Load()
 	for {
+		// load, by hand: atomic128's Load inlines here, load would not.
 		t, d := c.state.Load()
 		if d >= retiredBit {
-			c = l.finish(c)
-			continue
+			c, t, d = l.loadRetired(c)
 		}
 		ps := &c.ps
 		deff, base, nt := ps.refill(t, d, u)
@@ -234,11 +248,8 @@ func (l *Limiter) AllowFracAt(now, num, den int64) (limit.Result, error) {
 func (l *Limiter) allowCost(now, num, den int64) (limit.Result, error) {
 	c := l.cur.Load()
 	for {
-		t, d := c.state.Load()
-		if d >= retiredBit {
-			c = l.finish(c)
-			continue
-		}
+		var t, d uint64
+		c, t, d = l.load(c)
 		var cost int64
 		switch {
 		case num < 0:
@@ -304,11 +315,8 @@ func (l *Limiter) TakeUpToAt(now, k int64) Loan {
 	u := uint64(now) ^ signBit
 	c := l.cur.Load()
 	for {
-		t, d := c.state.Load()
-		if d >= retiredBit {
-			c = l.finish(c)
-			continue
-		}
+		var t, d uint64
+		c, t, d = l.load(c)
 		ps := &c.ps
 		deff, base, nt := ps.refill(t, d, u)
 		if deff >= ps.cap {
@@ -396,11 +404,8 @@ func (l *Limiter) ReserveAt(now, n int64) (Reservation, error) {
 	c := l.cur.Load()
 	u := uint64(now) ^ signBit
 	for {
-		t, d := c.state.Load()
-		if d >= retiredBit {
-			c = l.finish(c)
-			continue
-		}
+		var t, d uint64
+		c, t, d = l.load(c)
 		ps := &c.ps
 		if n < 0 {
 			return Reservation{Wait: limit.Never}, limit.ErrNegativeCost

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"math"
 	"math/big"
-	"math/bits"
 	"math/rand/v2"
 	"slices"
 	"sync"
@@ -14,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/cellrate/cellrate/internal/bound"
 	"github.com/cellrate/cellrate/limit"
 )
 
@@ -221,43 +221,14 @@ func (m *model) setParams(now int64, events int64, period time.Duration, burst i
 	m.epoch++
 }
 
-// use is tokens put to use at a time, in units of the bucket's Params, for
-// the bound check.
-type use struct {
-	at, units int64
-	kind      string
-}
+// use is tokens put to use at a time, in units of the bucket's Params.
+type use = bound.Use
 
-// checkBound verifies that the units used with times in any closed
-// interval [s, s+t] are at most cap + e*t (burst + rate*t in units).
+// checkBound checks the uses against cap + e*t units (burst + rate*t).
 func checkBound(t testing.TB, uses []use, ps Params) {
 	t.Helper()
-	uses = slices.DeleteFunc(slices.Clone(uses), func(u use) bool { return u.units == 0 })
-	slices.SortFunc(uses, func(a, b use) int {
-		switch {
-		case a.at < b.at:
-			return -1
-		case a.at > b.at:
-			return 1
-		}
-		return 0
-	})
-	for i := 0; i < len(uses); i++ {
-		if i > 0 && uses[i-1].at == uses[i].at {
-			continue
-		}
-		var sum int64
-		for j := i; j < len(uses); j++ {
-			sum += uses[j].units
-			if j+1 < len(uses) && uses[j+1].at == uses[j].at {
-				continue
-			}
-			hi, lo := bits.Mul64(uint64(uses[j].at-uses[i].at), ps.e)
-			lo, c := bits.Add64(lo, ps.cap, 0)
-			if hi == 0 && c == 0 && uint64(sum) > lo {
-				t.Fatalf("used %d units in [%d, %d]: over cap %d + %d/ns: %v", sum, uses[i].at, uses[j].at, ps.cap, ps.e, uses[i:j+1])
-			}
-		}
+	if err := bound.Check(uses, ps.cap, ps.e, 1); err != nil {
+		t.Fatal(err)
 	}
 }
 
@@ -324,7 +295,7 @@ func runSchedule(t testing.TB, rng *rand.Rand, sc sched, count int, setParams bo
 				fail("AllowAt", got, want)
 			}
 			if got {
-				uses = append(uses, use{now, ps.Unit(), "allow"})
+				uses = append(uses, use{At: now, Cost: ps.Unit(), Kind: "allow"})
 			}
 		case op < 6:
 			n := rng.Int64N(sc.burst + 1)
@@ -334,7 +305,7 @@ func runSchedule(t testing.TB, rng *rand.Rand, sc sched, count int, setParams bo
 				fail("AllowNAt", got, want)
 			}
 			if got.OK {
-				uses = append(uses, use{now, n * ps.Unit(), "allowN"})
+				uses = append(uses, use{At: now, Cost: n * ps.Unit(), Kind: "allowN"})
 			}
 		case op < 7:
 			den := 1 + rng.Int64N(1000)
@@ -349,7 +320,7 @@ func runSchedule(t testing.TB, rng *rand.Rand, sc sched, count int, setParams bo
 				fail("AllowFracAt", got, want)
 			}
 			if got.OK {
-				uses = append(uses, use{now, units, "frac"})
+				uses = append(uses, use{At: now, Cost: units, Kind: "frac"})
 			}
 		case op < 8:
 			n := rng.Int64N(sc.burst + 1)
@@ -360,7 +331,7 @@ func runSchedule(t testing.TB, rng *rand.Rand, sc sched, count int, setParams bo
 			}
 			if r.OK {
 				rs = append(rs, res{r, mr, len(uses)})
-				uses = append(uses, use{r.done, n * ps.Unit(), "reserve"})
+				uses = append(uses, use{At: r.done, Cost: n * ps.Unit(), Kind: "reserve"})
 			}
 		case op < 9 && len(rs) > 0:
 			j := rng.IntN(len(rs))
@@ -368,7 +339,7 @@ func runSchedule(t testing.TB, rng *rand.Rand, sc sched, count int, setParams bo
 			if got, want := rs[j].r.CancelAt(now), m.cancel(now, &rs[j].m); got != want {
 				fail("CancelAt "+before, got, want)
 			} else if got {
-				uses[rs[j].use].units = 0
+				uses[rs[j].use].Cost = 0
 			}
 		case op < 10:
 			k := rng.Int64N(sc.burst + 2)
@@ -379,7 +350,7 @@ func runSchedule(t testing.TB, rng *rand.Rand, sc sched, count int, setParams bo
 			}
 			if ln.N > 0 {
 				loans = append(loans, loan{ln, ml, len(uses)})
-				uses = append(uses, use{now, ln.N * ps.Unit(), "take"})
+				uses = append(uses, use{At: now, Cost: ln.N * ps.Unit(), Kind: "take"})
 			}
 		case op < 11 && len(loans) > 0:
 			j := rng.IntN(len(loans))
@@ -389,7 +360,7 @@ func runSchedule(t testing.TB, rng *rand.Rand, sc sched, count int, setParams bo
 			if new(big.Rat).SetFrac64(got, ps.Unit()).Cmp(want) != 0 {
 				fail("GiveBackAt", got, want)
 			}
-			uses[loans[j].use].units -= got
+			uses[loans[j].use].Cost -= got
 		case op < 12 && setParams:
 			ev := 1 + rng.Int64N(1000)
 			per := time.Duration(1 + rng.Int64N(int64(time.Second)))
@@ -465,34 +436,6 @@ func FuzzSchedule(f *testing.F) {
 			checkBound(t, uses, ps)
 		}
 	})
-}
-
-// recorder catches a Fatalf so a test can check that a checker fails.
-type recorder struct {
-	testing.TB
-	failed bool
-}
-
-func (r *recorder) Helper()               {}
-func (r *recorder) Fatalf(string, ...any) { r.failed = true }
-
-func TestCheckBoundCatchesOverUse(t *testing.T) {
-	ps, _ := NewParams(1, 2*time.Second, 2) // 0.5/s: 2e9 units per token, 1 unit per ns
-	for _, c := range []struct {
-		uses []use
-		bad  bool
-	}{
-		{[]use{{0, 2e9, ""}, {0, 2e9, ""}}, false},
-		{[]use{{0, 2e9, ""}, {0, 2e9, ""}, {0, 1, ""}}, true},
-		{[]use{{0, 4e9, ""}, {2e9 - 1, 2e9, ""}}, true},
-		{[]use{{0, 4e9, ""}, {2e9, 2e9, ""}}, false},
-	} {
-		r := &recorder{TB: t}
-		checkBound(r, c.uses, ps)
-		if r.failed != c.bad {
-			t.Errorf("%v: failed=%v", c.uses, r.failed)
-		}
-	}
 }
 
 func TestFractionalRatesDoNotDrift(t *testing.T) {
@@ -726,23 +669,23 @@ func TestConcurrentBound(t *testing.T) {
 					case 0:
 						n := 1 + rng.Int64N(sc.burst)
 						if r, _ := l.AllowNAt(now, n); r.OK {
-							per[g] = append(per[g], use{now, n * ps.Unit(), "allowN"})
+							per[g] = append(per[g], use{At: now, Cost: n * ps.Unit(), Kind: "allowN"})
 						}
 					case 1:
 						ln := l.TakeUpToAt(now, 1+rng.Int64N(sc.burst))
 						taken := ln.N * ps.Unit()
 						later := clock.Add(rng.Int64N(T + 1))
 						taken -= l.GiveBackAt(later, &ln, rng.Int64N(ln.N+1))
-						per[g] = append(per[g], use{now, taken, "take"})
+						per[g] = append(per[g], use{At: now, Cost: taken, Kind: "take"})
 					case 2:
 						r, _ := l.ReserveAt(now, 1)
 						if rng.IntN(2) == 0 && r.CancelAt(clock.Load()) {
 							continue
 						}
-						per[g] = append(per[g], use{r.done, ps.Unit(), "reserve"})
+						per[g] = append(per[g], use{At: r.done, Cost: ps.Unit(), Kind: "reserve"})
 					default:
 						if l.AllowAt(now) {
-							per[g] = append(per[g], use{now, ps.Unit(), "allow"})
+							per[g] = append(per[g], use{At: now, Cost: ps.Unit(), Kind: "allow"})
 						}
 					}
 				}
