@@ -1,6 +1,7 @@
 package gcra
 
 import (
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -91,5 +92,15 @@ func BenchmarkParallel(b *testing.B) {
 				sink = ok
 			})
 		})
+	}
+}
+
+// BenchmarkLoadCAS is the floor for an admitting AllowAt: one sync/atomic
+// load and one compare-and-swap.
+func BenchmarkLoadCAS(b *testing.B) {
+	var x atomic.Uint64
+	for b.Loop() {
+		v := x.Load()
+		x.CompareAndSwap(v, v+1)
 	}
 }

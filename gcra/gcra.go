@@ -232,11 +232,22 @@ func (l *Limiter) Allow() bool { return l.AllowAt(nanotime.Now()) }
 func (l *Limiter) AllowAt(now int64) bool {
 	ps := &l.ps
 	uh, ul := bits.Mul64(uint64(now)^signBit, ps.e)
+	// hi:lo = u*e + slack*p, the most tat*p may be for one more event.
+	lo, carry := bits.Add64(ul, ps.slP1[1], 0)
+	hi := uh + ps.slP1[0] + carry
 	for {
 		tat := l.tat.Load()
-		next, ok := ps.decide(tat, uh, ul, ps.j, ps.slP1[0], ps.slP1[1])
-		if !ok {
-			return false
+		kh, kl := bits.Mul64(tat, ps.p)
+		if kh > hi || (kh == hi && kl > lo) {
+			return false // a denial writes nothing
+		}
+		next := tat + ps.j
+		if kh < uh || (kh == uh && kl < ul) || next < tat {
+			// An idle restart or the end of time: decide's slow path.
+			var ok bool
+			if next, ok = ps.decide(tat, uh, ul, ps.j, ps.slP1[0], ps.slP1[1]); !ok {
+				return false
+			}
 		}
 		if l.tat.CompareAndSwap(tat, next) {
 			return true
