@@ -88,12 +88,12 @@ func NewParams(events int64, period time.Duration, burst int64) (Params, error) 
 }
 
 // Burst returns the most events the Params admit at once.
-func (ps *Params) Burst() int64 { return int64(ps.burst) }
+func (ps Params) Burst() int64 { return int64(ps.burst) }
 
-// decide is the step for a cost of c steps whose slack*p is slP. uh:ul is
-// u*e, now in step units times p. It returns the next TAT and whether the
-// request is admitted; it never divides unless the TAT is behind now.
-func (ps *Params) decide(tat, uh, ul, c, slh, sll uint64) (next uint64, ok bool) {
+// decide is the step for a cost of c steps whose slack*p is slh:sll. uh:ul
+// is u*e, now in steps times p. It returns the next TAT and whether the
+// request is admitted; only an idle restart divides.
+func (ps *Params) decide(tat, uh, ul, c, slh, sll uint64) (uint64, bool) {
 	kh, kl := bits.Mul64(tat, ps.p)
 	// Admit iff TAT - slack <= now, in units of 1/e ns: tat*p <= u*e + slack*p.
 	lo, carry := bits.Add64(ul, sll, 0)
@@ -101,22 +101,30 @@ func (ps *Params) decide(tat, uh, ul, c, slh, sll uint64) (next uint64, ok bool)
 	if kh > hi || (kh == hi && kl > lo) {
 		return tat, false
 	}
-	base := tat
 	if kh < uh || (kh == uh && kl < ul) {
-		// The TAT is behind now: restart at the first step at or after now.
-		// u*e/p < 2^64 because e <= p, so uh < p.
-		q, r := bits.Div64(uh, ul, ps.p)
-		base = q
-		if r != 0 {
-			base++
-			if base == 0 {
-				return tat, false
-			}
-		}
+		return ps.restart(tat, uh, ul, c)
 	}
-	next, carry = bits.Add64(base, c, 0)
-	if carry != 0 {
-		return tat, false // past the end of int64 time: never admit
+	if next, carry := bits.Add64(tat, c, 0); carry == 0 {
+		return next, true
+	}
+	return tat, false // past the end of int64 time: never admit
+}
+
+// restart admits c steps when the TAT is behind now (u*e = uh:ul): the TAT
+// restarts at the first step at or after now. u*e/p < 2^64 because e <= p,
+// so uh < p. It refuses what would pass the end of int64 time. It is kept
+// out of line so that decide's common path stays small.
+//
+//go:noinline
+func (ps *Params) restart(tat, uh, ul, c uint64) (uint64, bool) {
+	q, r := bits.Div64(uh, ul, ps.p)
+	carry := uint64(0)
+	if r != 0 {
+		q, carry = bits.Add64(q, 1, 0)
+	}
+	next, carry2 := bits.Add64(q, c, 0)
+	if carry|carry2 != 0 {
+		return tat, false
 	}
 	return next, true
 }
@@ -128,7 +136,7 @@ func (ps *Params) decide(tat, uh, ul, c, slh, sll uint64) (next uint64, ok bool)
 //
 // n < 0 returns limit.ErrNegativeCost and n > burst limit.ErrCostExceedsBurst,
 // each with a Result that is not OK. n == 0 is admitted and changes nothing.
-func (ps *Params) Step(tat uint64, now, n int64) (next uint64, r limit.Result, err error) {
+func (ps Params) Step(tat uint64, now, n int64) (next uint64, r limit.Result, err error) {
 	switch {
 	case n < 0:
 		return tat, limit.Result{RetryAfter: limit.Never}, limit.ErrNegativeCost
@@ -148,7 +156,7 @@ func (ps *Params) Step(tat uint64, now, n int64) (next uint64, r limit.Result, e
 
 // result fills Remaining (whole events left after the decision) and
 // RetryAfter (ns until the same request would be admitted).
-func (ps *Params) result(tat uint64, ok bool, uh, ul, slh, sll uint64) limit.Result {
+func (ps Params) result(tat uint64, ok bool, uh, ul, slh, sll uint64) limit.Result {
 	r := limit.Result{OK: ok}
 	q, _ := bits.Div64(uh, ul, ps.p) // floor(now) in steps
 	if tat > q {
@@ -178,11 +186,11 @@ func (ps *Params) result(tat uint64, ok bool, uh, ul, slh, sll uint64) limit.Res
 		return r
 	}
 	w, rem := bits.Div64(dh, dl, ps.e)
-	if rem != 0 {
-		w++
-	}
-	if w >= uint64(limit.Never) {
+	switch {
+	case w >= uint64(limit.Never):
 		w = uint64(limit.Never)
+	case rem != 0:
+		w++
 	}
 	r.RetryAfter = int64(w)
 	return r
@@ -224,11 +232,22 @@ func (l *Limiter) Allow() bool { return l.AllowAt(nanotime.Now()) }
 func (l *Limiter) AllowAt(now int64) bool {
 	ps := &l.ps
 	uh, ul := bits.Mul64(uint64(now)^signBit, ps.e)
+	// hi:lo = u*e + slack*p, the most tat*p may be for one more event.
+	lo, carry := bits.Add64(ul, ps.slP1[1], 0)
+	hi := uh + ps.slP1[0] + carry
 	for {
 		tat := l.tat.Load()
-		next, ok := ps.decide(tat, uh, ul, ps.j, ps.slP1[0], ps.slP1[1])
-		if !ok {
-			return false
+		kh, kl := bits.Mul64(tat, ps.p)
+		if kh > hi || (kh == hi && kl > lo) {
+			return false // a denial writes nothing
+		}
+		next := tat + ps.j
+		if kh < uh || (kh == uh && kl < ul) || next < tat {
+			// An idle restart or the end of time: decide's slow path.
+			var ok bool
+			if next, ok = ps.decide(tat, uh, ul, ps.j, ps.slP1[0], ps.slP1[1]); !ok {
+				return false
+			}
 		}
 		if l.tat.CompareAndSwap(tat, next) {
 			return true
