@@ -15,8 +15,8 @@ import (
 //
 // The mark only rises. A now far ahead of the clock the others read raises
 // it too, and words written before it may then refill (or forget) nothing
-// until the clock catches up, for at most one wrap: feed all limiters
-// sharing a HighWater from one clock.
+// until the clock comes within one wrap of that now; they never admit more.
+// Feed all limiters sharing a HighWater from one clock.
 type HighWater struct {
 	t atomic.Int64
 }
