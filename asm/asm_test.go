@@ -6,6 +6,8 @@ import (
 	"math/rand/v2"
 	"testing"
 	"unsafe"
+
+	"github.com/cellrate/cellrate/internal/pairtest"
 )
 
 type routineSet struct {
@@ -26,16 +28,6 @@ func aligned16() *[2]uint64 {
 	return (*[2]uint64)(buf[1:3])
 }
 
-var edges = []uint64{0, 1, 2, 1<<32 - 1, 1 << 32, 1<<63 - 1, 1 << 63, 1<<64 - 2, 1<<64 - 1}
-
-// value draws from the edge values half the time, so that compares hit.
-func value(r *rand.Rand) uint64 {
-	if r.IntN(2) == 0 {
-		return edges[r.IntN(len(edges))]
-	}
-	return r.Uint64()
-}
-
 // TestRoutinesMatchReference runs random operations on edge and random
 // values through each routine set and through the reference functions, and
 // requires the same results and the same memory after each step.
@@ -48,12 +40,12 @@ func TestRoutinesMatchReference(t *testing.T) {
 			r := rand.New(rand.NewPCG(1, 2))
 			p, ref := aligned16(), new([2]uint64)
 			for i := 0; i < 100000; i++ {
-				a, b := value(r), value(r)
+				a, b := pairtest.Value(r), pairtest.Value(r)
 				switch op := r.IntN(5); op {
 				case 0, 1: // a CAS that can succeed half the time
 					o1, o2 := ref[0], ref[1]
 					if op == 1 {
-						o1, o2 = value(r), value(r)
+						o1, o2 = pairtest.Value(r), pairtest.Value(r)
 					}
 					if got, want := rs.cas(p, o1, o2, a, b), RefCas(ref, o1, o2, a, b); got != want {
 						t.Fatalf("step %d: cas(%#x, %#x, %#x, %#x) = %v, reference %v", i, o1, o2, a, b, got, want)

@@ -4,6 +4,7 @@ import (
 	"slices"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/cellrate/cellrate/internal/path128"
 )
@@ -221,4 +222,37 @@ func BenchmarkParallelSwap(b *testing.B) {
 			atomic.AddUint64(&sinkA, s)
 		})
 	})
+}
+
+// paired measures two loops in alternating chunks of chunkOps operations,
+// so both see the same machine load, and reports each one's ns/op and their
+// ratio ("x" = a's time over base's). On a shared, noisy machine the ratio
+// is far steadier than ns/op figures from separate benchmarks. Each loop
+// function runs n operations with direct calls; only the per-chunk call is
+// indirect.
+func paired(b *testing.B, a, base func(n int)) {
+	const chunkOps = 512
+	var ta, tbase time.Duration
+	b.ResetTimer()
+	for i := 0; i < b.N; i += chunkOps {
+		t0 := time.Now()
+		if i/chunkOps%2 == 0 {
+			a(chunkOps)
+			t1 := time.Now()
+			base(chunkOps)
+			ta += t1.Sub(t0)
+			tbase += time.Since(t1)
+		} else {
+			base(chunkOps)
+			t1 := time.Now()
+			a(chunkOps)
+			tbase += t1.Sub(t0)
+			ta += time.Since(t1)
+		}
+	}
+	ops := float64((b.N + chunkOps - 1) / chunkOps * chunkOps)
+	b.ReportMetric(float64(ta.Nanoseconds())/ops, "ns/a-op")
+	b.ReportMetric(float64(tbase.Nanoseconds())/ops, "ns/base-op")
+	b.ReportMetric(float64(ta)/float64(tbase), "x")
+	b.ReportMetric(0, "ns/op")
 }
