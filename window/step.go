@@ -68,7 +68,7 @@ func (p Params) Window() time.Duration { return time.Duration(p.r.W) }
 // admitted, with s unchanged and Remaining as of now.
 //
 // Step is pure: it reads no clock and may run on any copy of a State.
-func (p Params) Step(s State, now, n int64) (State, limit.Result, error) {
+func (p *Params) Step(s State, now, n int64) (State, limit.Result, error) {
 	if err := p.check(n); err != nil {
 		return s, limit.Result{RetryAfter: limit.Never}, err
 	}
