@@ -127,7 +127,8 @@ func (p BucketParams) Burst() int64 { return int64(p.burst) }
 // package doc; a word never written may take any ref). It returns the word
 // to store if admitted (w itself, which need not be written, otherwise) and
 // the Result, or limit.ErrNegativeCost or limit.ErrCostExceedsBurst with w
-// and a Result whose RetryAfter is limit.Never.
+// and a Result whose RetryAfter is limit.Never. n = 0 is always admitted,
+// with w unchanged and Remaining as of now.
 func (p *BucketParams) Step(w BucketWord, now, ref, n int64) (BucketWord, limit.Result, error) {
 	if n < 0 {
 		return w, limit.Result{RetryAfter: limit.Never}, limit.ErrNegativeCost
@@ -175,7 +176,12 @@ func (p *BucketParams) word(t int64, d uint64) BucketWord {
 }
 
 // tokens returns the whole tokens in a bucket with deficit d.
+// A word from elsewhere may hold a deficit above the capacity: it is an
+// empty bucket, which the decisions keep in debt.
 func (p *BucketParams) tokens(d uint64) int64 {
+	if d >= p.cap {
+		return 0
+	}
 	hi, lo := bits.Mul64(p.cap-d, p.div)
 	q, _ := bits.Div64(hi, lo, p.per) // below burst+1
 	return int64(q)
@@ -188,6 +194,9 @@ func (p BucketParams) TokensAt(w BucketWord, now, ref int64) float64 {
 		return 0
 	}
 	_, d := p.refill(w, p.clk.units(now), p.clk.units(ref))
+	if d >= p.cap {
+		return 0
+	}
 	return float64(p.cap-d) * float64(p.div) / float64(p.per)
 }
 

@@ -405,3 +405,38 @@ func TestBucketZero(t *testing.T) {
 		t.Fatalf("NewBucket(0, ...) error %v", err)
 	}
 }
+
+// FuzzBucketStep feeds Step any word, time and cost: it must not panic,
+// must leave the word alone when it denies, and must never store a deficit
+// above the capacity.
+func FuzzBucketStep(f *testing.F) {
+	f.Add(int64(10), int64(3), uint64(math.MaxUint64), int64(5), int64(7), int64(1))
+	f.Add(int64(3906250), int64(MaxBurst), uint64(1)<<40|1, int64(-1), int64(0), int64(MaxBurst))
+	f.Fuzz(func(t *testing.T, events, burst int64, w uint64, now, ref, n int64) {
+		p, err := NewBucketParams(events, time.Second, burst, 0)
+		if err != nil {
+			return
+		}
+		next, r, err := p.Step(BucketWord(w), now, ref, n)
+		if err != limittest.WantErr(n, burst) {
+			t.Fatalf("n %d: error %v", n, err)
+		}
+		switch {
+		case err != nil:
+			if next != BucketWord(w) || r.OK || r.RetryAfter != limit.Never {
+				t.Fatalf("error %v with %+v", err, r)
+			}
+		case !r.OK:
+			if next != BucketWord(w) || r.RetryAfter <= 0 || r.Remaining < 0 || r.Remaining >= n {
+				t.Fatalf("denial %+v changed the word or has no wait", r)
+			}
+		case n > 0 && UnpackBucket(next).Deficit > p.cap:
+			t.Fatalf("stored deficit %d above capacity %d", UnpackBucket(next).Deficit, p.cap)
+		case r.Remaining < 0 || r.Remaining > burst-n || r.RetryAfter != 0:
+			t.Fatalf("admission %+v", r)
+		}
+		if tok := p.TokensAt(BucketWord(w), now, ref); tok < 0 || tok > float64(burst)+1 {
+			t.Fatalf("TokensAt %v", tok)
+		}
+	})
+}

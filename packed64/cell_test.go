@@ -8,6 +8,7 @@ import (
 	"unsafe"
 
 	"github.com/cellrate/cellrate/internal/limittest"
+	"github.com/cellrate/cellrate/internal/slide"
 )
 
 func TestZeroAllocs(t *testing.T) {
@@ -136,4 +137,48 @@ func TestTables(t *testing.T) {
 		t.Fatalf("a slot is %d bytes", s)
 	}
 	t.Logf("Buckets %d + 8 per bucket, Windows %d + 8 per counter", unsafe.Sizeof(Buckets{}), unsafe.Sizeof(Windows{}))
+}
+
+// TestWrapDips measures the package doc's cost of wrapping: a word drained
+// at its last use and then left idle for a random time of one to a thousand
+// wraps is read, with a reference anywhere in [now, now+Slack], as not yet
+// refilled (or, for a window, not yet empty) in fewer than
+// (Slack + refill) / Wrap of the cases.
+func TestWrapDips(t *testing.T) {
+	rng := rand.New(rand.NewPCG(25, 26))
+	const reads = 200000
+	bp, _ := NewBucketParams(1000, time.Second, 100, 0)
+	wp, _ := NewWindowParams(100, time.Second, 0)
+	for _, c := range []struct {
+		name   string
+		wrap   int64
+		slack  int64
+		bound  float64
+		dipped func(written, now, ref int64) bool
+	}{
+		{"bucket", int64(bp.Wrap()), bp.Slack(), float64(bp.Slack()+int64(time.Second/10)) / float64(bp.Wrap()),
+			func(written, now, ref int64) bool {
+				w := bp.word(bp.clk.units(written), bp.cap) // drained
+				return bp.TokensAt(w, now, ref) < float64(bp.burst)
+			}},
+		{"window", int64(wp.Wrap()), wp.Slack(), float64(wp.Slack()+2*int64(wp.Window())) / float64(wp.Wrap()),
+			func(written, now, ref int64) bool {
+				w := wp.word(slide.State{Start: wp.clk.units(written), Cur: wp.r.L}) // full
+				return wp.EstimateAt(w, now, ref) > 0
+			}},
+	} {
+		dips := 0
+		for range reads {
+			written := rng.Int64N(1 << 50)
+			now := written + c.wrap*(1+rng.Int64N(1000)) + rng.Int64N(c.wrap)
+			if c.dipped(written, now, now+rng.Int64N(c.slack+1)) {
+				dips++
+			}
+		}
+		rate := float64(dips) / reads
+		t.Logf("%s: wrap %v, %d of %d reads dipped (%.2g; bound %.2g)", c.name, time.Duration(c.wrap), dips, reads, rate, c.bound)
+		if rate > c.bound*1.5+3.0/reads {
+			t.Errorf("%s: dip rate %.3g above the bound %.3g", c.name, rate, c.bound)
+		}
+	}
 }

@@ -49,7 +49,7 @@
 // it would have forgotten. The first admission after that rewrites the time.
 // The chance that a word idle for a random long time is read inside such a
 // span is below (Slack + a full refill or two windows) / Wrap, at most
-// 2^-12 + 2^-14.
+// 2^-12 + 2^-14 (TestWrapDips measures 1.5e-4 for a bucket and a window).
 //
 // # Precision
 //
@@ -59,7 +59,11 @@
 // at least 8 fractional bits; costs are rounded up to whole units and the
 // capacity to the cost of a full burst. Over any interval [a, b] a bucket
 // admits at most burst + (b - a + 2u)/T tokens (T = period/events, u the
-// unit), the exact token-bucket bound within two units.
+// unit), the exact token-bucket bound within two units. Measured
+// (TestBucketBound, 60 random buckets, 600 requests each): on schedules
+// without wrap-length idle gaps a bucket admitted at least as many tokens as
+// an exact rational bucket did from the same requests; with idle gaps aimed
+// at whole wraps, where the dips above fall, at least 0.946 of them.
 //
 // A window measures its length in units too, rounding it up to a whole
 // number of units (at most 1 part in 4096 longer), and counts with 18 bits.

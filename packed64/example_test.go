@@ -84,3 +84,54 @@ func ExampleBuckets() {
 	// true false true
 	// true
 }
+
+func ExamplePackBucket() {
+	w := packed64.PackBucket(packed64.BucketState{Time: 5, Deficit: 3})
+	fmt.Printf("%#x %+v\n", uint64(w), packed64.UnpackBucket(w))
+	// Output:
+	// 0x5000003 {Time:5 Deficit:3}
+}
+
+func ExamplePackWindow() {
+	w := packed64.PackWindow(packed64.WindowState{Start: 1, Prev: 2, Cur: 3})
+	fmt.Printf("%#x %+v\n", uint64(w), packed64.UnpackWindow(w))
+	// Output:
+	// 0x1000080003 {Start:1 Prev:2 Cur:3}
+}
+
+func ExampleHighWater() {
+	// Words in a store of your own, written by several goroutines whose
+	// clocks may be read at slightly different moments: keep one HighWater
+	// beside the store, load the word before the mark, raise the mark
+	// before writing.
+	p, _ := packed64.NewWindowParams(2, time.Second, 0)
+	var (
+		hw   packed64.HighWater
+		word packed64.WindowWord // stands for an entry in a map or a file
+	)
+	for _, now := range []int64{5e9, 5e9 + 1, 5e9 - 1e6, 5e9 + 2} { // the third now is stale
+		w := word
+		next, r, _ := p.Step(w, now, hw.Ref(p.Slack()), 1)
+		if r.OK {
+			hw.Raise(now, p.Slack())
+			word = next
+		}
+		fmt.Println(r.OK)
+	}
+	// Output:
+	// true
+	// true
+	// false
+	// false
+}
+
+func ExampleWindows() {
+	// One counter per client, 8 bytes each: at most 2 requests per minute.
+	clients, _ := packed64.NewWindows(100_000, 2, time.Minute)
+	now := int64(time.Hour)
+	fmt.Println(clients.AllowAt(7, now), clients.AllowAt(7, now), clients.AllowAt(7, now), clients.AllowAt(8, now))
+	fmt.Printf("%.1f\n", clients.EstimateAt(7, now+int64(90*time.Second)))
+	// Output:
+	// true true false true
+	// 1.0
+}

@@ -12,6 +12,11 @@ import (
 // limiters: the cells raise it before they write a word, and read it after
 // they load one. The zero value holds 0, right for clocks that start at or
 // after 0 such as nanotime.
+//
+// The mark only rises. A now far ahead of the clock the others read raises
+// it too, and words written before it may then refill (or forget) nothing
+// until the clock comes within one wrap of that now; they never admit more.
+// Feed all limiters sharing a HighWater from one clock.
 type HighWater struct {
 	t atomic.Int64
 }

@@ -103,7 +103,8 @@ func (p WindowParams) Limit() int64 { return int64(p.r.L) }
 // package doc; a word never written may take any ref). It returns the word
 // to store if admitted (w itself, which need not be written, otherwise) and
 // the Result, or limit.ErrNegativeCost or limit.ErrCostExceedsBurst with w
-// and a Result whose RetryAfter is limit.Never.
+// and a Result whose RetryAfter is limit.Never. n = 0 is always admitted,
+// with w unchanged and Remaining as of now.
 func (p *WindowParams) Step(w WindowWord, now, ref, n int64) (WindowWord, limit.Result, error) {
 	if n < 0 {
 		return w, limit.Result{RetryAfter: limit.Never}, limit.ErrNegativeCost
@@ -115,13 +116,13 @@ func (p *WindowParams) Step(w WindowWord, now, ref, n int64) (WindowWord, limit.
 		return w, limit.Result{OK: true}, nil // the zero WindowParams, n == 0
 	}
 	s, e := p.advance(w, p.clk.units(now), p.clk.units(ref))
+	if n == 0 {
+		return w, limit.Result{OK: true, Remaining: p.r.Remaining(s, e)}, nil
+	}
 	un := uint64(n)
 	if !p.r.Fits(s, e, un) {
 		at := s.Start + int64(p.r.Wait(s, un))
 		return w, limit.Result{Remaining: p.r.Remaining(s, e), RetryAfter: p.clk.after(at, now)}, nil
-	}
-	if n == 0 {
-		return w, limit.Result{OK: true, Remaining: p.r.Remaining(s, e)}, nil
 	}
 	s.Cur += un
 	return p.word(s), limit.Result{OK: true, Remaining: p.r.Remaining(s, e)}, nil

@@ -116,6 +116,9 @@ func (r *windowRef) step(now, n int64) limit.Result {
 		return limit.Result{RetryAfter: limit.Never}
 	}
 	start, prev, cur, e := r.view(now)
+	if n == 0 {
+		return limit.Result{OK: true, Remaining: r.remaining(prev, cur, e)}
+	}
 	if !r.fits(now, n) {
 		// The first unit boundary at which n fits, by bisection over the
 		// model's own decision, which only improves as time passes.
@@ -282,4 +285,39 @@ func TestWindowZero(t *testing.T) {
 	if r, err := c.AllowNAt(1, 1); r.OK || !errors.Is(err, limit.ErrCostExceedsBurst) {
 		t.Fatalf("AllowNAt(1, 1) = %+v, %v", r, err)
 	}
+}
+
+// FuzzWindowStep feeds Step any word, time and cost: it must not panic,
+// must leave the word alone when it denies, and must never store a count
+// above the limit.
+func FuzzWindowStep(f *testing.F) {
+	f.Add(int64(10), int64(1e9), uint64(math.MaxUint64), int64(5), int64(7), int64(1))
+	f.Add(int64(MaxWindowLimit), int64(MaxWindow), uint64(1)<<36|1, int64(-1), int64(0), int64(2))
+	f.Fuzz(func(t *testing.T, l, win int64, w uint64, now, ref, n int64) {
+		p, err := NewWindowParams(l, time.Duration(win), 0)
+		if err != nil {
+			return
+		}
+		next, r, err := p.Step(WindowWord(w), now, ref, n)
+		if err != limittest.WantErr(n, l) {
+			t.Fatalf("n %d: error %v", n, err)
+		}
+		switch s := UnpackWindow(next); {
+		case err != nil:
+			if next != WindowWord(w) || r.OK || r.RetryAfter != limit.Never {
+				t.Fatalf("error %v with %+v", err, r)
+			}
+		case !r.OK:
+			if next != WindowWord(w) || r.RetryAfter <= 0 || r.Remaining < 0 || r.Remaining >= n {
+				t.Fatalf("denial %+v changed the word or has no wait", r)
+			}
+		case n > 0 && (s.Cur > uint64(l) || s.Prev > max(uint64(l), UnpackWindow(WindowWord(w)).Prev, UnpackWindow(WindowWord(w)).Cur)):
+			t.Fatalf("stored %+v above limit %d", s, l)
+		case r.Remaining < 0 || r.Remaining > l-n || r.RetryAfter != 0:
+			t.Fatalf("admission %+v", r)
+		}
+		if est := p.EstimateAt(WindowWord(w), now, ref); est < 0 || math.IsNaN(est) {
+			t.Fatalf("EstimateAt %v", est)
+		}
+	})
 }

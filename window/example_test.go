@@ -48,3 +48,12 @@ func ExampleParams_Step() {
 	// false retry in 1m29.999999998s
 	// true
 }
+
+func ExampleUnpack() {
+	// A State can be stored anywhere as its two words and read back.
+	s := window.State{Start: 1_000, Prev: 7, Cur: 2}
+	start, counts := window.Pack(s)
+	fmt.Printf("%d %#x %+v\n", start, counts, window.Unpack(start, counts))
+	// Output:
+	// 1000 0x700000002 {Start:1000 Prev:7 Cur:2}
+}

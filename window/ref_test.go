@@ -71,6 +71,9 @@ func (r *refCounter) step(now, n int64) limit.Result {
 		return limit.Result{RetryAfter: limit.Never}
 	}
 	start, prev, cur, e := r.view(now)
+	if n == 0 {
+		return limit.Result{OK: true, Remaining: r.remaining(prev, cur, e)}
+	}
 	if !r.fitsAt(now, n) {
 		lo, hi := now, now
 		for step := int64(1); !r.fitsAt(hi, n); step *= 2 {

@@ -64,10 +64,11 @@ func (p Params) Window() time.Duration { return time.Duration(p.r.W) }
 // It returns the state to store if the request was admitted (s itself,
 // which need not be written, otherwise) and the Result. For n < 0 or n
 // above the limit it returns s, a Result with RetryAfter limit.Never, and
-// limit.ErrNegativeCost or limit.ErrCostExceedsBurst.
+// limit.ErrNegativeCost or limit.ErrCostExceedsBurst. n = 0 is always
+// admitted, with s unchanged and Remaining as of now.
 //
 // Step is pure: it reads no clock and may run on any copy of a State.
-func (p Params) Step(s State, now, n int64) (State, limit.Result, error) {
+func (p *Params) Step(s State, now, n int64) (State, limit.Result, error) {
 	if err := p.check(n); err != nil {
 		return s, limit.Result{RetryAfter: limit.Never}, err
 	}
@@ -75,12 +76,12 @@ func (p Params) Step(s State, now, n int64) (State, limit.Result, error) {
 		return s, limit.Result{OK: true}, nil // the zero Params, n == 0
 	}
 	r, e := p.r.Advance(wide(s), now)
+	if n == 0 {
+		return s, limit.Result{OK: true, Remaining: p.r.Remaining(r, e)}, nil
+	}
 	un := uint64(n)
 	if !p.r.Fits(r, e, un) {
 		return s, limit.Result{Remaining: p.r.Remaining(r, e), RetryAfter: slide.After(r.Start, p.r.Wait(r, un), now)}, nil
-	}
-	if n == 0 {
-		return s, limit.Result{OK: true, Remaining: p.r.Remaining(r, e)}, nil
 	}
 	r.Cur += un
 	return narrow(r), limit.Result{OK: true, Remaining: p.r.Remaining(r, e)}, nil

@@ -16,7 +16,7 @@
 // integers, so no rounding ever admits a unit the formula does not allow.
 // Time going backwards (now before Start) is taken as Start, where the
 // estimate is largest, so it never creates capacity. The window rotates by one
-// when now passes Start+W; after a gap of two windows, or once both counts are
+// when now reaches Start+W; after a gap of two windows, or once both counts are
 // zero, the next window starts at the next admission. Counts never exceed
 // Limit, at most 2^32-1, so they cannot wrap. Windows may be from 1ns to
 // about 292 years; all arithmetic is exact over that range.

@@ -83,10 +83,14 @@ func (r *Rule) fitsExact(s State, e, n uint64) bool {
 // Remaining returns the whole units that fit now: L minus the estimate,
 // rounded down, and never negative.
 func (r *Rule) Remaining(s State, e uint64) int64 {
-	hi, lo := bits.Mul64(s.Prev, r.W-e)
-	w, rem := bits.Div64(hi, lo, r.W) // hi < W: the product is below 2^32*W
-	if rem != 0 {
-		w++ // the previous window's share, rounded up
+	w := s.Prev // the previous window's share, rounded up
+	if w != 0 && e != 0 {
+		hi, lo := bits.Mul64(s.Prev, r.W-e)
+		var rem uint64
+		w, rem = bits.Div64(hi, lo, r.W) // hi < W: the product is below 2^32*W
+		if rem != 0 {
+			w++
+		}
 	}
 	if used := w + s.Cur; used < r.L {
 		return int64(r.L - used)
