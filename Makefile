@@ -15,3 +15,13 @@ test: ## vet, the unit tests, and the unit tests again under -race (-short)
 
 lint: ## staticcheck, at a pinned version
 	$(GO) run $(STATICCHECK) ./...
+
+# Regenerate asm/asm_amd64.s with the avo program in gen/ (its own module).
+generate:
+	go -C gen run . -out ../asm/asm_amd64.s
+
+# Regenerate and fail if the committed assembly differs from what gen writes.
+generate-check: generate
+	git diff --exit-code -- asm/
+
+.PHONY: generate generate-check

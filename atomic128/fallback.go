@@ -1,67 +1,112 @@
 package atomic128
 
 import (
-	"sync"
+	"runtime"
+	"sync/atomic"
 	"unsafe"
 
+	"github.com/cellrate/cellrate/asm"
 	"golang.org/x/sys/cpu"
 )
 
-// lockStripes is the number of locks the fallback hashes pair addresses to;
-// a power of two so the hash is a mask.
-const lockStripes = 64
+// The fallback serves every target without 128-bit instructions (and amd64
+// CPUs without CX16, and the purego tag). Pair addresses hash to a table of
+// seqlocks, each on its own cache line: a writer makes its stripe's sequence
+// odd, writes, and makes it even again; a reader retries until it sees the
+// same even sequence before and after reading, so Load writes nothing and
+// readers do not contend with each other. The data words are read and
+// written with 64-bit sync/atomic operations (a seqlock reader races with
+// writers by design; the memory model allows that only for atomics), which
+// is why Uint64Pair is 8-byte aligned on 32-bit targets too.
 
-// stripe is one lock on its own cache line, so that pairs hashed to
-// different stripes never share a line.
-type stripe struct {
-	mu sync.Mutex
-	_  cpu.CacheLinePad
+// seqStripes is the number of seqlocks; a power of two so the hash is a mask.
+const seqStripes = 64
+
+// spinsBeforeYield bounds busy-waiting on a stripe whose writer may have been
+// descheduled.
+const spinsBeforeYield = 64
+
+type seqStripe struct {
+	seq atomic.Uint64
+	_   cpu.CacheLinePad
 }
 
-var stripes [lockStripes]stripe
+var seqlocks [seqStripes]seqStripe
 
-func lockFor(p *[2]uint64) *sync.Mutex {
-	a := uintptr(unsafe.Pointer(p)) >> 4
-	return &stripes[(a^a>>6)&(lockStripes-1)].mu
+func seqFor(p *[2]uint64) *atomic.Uint64 {
+	a := uintptr(unsafe.Pointer(p)) >> 3
+	return &seqlocks[(a^a>>6^a>>12)&(seqStripes-1)].seq
 }
 
-func load(p *[2]uint64) (v1, v2 uint64) {
-	mu := lockFor(p)
-	mu.Lock()
-	v1, v2 = p[0], p[1]
-	mu.Unlock()
-	return
-}
-
-func store(p *[2]uint64, v1, v2 uint64) {
-	mu := lockFor(p)
-	mu.Lock()
-	p[0], p[1] = v1, v2
-	mu.Unlock()
-}
-
-func swap(p *[2]uint64, new1, new2 uint64) (old1, old2 uint64) {
-	mu := lockFor(p)
-	mu.Lock()
-	old1, old2 = p[0], p[1]
-	p[0], p[1] = new1, new2
-	mu.Unlock()
-	return
-}
-
-func cas(p *[2]uint64, old1, old2, new1, new2 uint64) bool {
-	mu := lockFor(p)
-	mu.Lock()
-	ok := p[0] == old1 && p[1] == old2
-	if ok {
-		p[0], p[1] = new1, new2
+func wait(spins int) {
+	if spins >= spinsBeforeYield {
+		runtime.Gosched()
 	}
-	mu.Unlock()
-	return ok
 }
 
-// Path names the implementation that runs the operations.
-func Path() string { return "fallback" }
+// lockWrite makes the stripe's sequence odd and returns the odd value.
+func lockWrite(seq *atomic.Uint64) uint64 {
+	for spins := 0; ; spins++ {
+		s := seq.Load()
+		if s&1 == 0 && seq.CompareAndSwap(s, s+1) {
+			return s + 1
+		}
+		wait(spins)
+	}
+}
 
-// LockFree reports whether the operations are lock-free on this CPU.
-func LockFree() bool { return false }
+func fallbackLoad(p *[2]uint64) (v1, v2 uint64) {
+	seq := seqFor(p)
+	for spins := 0; ; spins++ {
+		s := seq.Load()
+		if s&1 == 0 {
+			v1 = atomic.LoadUint64(&p[0])
+			v2 = atomic.LoadUint64(&p[1])
+			if seq.Load() == s {
+				return v1, v2
+			}
+		}
+		wait(spins)
+	}
+}
+
+// beginWrite locks p's stripe for writing and returns a copy of the pair
+// for a reference operation to run on.
+func beginWrite(p *[2]uint64) (seq *atomic.Uint64, odd uint64, tmp [2]uint64) {
+	seq = seqFor(p)
+	odd = lockWrite(seq)
+	return seq, odd, [2]uint64{atomic.LoadUint64(&p[0]), atomic.LoadUint64(&p[1])}
+}
+
+// endWrite stores tmp into p and unlocks the stripe. The words are written
+// atomically because readers load them concurrently.
+func endWrite(p *[2]uint64, seq *atomic.Uint64, odd uint64, tmp *[2]uint64) {
+	atomic.StoreUint64(&p[0], tmp[0])
+	atomic.StoreUint64(&p[1], tmp[1])
+	seq.Store(odd + 1)
+}
+
+func fallbackStore(p *[2]uint64, v1, v2 uint64) {
+	seq, odd, tmp := beginWrite(p)
+	asm.RefStore(&tmp, v1, v2)
+	endWrite(p, seq, odd, &tmp)
+}
+
+func fallbackSwap(p *[2]uint64, new1, new2 uint64) (old1, old2 uint64) {
+	seq, odd, tmp := beginWrite(p)
+	old1, old2 = asm.RefSwap(&tmp, new1, new2)
+	endWrite(p, seq, odd, &tmp)
+	return old1, old2
+}
+
+func fallbackCas(p *[2]uint64, old1, old2, new1, new2 uint64) bool {
+	seq, odd, tmp := beginWrite(p)
+	if !asm.RefCas(&tmp, old1, old2, new1, new2) {
+		// Nothing written: restoring the even sequence lets readers that
+		// overlapped the lock keep what they read.
+		seq.Store(odd - 1)
+		return false
+	}
+	endWrite(p, seq, odd, &tmp)
+	return true
+}

@@ -1,0 +1,21 @@
+//go:build gc && !purego && arm64
+
+package asm
+
+import "golang.org/x/sys/cpu"
+
+// routineSets are the combinations atomic128's paths use, with whether this
+// CPU can run them.
+var routineSets = []routineSet{
+	{"casp", cpu.ARM64.HasATOMICS, CasCASP, LoadCASP, StoreCASP, SwapCASP},
+	{"llsc", true, CasLLSC, LoadLLSC, StoreLLSC, SwapLLSC},
+}
+
+var bareLoads = []struct {
+	name string
+	ok   bool
+	fn   func(*[2]uint64)
+}{
+	{"BareCASPAL", cpu.ARM64.HasATOMICS, BareCASPAL},
+	{"BareLDAXPSTLXP", true, BareLDAXPSTLXP},
+}

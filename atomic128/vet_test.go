@@ -1,0 +1,28 @@
+package atomic128
+
+import (
+	"os/exec"
+	"strings"
+	"testing"
+)
+
+// TestVetReportsCopies runs go vet on testdata/copies, which copies a
+// Uint64Pair by value and by assignment, and requires both reports.
+func TestVetReportsCopies(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs go vet")
+	}
+	goCmd, err := exec.LookPath("go")
+	if err != nil {
+		t.Skip("no go command on PATH")
+	}
+	out, err := exec.Command(goCmd, "vet", "./testdata/copies").CombinedOutput()
+	if err == nil {
+		t.Fatalf("go vet found nothing in testdata/copies:\n%s", out)
+	}
+	for _, want := range []string{"byValue passes lock by value", "assignment copies lock value"} {
+		if !strings.Contains(string(out), want) {
+			t.Errorf("go vet output lacks %q:\n%s", want, out)
+		}
+	}
+}
