@@ -25,3 +25,12 @@ generate-check: generate
 	git diff --exit-code -- asm/
 
 .PHONY: generate generate-check
+
+# striped's benchmarks, each beside its baseline in the same run: Counter.Add
+# vs one sync/atomic.Int64, the sharded Limiter vs one bucket cell, at
+# GOMAXPROCS 1 and 2 (-cpu; nothing changes GOMAXPROCS for good). Compare
+# with `go run golang.org/x/perf/cmd/benchstat@latest /tmp/bench-striped.txt`.
+bench-striped:
+	$(GO) test -run '^$$' -bench . -benchmem -cpu 1,2 -count 6 -benchtime 300ms ./striped/ | tee /tmp/bench-striped.txt
+
+.PHONY: bench-striped
