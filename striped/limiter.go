@@ -235,19 +235,7 @@ func (l *Limiter) IdleAfter() time.Duration { return time.Duration(l.idle) }
 func (l *Limiter) Allow() bool { return l.AllowAt(l.clock()) }
 
 // AllowAt reports whether one token is available at now, and takes it if so.
-func (l *Limiter) AllowAt(now int64) bool {
-	c := l.local()
-	if w := c.w.Load(); w&1 == 0 {
-		v, _ := l.usable(w>>tokShift, c.end(), now)
-		if v != 0 && c.w.CompareAndSwap(w, (v-1)<<tokShift|w&genMask) {
-			return true
-		}
-		if v == 0 && l.dry(c, now, 1) && now < c.scanAt() {
-			return false
-		}
-	}
-	return l.refill(c, now, 1).OK
-}
+func (l *Limiter) AllowAt(now int64) bool { return l.allowN(l.local(), now, 1).OK }
 
 // AllowN is AllowNAt with the Limiter's clock.
 func (l *Limiter) AllowN(n int64) (limit.Result, error) { return l.AllowNAt(l.clock(), n) }
