@@ -1,11 +1,11 @@
 package striped
 
 import (
+	"cmp"
 	"errors"
 	"math"
 	"math/big"
 	"math/rand/v2"
-	"runtime"
 	"slices"
 	"strings"
 	"sync"
@@ -29,15 +29,7 @@ func checkBound(l *Limiter, adm []admission) error {
 		return nil
 	}
 	adm = slices.Clone(adm)
-	slices.SortFunc(adm, func(a, b admission) int {
-		switch {
-		case a.now < b.now:
-			return -1
-		case a.now > b.now:
-			return 1
-		}
-		return 0
-	})
+	slices.SortFunc(adm, func(a, b admission) int { return cmp.Compare(a.now, b.now) })
 	e := new(big.Int).SetUint64(l.e)
 	p := new(big.Int).SetUint64(l.p)
 	capU := new(big.Int).SetUint64(l.cap)
@@ -409,18 +401,7 @@ func TestConcurrentNeverOverAdmits(t *testing.T) {
 	var wg sync.WaitGroup
 	stop := make(chan struct{})
 	var changer sync.WaitGroup
-	changer.Go(func() {
-		procs := []int{1, 3, 2, 5, 4}
-		for i := 0; ; i++ {
-			select {
-			case <-stop:
-				return
-			default:
-			}
-			runtime.GOMAXPROCS(procs[i%len(procs)])
-			time.Sleep(time.Millisecond)
-		}
-	})
+	changer.Go(func() { cycleGOMAXPROCS(stop, 1, 3, 2, 5, 4) })
 	for g := range logs {
 		wg.Go(func() {
 			r := rand.New(rand.NewPCG(uint64(g), 1))
@@ -468,6 +449,19 @@ func TestLimiterAllocs(t *testing.T) {
 	}
 }
 
+// benchAllow runs allow on every P, failing on a denial.
+func benchAllow(b *testing.B, allow func() bool) {
+	b.ReportAllocs()
+	b.RunParallel(func(pb *testing.PB) {
+		for pb.Next() {
+			if !allow() {
+				b.Error("denied")
+				return
+			}
+		}
+	})
+}
+
 // BenchmarkLimiterAllow admits with the real clock on every P: the
 // sharded limiter's scaling from -cpu 1 to -cpu 2.
 func BenchmarkLimiterAllow(b *testing.B) {
@@ -475,15 +469,7 @@ func BenchmarkLimiterAllow(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	b.ReportAllocs()
-	b.RunParallel(func(pb *testing.PB) {
-		for pb.Next() {
-			if !l.Allow() {
-				b.Error("denied")
-				return
-			}
-		}
-	})
+	benchAllow(b, l.Allow)
 }
 
 // BenchmarkBucketAllow is the baseline: the same rate and burst on one
@@ -493,15 +479,7 @@ func BenchmarkBucketAllow(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	b.ReportAllocs()
-	b.RunParallel(func(pb *testing.PB) {
-		for pb.Next() {
-			if !l.Allow() {
-				b.Error("denied")
-				return
-			}
-		}
-	})
+	benchAllow(b, l.Allow)
 }
 
 // BenchmarkLimiterDeny measures denials, which read the caller's cache only.
