@@ -15,10 +15,10 @@
 // Admissions from a P's cache write only that P's line, and denials write
 // nothing shared.
 //
-// Both find the current P's slot with runtime.procPin (through
-// go:linkname), and both keep working when GOMAXPROCS changes while they are
-// in use: their per-P tables only grow, and slots of Ps that GOMAXPROCS
-// removed keep their contents.
+// Both find the current P's slot with runtime.procPin, reached by a
+// linkname, and both keep working when GOMAXPROCS changes while they are in
+// use: their per-P tables only grow, and slots of Ps that GOMAXPROCS removed
+// keep their contents.
 //
 // Time for Limiter is int64 nanoseconds on a fixed-origin clock (package
 // nanotime). Each method has an ...At twin taking now; the plain form reads
