@@ -22,6 +22,15 @@ test: ## vet, the unit tests, and the unit tests again under -race (-short)
 lint: ## staticcheck, at a pinned version
 	$(GO) run $(STATICCHECK) ./...
 
+# striped's benchmarks, each beside its baseline in the same run: Counter.Add
+# vs one sync/atomic.Int64, the sharded Limiter vs one bucket cell, at
+# GOMAXPROCS 1 and 2 (-cpu; nothing changes GOMAXPROCS for good). Compare
+# with `go run golang.org/x/perf/cmd/benchstat@latest /tmp/bench-striped.txt`.
+bench-striped:
+	$(GO) test -run '^$$' -bench . -benchmem -cpu 1,2 -count 6 -benchtime 300ms ./striped/ | tee /tmp/bench-striped.txt
+
+.PHONY: bench-striped
+
 # Cross-architecture proof (internal/cmd/cross): every package's tests on
 # arm64 (qemu-user with and without LSE, purego, -race in a qemu-system VM),
 # amd64 (qemu-user CPU models, purego, -race natively), 386 and s390x, with

@@ -159,17 +159,22 @@ func TestCounterGOMAXPROCSChanges(t *testing.T) {
 		dur = 80 * time.Millisecond
 	}
 	checkLoadBounds(t, 6, dur, func(stop <-chan struct{}) {
-		procs := []int{3, 1, 8, 2, 16, 5, 1, 12}
-		for i := 0; ; i++ {
-			select {
-			case <-stop:
-				return
-			default:
-			}
-			runtime.GOMAXPROCS(procs[i%len(procs)])
-			time.Sleep(time.Millisecond)
-		}
+		cycleGOMAXPROCS(stop, 3, 1, 8, 2, 16, 5, 1, 12)
 	})
+}
+
+// cycleGOMAXPROCS sets GOMAXPROCS to each of procs in turn, a millisecond
+// apart, until stop is closed. The test must restore it (setGOMAXPROCS).
+func cycleGOMAXPROCS(stop <-chan struct{}, procs ...int) {
+	for i := 0; ; i++ {
+		select {
+		case <-stop:
+			return
+		default:
+		}
+		runtime.GOMAXPROCS(procs[i%len(procs)])
+		time.Sleep(time.Millisecond)
+	}
 }
 
 func TestCounterGrowsWithGOMAXPROCS(t *testing.T) {
