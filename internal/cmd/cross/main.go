@@ -104,6 +104,21 @@ func run(o *options, only, sel, work string, install bool, jsonOut string) int {
 		return 2
 	}
 	o.root = filepath.Dir(strings.TrimSpace(string(root)))
+	if only != "" && only != "vet" && only != "rows" {
+		fmt.Fprintf(os.Stderr, "cross: -only %q: want vet or rows\n", only)
+		return 2
+	}
+	rs := selectRows(sel)
+	if only != "vet" {
+		if len(rs) == 0 {
+			fmt.Fprintf(os.Stderr, "cross: no row matches %q\n", sel)
+			return 2
+		}
+		if err := ensureDeps(rs, install); err != nil {
+			fmt.Fprintln(os.Stderr, "cross:", err)
+			return 2
+		}
+	}
 	failed := false
 	if only != "rows" {
 		fmt.Fprintln(os.Stderr, "cross: go vet on every target")
@@ -111,15 +126,6 @@ func run(o *options, only, sel, work string, install bool, jsonOut string) int {
 	}
 	if only == "vet" {
 		return exitCode(failed)
-	}
-	rs := selectRows(sel)
-	if len(rs) == 0 {
-		fmt.Fprintf(os.Stderr, "cross: no row matches %q\n", sel)
-		return 2
-	}
-	if err := ensureDeps(rs, install); err != nil {
-		fmt.Fprintln(os.Stderr, "cross:", err)
-		return 2
 	}
 	if o.work = work; work == "" {
 		if o.work, err = os.MkdirTemp("", "cellrate-cross-"); err != nil {

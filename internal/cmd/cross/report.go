@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -100,7 +101,7 @@ func printFailedLogs(w io.Writer, results []*rowResult, lines int) {
 				continue
 			}
 			b, err := os.ReadFile(p.Log)
-			if err != nil {
+			if err != nil || len(bytes.TrimSpace(b)) == 0 {
 				continue
 			}
 			l := strings.Split(strings.TrimRight(string(b), "\n"), "\n")
