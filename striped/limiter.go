@@ -390,6 +390,9 @@ func (c *cache) saw(t int64) {
 // (now-empty)*r tokens, as takes only lower it and nothing is given back.
 func (l *Limiter) dry(c *cache, now, j int64) bool {
 	empty := c.emptyAt()
+	if empty == math.MinInt64 {
+		return false // never looked, or a line below the int64 range
+	}
 	if now <= empty {
 		return true
 	}
@@ -485,7 +488,7 @@ func (l *Limiter) retryAfter(c *cache, now, n int64, v uint64, z end) int64 {
 	if when <= now {
 		return 1
 	}
-	return satAdd(when, -now)
+	return int64(min(uint64(when)-uint64(now), uint64(limit.Never)))
 }
 
 // ceilNs returns the whole ns the bucket takes to refill j tokens.

@@ -500,3 +500,48 @@ func BenchmarkLimiterDeny(b *testing.B) {
 		}
 	})
 }
+
+// TestExtremeTimes runs schedules at both ends of int64 time and across
+// jumps between them: no overflow may admit more than the bound.
+func TestExtremeTimes(t *testing.T) {
+	for seed := range 20 {
+		r := rand.New(rand.NewPCG(uint64(seed), 17))
+		l := randomLimiter(t, r)
+		if seed%2 == 0 {
+			l = mustNew(t, 1e9, time.Nanosecond, 1+r.Int64N(50), WithBatch(1)) // 1e18 a second
+		}
+		var adm []admission
+		// Time jumps forward from base to base, with a few stale nows.
+		for _, base := range []int64{math.MinInt64, math.MinInt64 / 2, -1 << 20, math.MaxInt64 / 2, math.MaxInt64 - 1<<20} {
+			off := int64(0)
+			for i := range 400 {
+				off += r.Int64N(1 << 10)
+				off = min(off, 1<<20)
+				now := base + off
+				if r.IntN(10) == 0 {
+					now = base + max(off-r.Int64N(1<<12), 0) // stale, without wrapping
+				}
+				n := 1 + r.Int64N(l.burst)
+				if res := l.allowN(cacheN(l, r.IntN(3)), now, n); res.OK {
+					adm = append(adm, admission{now, n})
+				} else if i == 0 {
+					t.Fatalf("seed %d: %d tokens denied at %d, the first request after a jump of 2^62ns: %+v", seed, n, now, res)
+				} else if res.RetryAfter < 1 {
+					t.Fatalf("seed %d: denial at %d with RetryAfter %d", seed, now, res.RetryAfter)
+				}
+			}
+		}
+		for range 50 {
+			now := math.MaxInt64 - r.Int64N(3)
+			if l.allowN(cacheN(l, r.IntN(3)), now, 1).OK {
+				adm = append(adm, admission{now, 1})
+			}
+		}
+		if len(adm) < 5 {
+			t.Fatalf("seed %d: only %d admissions: the schedule tests little", seed, len(adm))
+		}
+		if err := checkBound(l, adm); err != nil {
+			t.Fatalf("seed %d: %v", seed, err)
+		}
+	}
+}
