@@ -4,9 +4,11 @@ import (
 	"math/big"
 	"time"
 
+	"github.com/cellrate/cellrate/bucket"
 	"github.com/cellrate/cellrate/gcra"
 	"github.com/cellrate/cellrate/limit"
 	"github.com/cellrate/cellrate/packed64"
+	"github.com/cellrate/cellrate/striped"
 	"github.com/cellrate/cellrate/window"
 )
 
@@ -117,5 +119,50 @@ func init() {
 		packedWindowSubject("packed64-window-1-per-1ns", 1, 1),
 		packedWindowSubject("packed64-window-1000-per-1s", 1000, time.Second),
 		packedWindowSubject("packed64-window-max", packed64.MaxWindowLimit, packed64.MaxWindow),
+	)
+}
+
+// bucketSubject: the bucket promises Burst + Rate*T exactly over any
+// interval of the times it is given.
+func bucketSubject(name string, events int64, period time.Duration, burst int64) Subject {
+	p, err := bucket.NewParams(events, period, burst)
+	if err != nil {
+		panic(err)
+	}
+	return Subject{
+		Name: name,
+		New:  func() limit.Limiter { return bucket.NewFromParams(p) },
+		MaxN: burst, Burst: burst, Rate: RatePer(events, period), GivenTimes: true,
+		Init: bucket.State{},
+		Step: func(s any, now, n int64) (any, limit.Result, error) { return p.Step(s.(bucket.State), now, n) },
+	}
+}
+
+// stripedSubject: the sharded limiter promises what the bucket does, with
+// tokens cached per P in batches.
+func stripedSubject(name string, events int64, period time.Duration, burst, batch int64) Subject {
+	return Subject{
+		Name: name,
+		New: func() limit.Limiter {
+			l, err := striped.NewPer(events, period, burst, striped.WithBatch(batch))
+			if err != nil {
+				panic(err)
+			}
+			return l
+		},
+		MaxN: burst, Burst: burst, Rate: RatePer(events, period), GivenTimes: true,
+	}
+}
+
+func init() {
+	subjects = append(subjects,
+		bucketSubject("bucket-1-per-1ns", 1, 1, 1),
+		bucketSubject("bucket-1000-per-1s-burst-50", 1000, time.Second, 50),
+		bucketSubject("bucket-3-per-1s-burst-7", 3, time.Second, 7),
+		bucketSubject("bucket-1-per-73y", 1, time.Duration(1<<61), 1),
+		bucketSubject("bucket-1e9-per-1s-burst-1e9", 1e9, time.Second, 1e9),
+		stripedSubject("striped-1000-per-1s-burst-50-batch-8", 1000, time.Second, 50, 8),
+		stripedSubject("striped-3-per-1s-burst-7-batch-1", 3, time.Second, 7, 1),
+		stripedSubject("striped-1e6-per-1s-burst-1000-batch-64", 1_000_000, time.Second, 1000, 64),
 	)
 }
