@@ -10,6 +10,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/cellrate/cellrate/limit"
@@ -55,6 +56,12 @@ type Drive struct {
 	Seed     uint64
 	// Monotone keeps the clock from moving backwards.
 	Monotone bool
+	// Free drops the phases: each goroutine moves a shared clock itself
+	// and decides at the time it read, which is stale by the time the
+	// limiter sees it, as with a real clock. The admissions are then
+	// checked against the bound over given times (for a Subject with
+	// GivenTimes) or over the whole run.
+	Free bool
 }
 
 // A Report says what a run did.
@@ -109,13 +116,16 @@ func (d Drive) Run(s Subject) (Report, error) {
 	tokenNS, _ := new(big.Rat).Inv(s.Rate).Float64()
 	fillNS := tokenNS * float64(s.Burst)
 	c := clock{now: 1e9 + r.Int64N(1e12), token: clampNS(tokenNS), fill: clampNS(fillNS), monotone: d.Monotone}
-	var phases []phase
-	var rep Report
 	deadline := time.Now().Add(d.Duration)
 	gens := make([]*rand.Rand, d.Goroutines)
 	for g := range gens {
 		gens[g] = rand.New(rand.NewPCG(d.Seed, uint64(g)+1))
 	}
+	if d.Free {
+		return d.runFree(s, lim, c, gens, deadline)
+	}
+	var phases []phase
+	var rep Report
 	admitted := make([]int64, d.Goroutines)
 	denied := make([]int64, d.Goroutines)
 	errs := make([]error, d.Goroutines)
@@ -182,6 +192,69 @@ func (d Drive) Run(s Subject) (Report, error) {
 	}
 	rep.Bound = new(big.Rat).Mul(s.Rate, big.NewRat(latest-first, 1))
 	rep.Bound.Add(rep.Bound, s.burst())
+	return rep, nil
+}
+
+// runFree is Run for a Free drive: every goroutine steps its own copy of
+// the clock's parameters on one shared time, reads it, and decides.
+func (d Drive) runFree(s Subject, lim limit.Limiter, c clock, gens []*rand.Rand, deadline time.Time) (Report, error) {
+	var (
+		shared atomic.Int64
+		wg     sync.WaitGroup
+		stop   atomic.Bool
+	)
+	shared.Store(c.now)
+	admitted := make([][]phase, d.Goroutines)
+	errs := make([]error, d.Goroutines)
+	for g := range d.Goroutines {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			r, local := gens[g], c
+			for i := 0; !stop.Load(); i++ {
+				if i%64 == 0 && time.Now().After(deadline) {
+					stop.Store(true)
+				}
+				local.now = shared.Load()
+				local.step(r)
+				shared.Store(local.now)
+				now, n := shared.Load(), cost(r, s.MaxN)
+				got, err := decide(s, lim, now, n)
+				if err != nil {
+					errs[g] = fmt.Errorf("%s: at now=%d n=%d: %w", s.Name, now, n, err)
+					stop.Store(true)
+					return
+				}
+				if got.OK && n > 0 {
+					admitted[g] = append(admitted[g], phase{now: now, admitted: n})
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	if err := errors.Join(errs...); err != nil {
+		return Report{}, err
+	}
+	all := slices.Concat(admitted...)
+	rep := Report{Phases: len(all), Decisions: len(all)}
+	if len(all) == 0 {
+		rep.Bound = s.burst()
+		return rep, nil
+	}
+	first, latest := all[0].now, all[0].now
+	for _, p := range all {
+		rep.Admitted += p.admitted
+		first, latest = min(first, p.now), max(latest, p.now)
+	}
+	rep.Bound = new(big.Rat).Mul(s.Rate, big.NewRat(latest-first, 1))
+	rep.Bound.Add(rep.Bound, s.burst())
+	if s.GivenTimes {
+		return rep, givenTimesBound(s, all)
+	}
+	if big.NewRat(rep.Admitted, 1).Cmp(rep.Bound) > 0 {
+		return rep, fmt.Errorf("%s: over-admission: %d units admitted with times spanning %dns, bound %s",
+			s.Name, rep.Admitted, latest-first, rep.Bound.FloatString(3))
+	}
 	return rep, nil
 }
 

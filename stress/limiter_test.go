@@ -15,14 +15,16 @@ var subjects []Subject
 // drives are the shapes of every limiter run, d long in all: a crowd
 // deciding together at each instant, and one goroutine making one decision
 // per instant, each on a clock that goes backwards now and then and on one
-// that does not.
+// that does not; and a crowd each reading a shared clock and deciding at
+// the stale time it read.
 func drives(t *testing.T, d time.Duration) map[string]Drive {
-	d, s := d/4, seed(t)
+	d, s := d/5, seed(t)
 	return map[string]Drive{
 		"crowd":               {Goroutines: crowd(), PhaseOps: 4, Duration: d, Seed: s},
 		"crowd-monotone":      {Goroutines: crowd(), PhaseOps: 4, Duration: d, Seed: s, Monotone: true},
 		"sequential":          {Goroutines: 1, PhaseOps: 1, Duration: d, Seed: s},
 		"sequential-monotone": {Goroutines: 1, PhaseOps: 1, Duration: d, Seed: s, Monotone: true},
+		"free":                {Goroutines: crowd(), Duration: d, Seed: s, Free: true},
 	}
 }
 
