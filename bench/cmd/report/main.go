@@ -41,7 +41,7 @@ func main() {
 	if *quick {
 		cfg = config{count: 1, benchtime: "100ms", requests: 20_000, quick: true}
 	}
-	cfg.command = "go test -run '^$' -bench '" + *pattern + "' -benchmem -count " + fmt.Sprint(cfg.count) + " -benchtime " + cfg.benchtime + " ."
+	cfg.command = fmt.Sprintf("`go test -run '^$' -bench '%s' -benchmem -benchtime %s .`, run %d time(s) over (one binary, rounds in turn)", *pattern, cfg.benchtime, cfg.count)
 
 	var raw []byte
 	if *in != "" {
@@ -102,18 +102,34 @@ func loadavg() string {
 	return f[0]
 }
 
-// runBenchmarks runs go test -bench in the current directory, echoing its
-// output to standard error as it comes.
+// runBenchmarks builds the benchmark binary once and runs all the
+// benchmarks count times over, one round after another, so that a burst
+// of other load on the machine lands on every implementation of a round
+// rather than on all the runs of one. It echoes the output to standard
+// error as it comes.
 func runBenchmarks(pattern string, cfg config) []byte {
 	start := time.Now()
-	cmd := exec.Command("go", "test", "-run", "^$", "-bench", pattern, "-benchmem",
-		"-count", fmt.Sprint(cfg.count), "-benchtime", cfg.benchtime, ".")
-	var buf bytes.Buffer
-	cmd.Stdout = io.MultiWriter(&buf, os.Stderr)
-	cmd.Stderr = os.Stderr
+	dir, err := os.MkdirTemp("", "cellrate-bench")
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer os.RemoveAll(dir)
+	bin := filepath.Join(dir, "bench.test")
+	build := exec.Command("go", "test", "-c", "-o", bin, ".")
+	build.Stdout, build.Stderr = os.Stderr, os.Stderr
+	if err := build.Run(); err != nil {
+		log.Fatalf("go test -c: %v", err)
+	}
 	log.Printf("%s (GOMAXPROCS %d)", cfg.command, runtime.GOMAXPROCS(0))
-	if err := cmd.Run(); err != nil {
-		log.Fatalf("go test: %v", err)
+	var buf bytes.Buffer
+	for round := range cfg.count {
+		log.Printf("round %d of %d", round+1, cfg.count)
+		cmd := exec.Command(bin, "-test.run", "^$", "-test.bench", pattern, "-test.benchmem", "-test.benchtime", cfg.benchtime)
+		cmd.Stdout = io.MultiWriter(&buf, os.Stderr)
+		cmd.Stderr = os.Stderr
+		if err := cmd.Run(); err != nil {
+			log.Fatalf("benchmarks: %v", err)
+		}
 	}
 	log.Printf("benchmarks took %v", time.Since(start).Round(time.Second))
 	return buf.Bytes()

@@ -110,8 +110,8 @@ func markdown(w io.Writer, r *results, acc []accRow, cfg config) {
 	if cfg.loadBefore != "" {
 		fmt.Fprintf(w, "Load average (1 min) before the run %s, after it %s.\n", cfg.loadBefore, cfg.loadAfter)
 	}
-	fmt.Fprintf(w, "Command, in `bench/`: `%s`; raw output in [bench.txt](bench.txt) (`benchstat bench.txt` reads it).\n", cfg.command)
-	fmt.Fprintf(w, "Each cell is the median ns/op of %d run(s) (± the largest distance of a run from it, when several) and its ratio to the baseline named in the header (below 1 is faster). "+
+	fmt.Fprintf(w, "Command, in `bench/`: %s; raw output in [bench.txt](bench.txt) (`benchstat bench.txt` reads it).\n", cfg.command)
+	fmt.Fprintf(w, "Each cell is the median ns/op of %d round(s) (± the largest distance of a round from it, when several) and its ratio to the baseline named in the header (below 1 is faster). "+
 		"`g` is the number of goroutines: 1 is a plain loop, the others `RunParallel`. "+
 		"`clock` reads the implementation's own clock on every call; `injected` passes a time that moves %dns per call (peers that only read a clock interface get one that returns the injected time). "+
 		"`admit` offers far below the rate (1e9/s, burst 1e9); `deny` offers far above it (100/s, burst 1). "+
