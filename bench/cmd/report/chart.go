@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"image/color"
 	"io"
 	"os"
 	"path/filepath"
@@ -89,6 +90,19 @@ func (c chart) render(r *results, file string) error {
 	return f.Close()
 }
 
+// palette has a distinct color for each of a dozen implementations.
+var palette = []color.Color{
+	color.RGBA{0x1f, 0x77, 0xb4, 0xff}, color.RGBA{0xff, 0x7f, 0x0e, 0xff}, color.RGBA{0x2c, 0xa0, 0x2c, 0xff},
+	color.RGBA{0xd6, 0x27, 0x28, 0xff}, color.RGBA{0x94, 0x67, 0xbd, 0xff}, color.RGBA{0x8c, 0x56, 0x4b, 0xff},
+	color.RGBA{0xe3, 0x77, 0xc2, 0xff}, color.RGBA{0x7f, 0x7f, 0x7f, 0xff}, color.RGBA{0xbc, 0xbd, 0x22, 0xff},
+	color.RGBA{0x17, 0xbe, 0xcf, 0xff}, color.RGBA{0x00, 0x00, 0x00, 0xff}, color.RGBA{0x00, 0x00, 0x80, 0xff},
+}
+
+// ours reports whether impl names one of cellrate's own types.
+func ours(impl string) bool {
+	return strings.HasPrefix(impl, "cellrate-") || strings.HasPrefix(impl, "atomic128-")
+}
+
 // panel plots one scenario; impls fixes each implementation's color and
 // marker across panels.
 func panel(r *results, t *table, impls []string) (*plot.Plot, error) {
@@ -124,13 +138,17 @@ func panel(r *results, t *table, impls []string) (*plot.Plot, error) {
 			return nil, err
 		}
 		i := slices.Index(impls, impl)
-		line.Color = plotutil.Color(i)
-		line.Width = vg.Points(1.5)
-		if impl == t.baseline {
-			line.Dashes = []vg.Length{vg.Points(4), vg.Points(2)}
+		c := palette[i%len(palette)]
+		line.Color, points.Color = c, c
+		points.Shape = plotutil.Shape(i)
+		// cellrate's own types solid, the others dashed, the baseline bold.
+		line.Width = vg.Points(1)
+		if ours(impl) || impl == t.baseline {
+			line.Width = vg.Points(2)
 		}
-		points.Color = plotutil.Color(i)
-		points.Shape = plotutil.Shape(i + i/7) // colors repeat every 7
+		if !ours(impl) {
+			line.Dashes = []vg.Length{vg.Points(5), vg.Points(3)}
+		}
 		p.Add(line, points)
 		p.Legend.Add(impl, line, points)
 	}
