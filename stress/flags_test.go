@@ -10,7 +10,7 @@ import (
 
 var (
 	durFlag    = flag.Duration("stress.dur", 0, "run length of each stress run (default: $STRESS_DUR, else 2s, or 250ms with -short)")
-	brokenFlag = flag.Bool("stress.broken", false, "run the atomic128 runs on the deliberately broken cell: they must fail")
+	brokenFlag = flag.String("stress.broken", "", `run the atomic128 runs on a deliberately broken cell, "torn" or "cas": they must fail`)
 	seedFlag   = flag.Uint64("stress.seed", 0, "random seed (0: from the clock, logged)")
 )
 

@@ -39,12 +39,19 @@ func Cells(n int) []Pair {
 	return cells
 }
 
-// BrokenCells returns n Broken cells.
-func BrokenCells(n int) []Pair {
-	backing := make([]Broken, n)
+// BrokenCells returns n cells of a deliberately wrong kind: "torn"
+// (Broken) or "cas" (BrokenCAS).
+func BrokenCells(kind string, n int) []Pair {
 	cells := make([]Pair, n)
-	for i := range backing {
-		cells[i] = &backing[i]
+	for i := range cells {
+		switch kind {
+		case "torn":
+			cells[i] = new(Broken)
+		case "cas":
+			cells[i] = new(BrokenCAS)
+		default:
+			panic("stress: no broken cell " + kind)
+		}
 	}
 	return cells
 }
