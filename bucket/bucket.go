@@ -160,8 +160,9 @@ func (l *Limiter) SetParamsAt(now int64, ps Params) {
 	nx.state.Store(0, pending)
 	for {
 		c := l.live(l.cur.Load())
-		if c.next.CompareAndSwap(nil, nx) {
-			l.finish(c)
+		won := c.next.CompareAndSwap(nil, nx)
+		l.finish(c) // ours, or help another SetParams finish before retrying
+		if won {
 			return
 		}
 	}
