@@ -5,7 +5,9 @@
 // cost admitted with now values in any closed interval of length t is at
 // most b + r*t, exactly, on every schedule: concurrent callers, stale or
 // out-of-order now values, jumps of years, now anywhere in the int64 range.
-// A stale now never refills the bucket. A denial writes nothing.
+// Reserved tokens count at their time to act (now+Wait), loans (TakeUpToAt)
+// at their take, less what GiveBackAt returned. A stale now never refills
+// the bucket. A denial writes nothing.
 //
 // Exactness: the state is (T, Deficit), a 64-bit timestamp in ns and a
 // 64-bit count of missing units, where one token is Unit() units: with the
@@ -13,9 +15,15 @@
 // refills exactly e units per nanosecond. Refill is a multiplication, never
 // rounded, so fractional rates (0.5/s is 1 token per 2e9 ns: 2e9 units per
 // token, 1 unit per ns) and fractional costs (CostUnits) do not drift, after
-// any uptime. Only a cost that is not a whole number of units, or a rate
-// change, rounds, and always against the caller. There is no floating point
-// on any hot path; floats are only read by the constructors.
+// any uptime. Only a cost that is not a whole number of units, a rate
+// change, and a reservation's wait (rounded up to a whole ns, the refill of
+// that fraction of a ns spent) round, and always against the caller. There
+// is no floating point on any hot path; floats are only read by the
+// constructors (and returned by TokensAt, for display).
+//
+// Layout of the cell: word 1 is State.T, uint64(now) ^ 1<<63; word 2 is
+// State.Deficit in units, at most 2^62 (burst*Unit() <= 2^61 plus reserved
+// debt), its top bit marking a cell retired by SetParamsAt.
 //
 // Time is int64 nanoseconds on a fixed-origin clock (package nanotime). Each
 // method has an ...At twin taking now; the plain form reads the Limiter's
@@ -160,8 +168,9 @@ func (l *Limiter) SetParamsAt(now int64, ps Params) {
 	nx.state.Store(0, pending)
 	for {
 		c := l.live(l.cur.Load())
-		if c.next.CompareAndSwap(nil, nx) {
-			l.finish(c)
+		won := c.next.CompareAndSwap(nil, nx)
+		l.finish(c) // ours, or help another SetParams finish before retrying
+		if won {
 			return
 		}
 	}

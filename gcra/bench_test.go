@@ -72,25 +72,31 @@ func BenchmarkAllowNAt(b *testing.B) {
 }
 
 // BenchmarkParallel runs AllowAt on every P, each goroutine advancing its
-// own injected time, admitting (a high rate) and mostly denying (a low one).
+// own injected time: admitting (one per ns, and a burst of 2^30 that covers
+// the drift between the goroutines' clocks) and mostly denying (100 per
+// second).
 func BenchmarkParallel(b *testing.B) {
 	for _, c := range []struct {
 		name   string
 		events int64
 		period time.Duration
-	}{{"admitting", 1, 1}, {"mostly-denying", 100, time.Second}} {
+		burst  int64
+	}{{"admitting", 1, 1, 1 << 30}, {"mostly-denying", 100, time.Second, 1000}} {
 		b.Run(c.name, func(b *testing.B) {
-			l, _ := New(c.events, c.period, 1000)
+			l, _ := New(c.events, c.period, c.burst)
 			b.ReportAllocs()
+			var admitted atomic.Int64
 			b.RunParallel(func(pb *testing.PB) {
-				now := int64(0)
-				ok := false
+				now, n := int64(0), int64(0)
 				for pb.Next() {
 					now += 10
-					ok = l.AllowAt(now)
+					if l.AllowAt(now) {
+						n++
+					}
 				}
-				sink = ok
+				admitted.Add(n)
 			})
+			b.ReportMetric(float64(admitted.Load())/float64(b.N), "admitted/op")
 		})
 	}
 }
@@ -103,4 +109,16 @@ func BenchmarkLoadCAS(b *testing.B) {
 		v := x.Load()
 		x.CompareAndSwap(v, v+1)
 	}
+}
+
+// BenchmarkLoadCASParallel is the floor for BenchmarkParallel/admitting:
+// every P loading and compare-and-swapping one shared word.
+func BenchmarkLoadCASParallel(b *testing.B) {
+	var x atomic.Uint64
+	b.RunParallel(func(pb *testing.PB) {
+		for pb.Next() {
+			v := x.Load()
+			x.CompareAndSwap(v, v+1)
+		}
+	})
 }

@@ -112,12 +112,12 @@ func (ps *Params) decide(tat, uh, ul, c, slh, sll uint64) (uint64, bool) {
 
 // restart admits c steps when the TAT is behind now (u*e = uh:ul): the TAT
 // restarts at the first step at or after now. u*e/p < 2^64 because e <= p,
-// so uh < p. It refuses what would pass the end of int64 time. It is kept
-// out of line so that decide's common path stays small.
-//
-//go:noinline
+// so uh < p. It refuses what would pass the end of int64 time.
 func (ps *Params) restart(tat, uh, ul, c uint64) (uint64, bool) {
-	q, r := bits.Div64(uh, ul, ps.p)
+	q, r := ul, uint64(0) // whole-ns intervals have p == e == 1: now itself
+	if ps.p != 1 {
+		q, r = bits.Div64(uh, ul, ps.p)
+	}
 	carry := uint64(0)
 	if r != 0 {
 		q, carry = bits.Add64(q, 1, 0)
