@@ -242,24 +242,24 @@ func FuzzNeverOverAdmits(f *testing.F) {
 	f.Add([]byte{1, 2, 3, 4, 5, 6, 7, 8, 9})
 	f.Add([]byte{0xff, 0, 0xff, 0, 0x80, 0x7f, 1, 1, 1, 1, 1, 1})
 	f.Fuzz(func(t *testing.T, data []byte) {
-		if len(data) < 4 {
+		if len(data) < 5 {
 			return
 		}
 		burst := 1 + int64(data[0]%32)
 		l := mustNew(t, 1+int64(data[1]%8), time.Duration(1+int64(data[2])*1000), burst,
 			WithBatch(1+int64(data[3])%burst), WithIdleAfter(minIdle))
 		var adm []admission
-		now := int64(0)
-		for i := 4; i+1 < len(data); i += 2 {
+		now := []int64{0, math.MinInt64, -1 << 40, math.MaxInt64 - 1<<30}[data[4]%4]
+		for i := 5; i+1 < len(data); i += 2 {
 			op, arg := data[i], data[i+1]
 			c := cacheN(l, int(op%4))
 			at := now
 			switch op >> 6 {
 			case 0:
-				now += int64(arg) * 97
+				now = satAdd(now, int64(arg)*97)
 				at = now
 			case 1:
-				at = now - int64(arg)*1013 // stale
+				at = satAdd(now, -int64(arg)*1013) // stale
 			}
 			n := int64(1)
 			if op&0x30 == 0x30 {
