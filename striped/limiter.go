@@ -43,7 +43,7 @@ import (
 // hands out owns a distinct refill slot (σ, σ+1/r] on its theoretical
 // arrival time line, with σ no earlier than the take's now and σ+1/r no later
 // than that now plus b/r. A cached token is admitted at now only if σ >= now
-// and σ+1/r <= now+b/r (checked in integers, rounding against the caller).
+// and σ+1/r <= now+b/r (checked exactly, in the bucket's integer units).
 // The slots of the tokens admitted in [s, s+t] are then disjoint intervals
 // inside [s, s+t+b/r], so there are at most r*(t+b/r) = b + r*t of them.
 // Tokens a cache does not use in time expire when the bucket's refill
@@ -53,26 +53,31 @@ import (
 // # Under-admits by at most what caches hold
 //
 // A request is denied only when the shared bucket lacks what the calling
-// P's cache does not hold. The rest of the tokens it is short of are in
-// other Ps' caches: at most Batch() a cache, (GOMAXPROCS-1)*Batch() in all.
+// P's cache does not hold (a cached denial is one the bucket would give: its
+// refill line only ever overstates what it holds). The rest of the tokens it
+// is short of are in other caches: at most Batch() a cache, one cache for
+// each P id seen so far (the largest GOMAXPROCS).
 // They are stranded only while their P stays busy or until their slots pass:
 // a cache that has not refilled for IdleAfter (an idle P) is emptied, as
 // soon as the shared bucket denies some other P, into that P (its tokens
 // keep their slots, so the bound above still holds); a P scans for idle
 // caches at most once every IdleAfter/2. A cached token that nobody takes
 // over in time expires; the bucket then refills its slot, so expired tokens
-// are lost only while the bucket stays below full. Rounding a loan's end
-// down to a whole nanosecond expires at most r*1ns tokens a loan early.
+// are lost only while the bucket stays below full.
 //
 // # Scaling
 //
 // While the tokens last, an admission touches only its P's cache line, so
 // admissions on N Ps run in parallel. The shared cell is written once a
 // batch, and read by a denied P once its refill line says tokens may be
-// there. At 64 cores that is 64 caches (one line each) and a shared line
-// written every Batch admissions per P: the shared write rate is 64/Batch of
-// the admission rate, which is why the default batch grows with burst
-// over GOMAXPROCS. A cache's tokens last until the bucket would have
+// there. At 64 cores: 64 caches of one line each (64 bytes on amd64, 128 on
+// arm64); each admission is a compare-and-swap on its own line; the shared
+// line takes one 128-bit compare-and-swap per Batch admissions (counted over
+// all Ps), bouncing between the cores that borrow; a denied P re-reads the
+// shared line at most once per refill of what it needs, and reads the 64
+// caches at most once every IdleAfter/2. The default batch,
+// burst/(2*GOMAXPROCS), keeps the caches to half the burst in all. A
+// cache's tokens last until the bucket would have
 // refilled them: for a bucket kept near full (demand well below the rate) a
 // batch of k lasts k/r, so the batch must cover what a P uses in that time
 // for the P to stay off the shared line; a limiter whose burst is not a
