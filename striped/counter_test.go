@@ -245,8 +245,10 @@ func TestPerPGrowKeepsSlots(t *testing.T) {
 }
 
 func TestCellLayout(t *testing.T) {
-	if s := unsafe.Sizeof(cell{}); s%lineSize != 0 || s == 0 {
-		t.Fatalf("cell is %d bytes, want a multiple of the %d-byte line", s, lineSize)
+	for name, s := range map[string]uintptr{"cell": unsafe.Sizeof(cell{}), "cache": unsafe.Sizeof(cache{})} {
+		if s%lineSize != 0 || s == 0 {
+			t.Fatalf("%s is %d bytes, want a multiple of the %d-byte line", name, s, lineSize)
+		}
 	}
 	for k := 1; k <= 33; k++ {
 		b := alignedBlock[cell](k)
