@@ -566,3 +566,47 @@ func TestExtremeTimes(t *testing.T) {
 		}
 	}
 }
+
+// shortfall runs caches that each borrow once at 0 and go idle, then cache
+// 0 asking for a token every step, and returns how many fewer tokens it got
+// than the ideal bucket (bucket.Params.Step on one state) would have given
+// the same requests.
+func shortfall(t *testing.T, caches int, idle time.Duration) (short int64, l *Limiter) {
+	l = mustNew(t, 1000, time.Second, 200, WithBatch(30), WithIdleAfter(idle))
+	var ideal bucket.State
+	got, want := int64(0), int64(0)
+	ask := func(c *cache, now int64) {
+		if l.allowN(c, now, 1).OK {
+			got++
+		}
+		var r limit.Result
+		if ideal, r, _ = l.ps.Step(ideal, now, 1); r.OK {
+			want++
+		}
+	}
+	for i := range caches {
+		ask(cacheN(l, i), 0)
+	}
+	for now := int64(0); now < 2e9; now += 1e5 {
+		ask(cacheN(l, 0), now)
+	}
+	return want - got, l
+}
+
+// TestIdleCachesUnderAdmission: tokens stranded in idle caches cost at
+// most a batch a cache, and taking them over recovers them.
+func TestIdleCachesUnderAdmission(t *testing.T) {
+	const caches = 6
+	taken, l := shortfall(t, caches, time.Millisecond)
+	if bound := int64(caches) * l.batch; taken < 0 || taken > bound {
+		t.Fatalf("with takeover after 1ms: short by %d, want within [0, %d]", taken, bound)
+	}
+	stranded, _ := shortfall(t, caches, time.Hour)
+	if bound := int64(caches) * l.batch; stranded > bound {
+		t.Fatalf("without takeover: short by %d, want at most %d", stranded, bound)
+	}
+	if taken >= stranded {
+		t.Fatalf("takeover did not help: short by %d with it, %d without", taken, stranded)
+	}
+	t.Logf("short by %d tokens with takeover after 1ms, %d without (batch %d, %d caches)", taken, stranded, l.batch, caches)
+}
