@@ -76,7 +76,8 @@ import (
 // all Ps), bouncing between the cores that borrow; a denied P re-reads the
 // shared line at most once per refill of what it needs, and reads the 64
 // caches at most once every IdleAfter/2. The default batch,
-// burst/(2*GOMAXPROCS), keeps the caches to half the burst in all. A
+// burst/(2*GOMAXPROCS), keeps the caches to half the burst in all while
+// GOMAXPROCS stays what it was at New. A
 // cache's tokens last until the bucket would have
 // refilled them: for a bucket kept near full (demand well below the rate) a
 // batch of k lasts k/r, so the batch must cover what a P uses in that time
@@ -153,7 +154,7 @@ type config struct {
 }
 
 // WithBatch sets how many tokens beyond a request's need a P borrows at once
-// (default: burst/(2*GOMAXPROCS), at least 1): at most that many tokens sit
+// (default: burst/(2*GOMAXPROCS) at New, at least 1): at most that many tokens sit
 // in each P's cache. It must be in [1, burst] and below 2^31.
 func WithBatch(n int64) Option { return func(c *config) { c.batch = n } }
 
