@@ -153,9 +153,9 @@ type config struct {
 	clock       nanotime.Clock
 }
 
-// WithBatch sets how many tokens beyond a request's need a P borrows at once
-// (default: burst/(2*GOMAXPROCS) at New, at least 1): at most that many tokens sit
-// in each P's cache. It must be in [1, burst] and below 2^31.
+// WithBatch sets how many tokens beyond a request's need a P borrows at
+// once (default: burst/(2*GOMAXPROCS) at New, at least 1): at most that
+// many tokens sit in each P's cache. It must be in [1, burst] and below 2^31.
 func WithBatch(n int64) Option { return func(c *config) { c.batch = n } }
 
 // WithIdleAfter sets how long a cache must go without refilling before a
