@@ -313,7 +313,11 @@ func (l *Limiter) usable(k uint64, z end, now int64) (v uint64, early bool) {
 	if hi+carry != 0 || lo > l.cap {
 		return 0, true
 	}
-	return min(k, lo/l.p), false
+	// All k usable is the common case; it needs no division.
+	if kh, kl := bits.Mul64(k, l.p); kh == 0 && kl <= lo {
+		return k, false
+	}
+	return lo / l.p, false
 }
 
 // refill is the slow path: the calling P's cache lacks n usable tokens.
