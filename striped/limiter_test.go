@@ -610,3 +610,20 @@ func TestIdleCachesUnderAdmission(t *testing.T) {
 	}
 	t.Logf("short by %d tokens with takeover after 1ms, %d without (batch %d, %d caches)", taken, stranded, l.batch, caches)
 }
+
+// TestWithClock: the plain methods read the given clock.
+func TestWithClock(t *testing.T) {
+	now := int64(0)
+	l := mustNew(t, 10, time.Second, 2, WithClock(func() int64 { return now }))
+	if !l.Allow() || !l.Allow() || l.Allow() {
+		t.Fatal("want the burst of 2 at the clock's 0, then a denial")
+	}
+	r, err := l.AllowN(1)
+	if err != nil || r.OK || r.RetryAfter != 100e6 {
+		t.Fatalf("AllowN(1) at 0 = %+v, %v; want a denial with RetryAfter 100ms", r, err)
+	}
+	now = 100e6
+	if !l.Allow() {
+		t.Fatal("denied when the clock reads 100ms")
+	}
+}
