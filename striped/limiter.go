@@ -348,8 +348,8 @@ func (l *Limiter) refill(c *cache, now, n int64) limit.Result {
 	if !l.dry(c, now, need) {
 		if m, zm, ok := l.borrow(c, now, need, want); ok {
 			if rest == 0 {
+				c.since.Store(now) // before open: a thief seeing the loan sees it new
 				c.open(gen, zm, uint64(m-need))
-				c.since.Store(now)
 				return limit.Result{OK: true, Remaining: m - need}
 			}
 			c.open(gen, z, rest)
@@ -358,8 +358,8 @@ func (l *Limiter) refill(c *cache, now, n int64) limit.Result {
 	}
 	if zt, kt, ok := l.takeOver(c, now, need, rest == 0); ok {
 		if rest == 0 {
-			c.open(gen, zt, kt)
 			c.since.Store(now)
+			c.open(gen, zt, kt)
 			return limit.Result{OK: true, Remaining: int64(kt)}
 		}
 		c.open(gen, z, rest)
