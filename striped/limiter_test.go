@@ -475,6 +475,13 @@ func BenchmarkLimiterAllow(b *testing.B) {
 		b.Fatal(err)
 	}
 	benchAllow(b, l.Allow)
+	reportSharedWrites(b, l)
+}
+
+// reportSharedWrites reports how often admissions wrote the shared line
+// (the plain bucket writes it on every admission).
+func reportSharedWrites(b *testing.B, l *Limiter) {
+	b.ReportMetric(float64(l.borrows.Load())/float64(b.N), "shared-writes/op")
 }
 
 // BenchmarkBucketAllow is the baseline: the same rate and burst on one
@@ -493,6 +500,7 @@ func BenchmarkLimiterAllowAt(b *testing.B) {
 		b.Fatal(err)
 	}
 	benchAllow(b, func() bool { return l.AllowAt(0) })
+	reportSharedWrites(b, l)
 }
 
 func BenchmarkBucketAllowAt(b *testing.B) {
@@ -511,6 +519,7 @@ func BenchmarkLimiterDeny(b *testing.B) {
 	}
 	now := nanotime.Now()
 	l.AllowAt(now)
+	l.borrows.Store(0)
 	b.ReportAllocs()
 	b.RunParallel(func(pb *testing.PB) {
 		for pb.Next() {
@@ -520,6 +529,7 @@ func BenchmarkLimiterDeny(b *testing.B) {
 			}
 		}
 	})
+	reportSharedWrites(b, l)
 }
 
 // TestExtremeTimes runs schedules at both ends of int64 time and across
