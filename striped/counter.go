@@ -7,8 +7,8 @@ import (
 
 // Counter is an int64 sum split into one cell a P, each cell on its own
 // cache line, so that concurrent Adds on different Ps never write the same
-// line. Add costs no atomic read-modify-write on 64-bit platforms; Load
-// reads every cell.
+// line. Add costs no atomic read-modify-write on 64-bit platforms (except
+// under the race detector); Load reads every cell.
 //
 // The zero value is a counter at 0, ready to use; its cells are allocated by
 // the first Add. A Counter must not be copied after first use.
@@ -17,8 +17,9 @@ import (
 //
 // A cell is found by the P id, which is below GOMAXPROCS. An Add whose P id
 // has no cell yet (GOMAXPROCS grew, or the runtime raised it on a container
-// limit change) grows the cell table first, by the append-only rule of
-// perP: old cells keep their index and stay in every later table. No Add is
+// limit change) grows the cell table first. Growth is append-only: it
+// publishes, by compare-and-swap, a table in which old cells keep their index
+// and new ones follow, so old cells stay in every later table. No Add is
 // lost: an Add writes a cell it reached through some table, every later
 // table holds that cell, and Load sums the table it loads, which is that
 // table or a later one whenever the Add happened before the Load. Cells of

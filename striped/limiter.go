@@ -43,7 +43,7 @@ import (
 // hands out owns a distinct refill slot (σ, σ+1/r] on its theoretical
 // arrival time line, with σ no earlier than the take's now and σ+1/r no later
 // than that now plus b/r. A cached token is admitted at now only if σ >= now
-// and σ+1/r <= now+b/r (checked in integers, rounding against the caller).
+// and σ+1/r <= now+b/r (checked exactly, in the bucket's integer units).
 // The slots of the tokens admitted in [s, s+t] are then disjoint intervals
 // inside [s, s+t+b/r], so there are at most r*(t+b/r) = b + r*t of them.
 // Tokens a cache does not use in time expire when the bucket's refill
@@ -53,26 +53,32 @@ import (
 // # Under-admits by at most what caches hold
 //
 // A request is denied only when the shared bucket lacks what the calling
-// P's cache does not hold. The rest of the tokens it is short of are in
-// other Ps' caches: at most Batch() a cache, (GOMAXPROCS-1)*Batch() in all.
+// P's cache does not hold (a cached denial is one the bucket would give: its
+// refill line only ever overstates what it holds). The rest of the tokens it
+// is short of are in other caches: at most Batch() a cache, one cache for
+// each P id seen so far (the largest GOMAXPROCS).
 // They are stranded only while their P stays busy or until their slots pass:
 // a cache that has not refilled for IdleAfter (an idle P) is emptied, as
 // soon as the shared bucket denies some other P, into that P (its tokens
 // keep their slots, so the bound above still holds); a P scans for idle
 // caches at most once every IdleAfter/2. A cached token that nobody takes
 // over in time expires; the bucket then refills its slot, so expired tokens
-// are lost only while the bucket stays below full. Rounding a loan's end
-// down to a whole nanosecond expires at most r*1ns tokens a loan early.
+// are lost only while the bucket stays below full.
 //
 // # Scaling
 //
 // While the tokens last, an admission touches only its P's cache line, so
 // admissions on N Ps run in parallel. The shared cell is written once a
 // batch, and read by a denied P once its refill line says tokens may be
-// there. At 64 cores that is 64 caches (one line each) and a shared line
-// written every Batch admissions per P: the shared write rate is 64/Batch of
-// the admission rate, which is why the default batch grows with burst
-// over GOMAXPROCS. A cache's tokens last until the bucket would have
+// there. At 64 cores: 64 caches of one line each (64 bytes on amd64, 128 on
+// arm64); each admission is a compare-and-swap on its own line; the shared
+// line takes one 128-bit compare-and-swap per Batch admissions (counted over
+// all Ps), bouncing between the cores that borrow; a denied P re-reads the
+// shared line at most once per refill of what it needs, and reads the 64
+// caches at most once every IdleAfter/2. The default batch,
+// burst/(2*GOMAXPROCS), keeps the caches to half the burst in all while
+// GOMAXPROCS stays what it was at New. A
+// cache's tokens last until the bucket would have
 // refilled them: for a bucket kept near full (demand well below the rate) a
 // batch of k lasts k/r, so the batch must cover what a P uses in that time
 // for the P to stay off the shared line; a limiter whose burst is not a
@@ -95,7 +101,10 @@ type Limiter struct {
 	caches perP[cache]
 	_      [lineSize]byte
 	state  atomic128.Uint64Pair // the shared bucket.State
-	_      [lineSize]byte
+	// borrows counts the writes of state (on its line, which they write
+	// anyway): the benchmarks report it per admission.
+	borrows atomic.Uint64
+	_       [lineSize]byte
 }
 
 // signBit maps int64 time onto bucket.State.T's unsigned order.
@@ -147,9 +156,9 @@ type config struct {
 	clock       nanotime.Clock
 }
 
-// WithBatch sets how many tokens beyond a request's need a P borrows at once
-// (default: burst/(2*GOMAXPROCS), at least 1): at most that many tokens sit
-// in each P's cache. It must be in [1, burst] and below 2^31.
+// WithBatch sets how many tokens beyond a request's need a P borrows at
+// once (default: burst/(2*GOMAXPROCS) at New, at least 1): at most that
+// many tokens sit in each P's cache. It must be in [1, burst] and below 2^31.
 func WithBatch(n int64) Option { return func(c *config) { c.batch = n } }
 
 // WithIdleAfter sets how long a cache must go without refilling before a
@@ -307,7 +316,11 @@ func (l *Limiter) usable(k uint64, z end, now int64) (v uint64, early bool) {
 	if hi+carry != 0 || lo > l.cap {
 		return 0, true
 	}
-	return min(k, lo/l.p), false
+	// All k usable is the common case; it needs no division.
+	if kh, kl := bits.Mul64(k, l.p); kh == 0 && kl <= lo {
+		return k, false
+	}
+	return lo / l.p, false
 }
 
 // refill is the slow path: the calling P's cache lacks n usable tokens.
@@ -338,8 +351,8 @@ func (l *Limiter) refill(c *cache, now, n int64) limit.Result {
 	if !l.dry(c, now, need) {
 		if m, zm, ok := l.borrow(c, now, need, want); ok {
 			if rest == 0 {
+				c.since.Store(now) // before open: a thief seeing the loan sees it new
 				c.open(gen, zm, uint64(m-need))
-				c.since.Store(now)
 				return limit.Result{OK: true, Remaining: m - need}
 			}
 			c.open(gen, z, rest)
@@ -348,8 +361,8 @@ func (l *Limiter) refill(c *cache, now, n int64) limit.Result {
 	}
 	if zt, kt, ok := l.takeOver(c, now, need, rest == 0); ok {
 		if rest == 0 {
-			c.open(gen, zt, kt)
 			c.since.Store(now)
+			c.open(gen, zt, kt)
 			return limit.Result{OK: true, Remaining: int64(kt)}
 		}
 		c.open(gen, z, rest)
@@ -429,6 +442,7 @@ func (l *Limiter) borrow(c *cache, now, need, want int64) (m int64, z end, ok bo
 			return 0, end{}, false
 		}
 		if l.state.CompareAndSwap(t, d, next.T, next.Deficit) {
+			l.borrows.Add(1)
 			empty, full := l.lines(next)
 			c.saw(empty)
 			return m, full, true
