@@ -67,6 +67,9 @@ func runVM(o *options, r row, probe string, pkgs []pkg, res *rowResult) {
 	}
 	if run, ok := runs[0]; ok {
 		res.Path = lastWord(run.out)
+		if run.exit != 0 {
+			res.fail("path probe: exit %d: %s", run.exit, strings.TrimSpace(run.out))
+		}
 	}
 	for i, p := range pkgs {
 		run, ok := runs[i+1]
