@@ -188,11 +188,14 @@ var sinkTime int64
 
 func BenchmarkClock(b *testing.B) {
 	start := time.Now()
+	var coarse nanotime.Coarse
 	clocks := []struct {
 		name string
 		now  func() int64
 	}{
 		{"nanotime", nanotime.Now},
+		{"nanotime-coarse", coarse.Now},
+		{"nanotime-since", nanotime.Since()},
 		{"time-now", func() int64 { return time.Now().UnixNano() }},
 		{"time-since", func() int64 { return int64(time.Since(start)) }},
 	}
