@@ -122,3 +122,13 @@ func BenchmarkParallel(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkLoadCAS128 is the floor for an admitting AllowAt: one atomic128
+// load and one 128-bit compare-and-swap.
+func BenchmarkLoadCAS128(b *testing.B) {
+	var x atomic128.Uint64Pair
+	for b.Loop() {
+		t, d := x.Load()
+		x.CompareAndSwap(t, d, t+1, d)
+	}
+}
