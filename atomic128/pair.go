@@ -35,15 +35,7 @@ func (x *Uint64Pair) addr() *[2]uint64 {
 	return (*[2]uint64)(unsafe.Add(p, uintptr(p)&8))
 }
 
-// The methods are go:nosplit: each is a small frame around a NOSPLIT
-// assembly routine (or a call to the fallback, which checks the stack
-// itself), and dropping the stack-bound check, a load through the g register
-// that is reloaded after every assembly call, brought CompareAndSwap from
-// 1.16x to 1.06x of the raw routine in BenchmarkRatio.
-
 // Load atomically loads and returns the pair stored in x.
-//
-//go:nosplit
 func (x *Uint64Pair) Load() (v1, v2 uint64) {
 	p := x.addr()
 	switch path128.Active {
@@ -59,8 +51,6 @@ func (x *Uint64Pair) Load() (v1, v2 uint64) {
 }
 
 // Store atomically stores the pair v1, v2 into x.
-//
-//go:nosplit
 func (x *Uint64Pair) Store(v1, v2 uint64) {
 	p := x.addr()
 	raceReleaseMerge(p)
@@ -75,8 +65,6 @@ func (x *Uint64Pair) Store(v1, v2 uint64) {
 }
 
 // Swap atomically stores new1, new2 into x and returns the previous pair.
-//
-//go:nosplit
 func (x *Uint64Pair) Swap(new1, new2 uint64) (old1, old2 uint64) {
 	p := x.addr()
 	raceReleaseMerge(p)
@@ -95,8 +83,6 @@ func (x *Uint64Pair) Swap(new1, new2 uint64) (old1, old2 uint64) {
 // CompareAndSwap executes the compare-and-swap operation for x: if x holds
 // old1, old2 it stores new1, new2 and reports true; otherwise it leaves x
 // unchanged and reports false.
-//
-//go:nosplit
 func (x *Uint64Pair) CompareAndSwap(old1, old2, new1, new2 uint64) (swapped bool) {
 	p := x.addr()
 	raceReleaseMerge(p)
