@@ -455,12 +455,14 @@ func TestLimiterAllocs(t *testing.T) {
 func benchAllow(b *testing.B, allow func() bool) {
 	var denied atomic.Int64
 	b.ReportAllocs()
-	b.RunParallel(func(pb *testing.PB) {
-		for pb.Next() {
-			if !allow() {
-				denied.Add(1)
+	withCPU(b, func() {
+		b.RunParallel(func(pb *testing.PB) {
+			for pb.Next() {
+				if !allow() {
+					denied.Add(1)
+				}
 			}
-		}
+		})
 	})
 	b.ReportMetric(float64(denied.Load())/float64(b.N), "denied/op")
 }
@@ -521,13 +523,15 @@ func BenchmarkLimiterDeny(b *testing.B) {
 	l.AllowAt(now)
 	l.borrows.Store(0)
 	b.ReportAllocs()
-	b.RunParallel(func(pb *testing.PB) {
-		for pb.Next() {
-			if l.AllowAt(now) {
-				b.Error("admitted")
-				return
+	withCPU(b, func() {
+		b.RunParallel(func(pb *testing.PB) {
+			for pb.Next() {
+				if l.AllowAt(now) {
+					b.Error("admitted")
+					return
+				}
 			}
-		}
+		})
 	})
 	reportSharedWrites(b, l)
 }
