@@ -359,14 +359,14 @@ func (l *Limiter) refill(c *cache, now, n int64) limit.Result {
 			return limit.Result{OK: true}
 		}
 	}
-	if zt, kt, ok := l.takeOver(c, now, need, rest == 0); ok {
-		if rest == 0 {
+	// Take an idle cache over only if this one is left empty: a cache holds
+	// one loan's slots, and a stale now may leave this one's unused.
+	if rest == 0 {
+		if zt, kt, ok := l.takeOver(c, now, need); ok {
 			c.since.Store(now)
 			c.open(gen, zt, kt)
 			return limit.Result{OK: true, Remaining: int64(kt)}
 		}
-		c.open(gen, z, rest)
-		return limit.Result{OK: true}
 	}
 	c.open(gen, z, keep)
 	return limit.Result{Remaining: int64(v), RetryAfter: l.retryAfter(c, now, n, v, z)}
@@ -452,9 +452,9 @@ func (l *Limiter) borrow(c *cache, now, need, want int64) (m int64, z end, ok bo
 
 // takeOver looks, at most once every IdleAfter/2, for a cache that has not
 // refilled for IdleAfter and holds at least need tokens usable at now, and
-// takes need of them (all of them if adopt, returning the rest and their z
-// for the caller's cache). The tokens keep their slots.
-func (l *Limiter) takeOver(c *cache, now, need int64, adopt bool) (z end, k uint64, ok bool) {
+// takes all of them: need for the request, the rest (returned with their
+// loan's end) for the caller's cache. The tokens keep their slots.
+func (l *Limiter) takeOver(c *cache, now, need int64) (z end, k uint64, ok bool) {
 	if now < c.scanAt() {
 		return end{}, 0, false
 	}
@@ -472,15 +472,8 @@ func (l *Limiter) takeOver(c *cache, now, need int64, adopt bool) (z end, k uint
 			if v < uint64(need) {
 				break
 			}
-			left := v - uint64(need)
-			if adopt {
-				left = 0
-			}
-			if x.w.CompareAndSwap(w, left<<tokShift|w&genMask) {
-				if adopt {
-					return zx, v - uint64(need), true
-				}
-				return end{}, 0, true
+			if x.w.CompareAndSwap(w, w&genMask) {
+				return zx, v - uint64(need), true
 			}
 		}
 	}

@@ -203,16 +203,16 @@ func randomLimiter(t testing.TB, r *rand.Rand) *Limiter {
 }
 
 func TestNeverOverAdmitsRandom(t *testing.T) {
-	seeds := 300
+	seeds, ops := 300, 3000
 	if testing.Short() {
-		seeds = 40
+		seeds, ops = 40, 1000
 	}
 	for seed := range seeds {
 		r := rand.New(rand.NewPCG(uint64(seed), 99))
 		l := randomLimiter(t, r)
 		events, period := l.ps.Rate()
 		step := max(1, int64(period)/events) // about a token's refill
-		adm := schedule(t, l, r, 1+r.IntN(6), 3000, step)
+		adm := schedule(t, l, r, 1+r.IntN(6), ops, step)
 		if err := checkBound(l, adm); err != nil {
 			t.Fatalf("seed %d (rate %d/%v, burst %d, batch %d): %v", seed, events, period, l.burst, l.batch, err)
 		}
@@ -280,7 +280,11 @@ func FuzzNeverOverAdmits(f *testing.F) {
 // on one state) admits for the same requests, less what the caches hold at
 // the end (at most batch each) and one token of rounding a cache.
 func TestUnderAdmissionBound(t *testing.T) {
-	for seed := range 20 {
+	seeds := 20
+	if testing.Short() {
+		seeds = 4
+	}
+	for seed := range seeds {
 		r := rand.New(rand.NewPCG(uint64(seed), 5))
 		caches := 1 + r.IntN(6)
 		l := mustNew(t, 1+r.Int64N(50), time.Second, 10+r.Int64N(200))
@@ -455,12 +459,14 @@ func TestLimiterAllocs(t *testing.T) {
 func benchAllow(b *testing.B, allow func() bool) {
 	var denied atomic.Int64
 	b.ReportAllocs()
-	b.RunParallel(func(pb *testing.PB) {
-		for pb.Next() {
-			if !allow() {
-				denied.Add(1)
+	withCPU(b, func() {
+		b.RunParallel(func(pb *testing.PB) {
+			for pb.Next() {
+				if !allow() {
+					denied.Add(1)
+				}
 			}
-		}
+		})
 	})
 	b.ReportMetric(float64(denied.Load())/float64(b.N), "denied/op")
 }
@@ -521,13 +527,15 @@ func BenchmarkLimiterDeny(b *testing.B) {
 	l.AllowAt(now)
 	l.borrows.Store(0)
 	b.ReportAllocs()
-	b.RunParallel(func(pb *testing.PB) {
-		for pb.Next() {
-			if l.AllowAt(now) {
-				b.Error("admitted")
-				return
+	withCPU(b, func() {
+		b.RunParallel(func(pb *testing.PB) {
+			for pb.Next() {
+				if l.AllowAt(now) {
+					b.Error("admitted")
+					return
+				}
 			}
-		}
+		})
 	})
 	reportSharedWrites(b, l)
 }
