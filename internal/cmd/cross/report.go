@@ -120,13 +120,18 @@ func writeJSON(file string, v any) error {
 	return os.WriteFile(file, b, 0o644)
 }
 
-// writeLog saves the output of importPath's run in row r under the work
-// directory and returns the file's path.
-func writeLog(o *options, r row, importPath string, out []byte) (string, error) {
+// logFile is the path of the log of importPath's run in row r, in a
+// directory that exists.
+func logFile(o *options, r row, importPath string) string {
 	name := strings.NewReplacer("/", "_", ".", "_").Replace(importPath)
 	p := filepath.Join(o.work, "logs", r.Name, name+".log")
-	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-		return "", err
-	}
+	os.MkdirAll(filepath.Dir(p), 0o755) // an error shows when the log is written
+	return p
+}
+
+// writeLog saves the output of importPath's run in row r and returns the
+// log's path.
+func writeLog(o *options, r row, importPath string, out []byte) (string, error) {
+	p := logFile(o, r, importPath)
 	return p, os.WriteFile(p, out, 0o644)
 }

@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path"
 	"path/filepath"
@@ -44,17 +45,21 @@ func runVM(o *options, r row, probe string, pkgs []pkg, res *rowResult) {
 		// is slow to emulate and tests nothing here.
 		cpu += ",pauth-impdef=on"
 	}
+	// The console goes to its log as it comes, for `tail -f` on a long run.
+	log := logFile(o, r, "console")
+	f, err := os.Create(log)
+	if err != nil {
+		res.fail("console log: %v", err)
+		return
+	}
+	defer f.Close()
 	var console bytes.Buffer
 	exit, err := runCmd(o.ctx, o.vmTimeout, []string{
 		"qemu-system-aarch64", "-M", "virt", "-cpu", cpu, "-smp", "2", "-m", "2048",
 		"-nodefaults", "-display", "none", "-serial", "stdio", "-no-reboot",
 		"-kernel", kernel, "-initrd", ramfs,
 		"-append", "console=ttyAMA0 quiet panic=-1",
-	}, os.Environ(), dir, &console, &console)
-	log, werr := writeLog(o, r, "console", console.Bytes())
-	if werr != nil {
-		res.fail("console log: %v", werr)
-	}
+	}, os.Environ(), dir, io.MultiWriter(&console, f), io.MultiWriter(&console, f))
 	switch {
 	case errors.Is(err, context.DeadlineExceeded):
 		res.fail("VM timed out after %v (console: %s)", o.vmTimeout, log)
