@@ -12,6 +12,7 @@ import (
 	"path"
 	"path/filepath"
 	"strings"
+	"time"
 
 	"github.com/cellrate/cellrate/internal/guest"
 )
@@ -82,7 +83,7 @@ func runVM(o *options, r row, probe string, pkgs []pkg, res *rowResult) {
 		if !ok {
 			oc = outcome{Exit: -1, Note: "did not finish in the VM"}
 		}
-		res.addPkg(o, p.ImportPath, oc, []byte(run.out))
+		res.addPkg(o, p.ImportPath, oc, []byte(run.out), run.elapsed)
 	}
 }
 
@@ -139,8 +140,9 @@ func isDir(p string) bool {
 
 // A guestRun is one run's output on the console, and its exit code.
 type guestRun struct {
-	out  string
-	exit int
+	out     string
+	exit    int
+	elapsed time.Duration
 }
 
 // splitConsole splits the VM's console output by the guest's marker lines
@@ -164,7 +166,7 @@ func splitConsole(console string) (runs map[int]guestRun, done bool) {
 			cur = m.Index
 			out.Reset()
 		case m.Kind == "end" && m.Index == cur:
-			runs[cur] = guestRun{out: out.String(), exit: m.Exit}
+			runs[cur] = guestRun{out: out.String(), exit: m.Exit, elapsed: m.Elapsed}
 			cur = -1
 		case m.Kind == "done":
 			done = true
