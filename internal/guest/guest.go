@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+	"time"
 )
 
 // ManifestPath is where the host puts the manifest in the initramfs.
@@ -34,17 +35,20 @@ const marker = "@@cellrate-guest"
 func Begin(i int, name string) string { return fmt.Sprintf("%s begin %d %s", marker, i, name) }
 
 // End is the line printed after run i exited with code exit (-1: it could
-// not be started).
-func End(i, exit int) string { return fmt.Sprintf("%s end %d exit=%d", marker, i, exit) }
+// not be started or was killed) after running for elapsed.
+func End(i, exit int, elapsed time.Duration) string {
+	return fmt.Sprintf("%s end %d exit=%d ms=%d", marker, i, exit, elapsed.Milliseconds())
+}
 
 // Done is the line printed after the last run, before power-off.
 func Done() string { return marker + " done" }
 
 // A Line is a parsed marker line.
 type Line struct {
-	Kind  string // "begin", "end" or "done"
-	Index int
-	Exit  int // for "end"
+	Kind    string // "begin", "end" or "done"
+	Index   int
+	Exit    int           // for "end"
+	Elapsed time.Duration // for "end"
 }
 
 // Parse reports whether s is a marker line and what it says. Leading
@@ -62,10 +66,12 @@ func Parse(s string) (Line, bool) {
 	case len(f) >= 2 && f[0] == "begin":
 		i, err := strconv.Atoi(f[1])
 		return Line{Kind: "begin", Index: i}, err == nil
-	case len(f) == 3 && f[0] == "end" && strings.HasPrefix(f[2], "exit="):
+	case len(f) == 4 && f[0] == "end" && strings.HasPrefix(f[2], "exit=") && strings.HasPrefix(f[3], "ms="):
 		i, err1 := strconv.Atoi(f[1])
 		e, err2 := strconv.Atoi(strings.TrimPrefix(f[2], "exit="))
-		return Line{Kind: "end", Index: i, Exit: e}, err1 == nil && err2 == nil
+		ms, err3 := strconv.ParseInt(strings.TrimPrefix(f[3], "ms="), 10, 64)
+		l := Line{Kind: "end", Index: i, Exit: e, Elapsed: time.Duration(ms) * time.Millisecond}
+		return l, err1 == nil && err2 == nil && err3 == nil
 	}
 	return Line{}, false
 }

@@ -16,7 +16,8 @@ import (
 type pkgResult struct {
 	ImportPath string
 	outcome
-	Log string
+	Log  string
+	Time time.Duration
 }
 
 // A rowResult is what one row of the matrix showed.
@@ -33,16 +34,20 @@ func (r *rowResult) fail(format string, args ...any) {
 	r.Problems = append(r.Problems, fmt.Sprintf(format, args...))
 }
 
-// addPkg records a package's outcome and saves its output as a log.
-func (r *rowResult) addPkg(o *options, importPath string, oc outcome, out []byte) {
+// addPkg records a package's outcome and run time, saves its output as a
+// log, and reports progress.
+func (r *rowResult) addPkg(o *options, importPath string, oc outcome, out []byte, d time.Duration) {
 	log, err := writeLog(o, r.row, importPath, out)
 	if err != nil {
 		r.fail("%s: %v", importPath, err)
 	}
-	r.Pkgs = append(r.Pkgs, pkgResult{ImportPath: importPath, outcome: oc, Log: log})
+	r.Pkgs = append(r.Pkgs, pkgResult{ImportPath: importPath, outcome: oc, Log: log, Time: d})
+	verdict := "ok"
 	if !oc.ok() {
-		r.fail("%s: %s (log: %s)", importPath, oc.problem(), log)
+		verdict = oc.problem()
+		r.fail("%s: %s (log: %s)", importPath, verdict, log)
 	}
+	fmt.Fprintf(os.Stderr, "cross:   %s %s: %d passed, %.1fs, %s\n", r.Name, importPath, oc.Passed, d.Seconds(), verdict)
 }
 
 // checkPath is the required-path check.
@@ -120,13 +125,18 @@ func writeJSON(file string, v any) error {
 	return os.WriteFile(file, b, 0o644)
 }
 
-// writeLog saves the output of importPath's run in row r under the work
-// directory and returns the file's path.
-func writeLog(o *options, r row, importPath string, out []byte) (string, error) {
+// logFile is the path of the log of importPath's run in row r, in a
+// directory that exists.
+func logFile(o *options, r row, importPath string) string {
 	name := strings.NewReplacer("/", "_", ".", "_").Replace(importPath)
 	p := filepath.Join(o.work, "logs", r.Name, name+".log")
-	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-		return "", err
-	}
+	os.MkdirAll(filepath.Dir(p), 0o755) // an error shows when the log is written
+	return p
+}
+
+// writeLog saves the output of importPath's run in row r and returns the
+// log's path.
+func writeLog(o *options, r row, importPath string, out []byte) (string, error) {
+	p := logFile(o, r, importPath)
 	return p, os.WriteFile(p, out, 0o644)
 }

@@ -35,12 +35,13 @@ func runUser(o *options, r row, probe string, pkgs []pkg, res *rowResult) {
 	res.Path = lastWord(stdout.String())
 	for _, p := range pkgs {
 		var out bytes.Buffer
+		start := time.Now()
 		exit, err := runCmd(o.ctx, o.testTimeout+time.Minute, argv(r, p.Binary, o.testArgs()...), env, p.Dir, &out, &out)
 		oc := parseOutcome(out.String(), exit)
 		if errors.Is(err, context.DeadlineExceeded) {
 			oc.Note = "timed out"
 		}
-		res.addPkg(o, p.ImportPath, oc, out.Bytes())
+		res.addPkg(o, p.ImportPath, oc, out.Bytes(), time.Since(start))
 	}
 }
 

@@ -7,10 +7,12 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path"
 	"path/filepath"
 	"strings"
+	"time"
 
 	"github.com/cellrate/cellrate/internal/guest"
 )
@@ -44,17 +46,21 @@ func runVM(o *options, r row, probe string, pkgs []pkg, res *rowResult) {
 		// is slow to emulate and tests nothing here.
 		cpu += ",pauth-impdef=on"
 	}
+	// The console goes to its log as it comes, for `tail -f` on a long run.
+	log := logFile(o, r, "console")
+	f, err := os.Create(log)
+	if err != nil {
+		res.fail("console log: %v", err)
+		return
+	}
+	defer f.Close()
 	var console bytes.Buffer
 	exit, err := runCmd(o.ctx, o.vmTimeout, []string{
 		"qemu-system-aarch64", "-M", "virt", "-cpu", cpu, "-smp", "2", "-m", "2048",
 		"-nodefaults", "-display", "none", "-serial", "stdio", "-no-reboot",
 		"-kernel", kernel, "-initrd", ramfs,
 		"-append", "console=ttyAMA0 quiet panic=-1",
-	}, os.Environ(), dir, &console, &console)
-	log, werr := writeLog(o, r, "console", console.Bytes())
-	if werr != nil {
-		res.fail("console log: %v", werr)
-	}
+	}, os.Environ(), dir, io.MultiWriter(&console, f), io.MultiWriter(&console, f))
 	switch {
 	case errors.Is(err, context.DeadlineExceeded):
 		res.fail("VM timed out after %v (console: %s)", o.vmTimeout, log)
@@ -77,7 +83,7 @@ func runVM(o *options, r row, probe string, pkgs []pkg, res *rowResult) {
 		if !ok {
 			oc = outcome{Exit: -1, Note: "did not finish in the VM"}
 		}
-		res.addPkg(o, p.ImportPath, oc, []byte(run.out))
+		res.addPkg(o, p.ImportPath, oc, []byte(run.out), run.elapsed)
 	}
 }
 
@@ -134,8 +140,9 @@ func isDir(p string) bool {
 
 // A guestRun is one run's output on the console, and its exit code.
 type guestRun struct {
-	out  string
-	exit int
+	out     string
+	exit    int
+	elapsed time.Duration
 }
 
 // splitConsole splits the VM's console output by the guest's marker lines
@@ -159,7 +166,7 @@ func splitConsole(console string) (runs map[int]guestRun, done bool) {
 			cur = m.Index
 			out.Reset()
 		case m.Kind == "end" && m.Index == cur:
-			runs[cur] = guestRun{out: out.String(), exit: m.Exit}
+			runs[cur] = guestRun{out: out.String(), exit: m.Exit, elapsed: m.Elapsed}
 			cur = -1
 		case m.Kind == "done":
 			done = true

@@ -8,9 +8,9 @@ import (
 
 func TestSplitConsole(t *testing.T) {
 	console := "[    0.1] Booting Linux\r\n" +
-		guest.Begin(0, "pathprobe") + "\r\n" + "casp\r\n" + guest.End(0, 0) + "\r\n" +
+		guest.Begin(0, "pathprobe") + "\r\n" + "casp\r\n" + guest.End(0, 0, 0) + "\r\n" +
 		guest.Begin(1, "example.com/a") + "\r\n" + "--- PASS: TestA (0.00s)\r\nWARNING: DATA RACE\r\n" +
-		guest.End(1, 66) + "\r\n" +
+		guest.End(1, 66, 0) + "\r\n" +
 		guest.Begin(2, "example.com/b") + "\r\n" + "=== RUN TestHang\r\n" // no end: the VM died
 	runs, done := splitConsole(console)
 	if done {
@@ -26,7 +26,7 @@ func TestSplitConsole(t *testing.T) {
 	if _, ok := runs[2]; ok {
 		t.Error("run 2 has no end line but was reported")
 	}
-	if _, done := splitConsole(console + "\n" + guest.End(2, 0) + "\n" + guest.Done() + "\n"); !done {
+	if _, done := splitConsole(console + "\n" + guest.End(2, 0, 0) + "\n" + guest.Done() + "\n"); !done {
 		t.Error("done = false after the done line")
 	}
 }

@@ -16,6 +16,7 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"time"
 
 	"golang.org/x/sys/unix"
 
@@ -34,8 +35,9 @@ func main() {
 	}
 	for i, r := range m.Runs {
 		fmt.Println("\n" + guest.Begin(i, r.Name))
+		start := time.Now()
 		code := run(r, m.Env)
-		fmt.Println("\n" + guest.End(i, code))
+		fmt.Println("\n" + guest.End(i, code, time.Since(start)))
 	}
 	fmt.Println(guest.Done())
 	powerOff()
