@@ -81,11 +81,14 @@ const year = int64(365 * 24 * time.Hour)
 
 // clock moves the injected time between phases: mostly forward by a few
 // tokens' worth or a refill's worth, sometimes backwards, rarely years
-// ahead, never past 2^62.
+// ahead. It stays within [0, 2^62]: past 2^62 a monotone clock stands
+// still, and another jumps 2^61 ns (73 years) back.
 type clock struct {
 	now, fill, token int64
 	monotone         bool
 }
+
+const maxTime = 1 << 62
 
 func (c *clock) step(r *rand.Rand) {
 	switch p := r.IntN(100); {
@@ -96,8 +99,13 @@ func (c *clock) step(r *rand.Rand) {
 	case p < 92 && !c.monotone:
 		c.now = max(0, c.now-r.Int64N(2*c.fill+1))
 	case p < 94:
-		if c.now < 1<<62-30*year {
-			c.now += (1 + r.Int64N(30)) * year
+		c.now += (1 + r.Int64N(30)) * year
+	}
+	if c.now > maxTime {
+		if c.monotone {
+			c.now = maxTime
+		} else {
+			c.now -= maxTime / 2
 		}
 	}
 }

@@ -2,6 +2,7 @@ package stress
 
 import (
 	"math/big"
+	"math/rand/v2"
 	"strings"
 	"testing"
 	"time"
@@ -150,5 +151,22 @@ func TestGivenTimesBound(t *testing.T) {
 	over := []phase{{now: 10, admitted: 5}, {now: 9, admitted: 2}, {now: 0, admitted: 5}}
 	if err := givenTimesBound(s, over); err == nil {
 		t.Error("7 units in [9, 10] with burst 5 and rate 1 passed")
+	}
+}
+
+// TestClockStaysInRange: however long a run, the injected clock stays in
+// [0, 2^62], so spans between its times never overflow.
+func TestClockStaysInRange(t *testing.T) {
+	r := rand.New(rand.NewPCG(1, 2))
+	for _, monotone := range []bool{false, true} {
+		c := clock{now: 0, token: 1e15, fill: 1e15, monotone: monotone}
+		prev := c.now
+		for range 1_000_000 {
+			c.step(r)
+			if c.now < 0 || c.now > maxTime || (monotone && c.now < prev) {
+				t.Fatalf("monotone=%v: clock at %d after %d", monotone, c.now, prev)
+			}
+			prev = c.now
+		}
 	}
 }
