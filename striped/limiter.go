@@ -102,9 +102,10 @@ type Limiter struct {
 	_      [lineSize]byte
 	state  atomic128.Uint64Pair // the shared bucket.State
 	// borrows counts the writes of state (on its line, which they write
-	// anyway): the benchmarks report it per admission.
-	borrows atomic.Uint64
-	_       [lineSize]byte
+	// anyway): the benchmarks report it per admission. takeovers counts
+	// idle caches taken over, for the tests.
+	borrows, takeovers atomic.Uint64
+	_                  [lineSize]byte
 }
 
 // signBit maps int64 time onto bucket.State.T's unsigned order.
@@ -473,6 +474,7 @@ func (l *Limiter) takeOver(c *cache, now, need int64) (z end, k uint64, ok bool)
 				break
 			}
 			if x.w.CompareAndSwap(w, w&genMask) {
+				l.takeovers.Add(1)
 				return zx, v - uint64(need), true
 			}
 		}
