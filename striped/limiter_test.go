@@ -405,11 +405,10 @@ func TestConcurrentNeverOverAdmits(t *testing.T) {
 	l := mustNew(t, 500, time.Microsecond, 5000, WithBatch(50), WithIdleAfter(minIdle))
 	var clock atomic.Int64
 	logs := make([][]admission, 6)
-	// Rounds on several Ps ask for a little more than the rate (the clock
-	// moves 2ns a call on average, a token's refill time), so the bucket
-	// builds a backlog while caches still get whole batches, whose slots
-	// then lie ahead of now; rounds on one P ask for more, so that P needs
-	// the others' tokens.
+	// Every round asks for more than the rate (about 2.8 tokens a call
+	// while the clock moves 1 or 2ns), so the bucket builds a backlog and
+	// cached tokens have slots ahead of now; a round on one P after one on
+	// several leaves the other caches idle, holding tokens that P needs.
 	for _, round := range []struct {
 		procs int
 		step  int64
