@@ -63,7 +63,11 @@ import (
 // keep their slots, so the bound above still holds); a P scans for idle
 // caches at most once every IdleAfter/2. A cached token that nobody takes
 // over in time expires; the bucket then refills its slot, so expired tokens
-// are lost only while the bucket stays below full.
+// are lost only while the bucket stays below full. Tokens borrowed from a
+// full bucket expire within Batch()/r, which loses nothing (the bucket
+// refills them meanwhile, as it would otherwise have overflowed); tokens
+// borrowed from a bucket with a backlog last up to b/r, which is what a
+// takeover recovers.
 //
 // # Scaling
 //
