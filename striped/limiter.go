@@ -158,6 +158,7 @@ type Option func(*config)
 
 type config struct {
 	batch, idle int64
+	idleSet     bool
 	clock       nanotime.Clock
 }
 
@@ -169,7 +170,9 @@ func WithBatch(n int64) Option { return func(c *config) { c.batch = n } }
 // WithIdleAfter sets how long a cache must go without refilling before a
 // P that the shared bucket denies may take its tokens over (default: a
 // quarter of burst/rate, at least 1µs). It must be at least 1µs.
-func WithIdleAfter(d time.Duration) Option { return func(c *config) { c.idle = int64(d) } }
+func WithIdleAfter(d time.Duration) Option {
+	return func(c *config) { c.idle, c.idleSet = int64(d), true }
+}
 
 // WithClock makes the plain (non-At) methods read clock instead of
 // nanotime.Now: for example nanotime.Since(), which follows
@@ -210,11 +213,11 @@ func NewFromParams(ps bucket.Params, opts ...Option) (*Limiter, error) {
 		return nil, errors.New("striped: params must come from bucket.NewParams or bucket.RateParams")
 	}
 	l.cap = uint64(l.burst) * l.p
-	cfg := config{batch: min(max(1, l.burst/int64(2*runtime.GOMAXPROCS(0))), maxBatch), idle: -1, clock: nanotime.Now}
+	cfg := config{batch: min(max(1, l.burst/int64(2*runtime.GOMAXPROCS(0))), maxBatch), clock: nanotime.Now}
 	for _, o := range opts {
 		o(&cfg)
 	}
-	if cfg.idle == -1 {
+	if !cfg.idleSet {
 		// A quarter of burst/rate: cap/e ns over 4.
 		cfg.idle = max(int64(minIdle), int64(min(l.cap/l.e/4, math.MaxInt64)))
 	}

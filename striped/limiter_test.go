@@ -91,6 +91,7 @@ func TestNewValidation(t *testing.T) {
 		{"batch > burst", func() (*Limiter, error) { return New(10, 10, WithBatch(11)) }, "batch"},
 		{"batch >= 2^31", func() (*Limiter, error) { return New(1e9, 1<<40, WithBatch(1<<31)) }, "batch"},
 		{"idle 0", func() (*Limiter, error) { return New(10, 10, WithIdleAfter(0)) }, "idle-after"},
+		{"idle -1ns", func() (*Limiter, error) { return New(10, 10, WithIdleAfter(-1)) }, "idle-after"},
 		{"nil clock", func() (*Limiter, error) { return New(10, 10, WithClock(nil)) }, "clock"},
 		{"zero params", func() (*Limiter, error) { return NewFromParams(bucket.Params{}) }, "params"},
 	}
