@@ -444,11 +444,9 @@ func (l *Limiter) borrow(c *cache, now, need, want int64) (m int64, z end, ok bo
 			c.saw(empty)
 			return 0, end{}, false
 		}
+		// m <= Remaining, so the step admits it.
 		m = min(r.Remaining, want)
-		next, r := l.ps.StepUnits(s, now, m*int64(l.p))
-		if !r.OK {
-			return 0, end{}, false
-		}
+		next, _ := l.ps.StepUnits(s, now, m*int64(l.p))
 		if l.state.CompareAndSwap(t, d, next.T, next.Deficit) {
 			l.borrows.Add(1)
 			empty, full := l.lines(next)
