@@ -22,14 +22,6 @@ test: ## vet, the unit tests, and the unit tests again under -race (-short)
 lint: ## staticcheck, at a pinned version
 	$(GO) run $(STATICCHECK) ./...
 
-# Each benchmark runs beside its baseline in the same run (Counter.Add vs one
-# sync/atomic.Int64, the sharded Limiter vs one bucket cell) at GOMAXPROCS 1
-# and 2 through -cpu; nothing changes GOMAXPROCS for good.
-bench-striped: ## striped's benchmarks and baselines at -cpu 1,2; benchstat /tmp/bench-striped.txt
-	$(GO) test -run '^$$' -bench . -benchmem -cpu 1,2 -count 6 -benchtime 300ms ./striped/ | tee /tmp/bench-striped.txt
-
-.PHONY: bench-striped
-
 # Cross-architecture proof (internal/cmd/cross): every package's tests on
 # arm64 (qemu-user with and without LSE, purego, -race in a qemu-system VM),
 # amd64 (qemu-user CPU models, purego, -race natively), 386 and s390x, with

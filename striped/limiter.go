@@ -63,7 +63,11 @@ import (
 // keep their slots, so the bound above still holds); a P scans for idle
 // caches at most once every IdleAfter/2. A cached token that nobody takes
 // over in time expires; the bucket then refills its slot, so expired tokens
-// are lost only while the bucket stays below full.
+// are lost only while the bucket stays below full. Tokens borrowed from a
+// full bucket expire within Batch()/r, which loses nothing (the bucket
+// refills them meanwhile, as it would otherwise have overflowed); tokens
+// borrowed from a bucket with a backlog last up to b/r, which is what a
+// takeover recovers.
 //
 // # Scaling
 //
@@ -102,9 +106,10 @@ type Limiter struct {
 	_      [lineSize]byte
 	state  atomic128.Uint64Pair // the shared bucket.State
 	// borrows counts the writes of state (on its line, which they write
-	// anyway): the benchmarks report it per admission.
-	borrows atomic.Uint64
-	_       [lineSize]byte
+	// anyway): the benchmarks report it per admission. takeovers counts
+	// idle caches taken over, for the tests.
+	borrows, takeovers atomic.Uint64
+	_                  [lineSize]byte
 }
 
 // signBit maps int64 time onto bucket.State.T's unsigned order.
@@ -153,6 +158,7 @@ type Option func(*config)
 
 type config struct {
 	batch, idle int64
+	idleSet     bool
 	clock       nanotime.Clock
 }
 
@@ -164,7 +170,9 @@ func WithBatch(n int64) Option { return func(c *config) { c.batch = n } }
 // WithIdleAfter sets how long a cache must go without refilling before a
 // P that the shared bucket denies may take its tokens over (default: a
 // quarter of burst/rate, at least 1µs). It must be at least 1µs.
-func WithIdleAfter(d time.Duration) Option { return func(c *config) { c.idle = int64(d) } }
+func WithIdleAfter(d time.Duration) Option {
+	return func(c *config) { c.idle, c.idleSet = int64(d), true }
+}
 
 // WithClock makes the plain (non-At) methods read clock instead of
 // nanotime.Now: for example nanotime.Since(), which follows
@@ -205,11 +213,11 @@ func NewFromParams(ps bucket.Params, opts ...Option) (*Limiter, error) {
 		return nil, errors.New("striped: params must come from bucket.NewParams or bucket.RateParams")
 	}
 	l.cap = uint64(l.burst) * l.p
-	cfg := config{batch: min(max(1, l.burst/int64(2*runtime.GOMAXPROCS(0))), maxBatch), idle: -1, clock: nanotime.Now}
+	cfg := config{batch: min(max(1, l.burst/int64(2*runtime.GOMAXPROCS(0))), maxBatch), clock: nanotime.Now}
 	for _, o := range opts {
 		o(&cfg)
 	}
-	if cfg.idle == -1 {
+	if !cfg.idleSet {
 		// A quarter of burst/rate: cap/e ns over 4.
 		cfg.idle = max(int64(minIdle), int64(min(l.cap/l.e/4, math.MaxInt64)))
 	}
@@ -436,11 +444,9 @@ func (l *Limiter) borrow(c *cache, now, need, want int64) (m int64, z end, ok bo
 			c.saw(empty)
 			return 0, end{}, false
 		}
+		// m <= Remaining, so the step admits it.
 		m = min(r.Remaining, want)
-		next, r := l.ps.StepUnits(s, now, m*int64(l.p))
-		if !r.OK {
-			return 0, end{}, false
-		}
+		next, _ := l.ps.StepUnits(s, now, m*int64(l.p))
 		if l.state.CompareAndSwap(t, d, next.T, next.Deficit) {
 			l.borrows.Add(1)
 			empty, full := l.lines(next)
@@ -473,6 +479,7 @@ func (l *Limiter) takeOver(c *cache, now, need int64) (z end, k uint64, ok bool)
 				break
 			}
 			if x.w.CompareAndSwap(w, w&genMask) {
+				l.takeovers.Add(1)
 				return zx, v - uint64(need), true
 			}
 		}
