@@ -2,8 +2,8 @@
 
 // Command vminit is /init in the initramfs the cross harness boots in an
 // arm64 VM. It mounts proc, sys, dev and tmp, runs each program the manifest
-// lists (guest.ManifestPath) with its output on the console, brackets each
-// run with marker lines carrying its exit code, and powers the VM off.
+// lists (guest.ManifestPath), prints each one's output on the console
+// between marker lines that carry its exit code, and powers the VM off.
 //
 // It is built static (CGO_ENABLED=0) so it needs nothing from the initramfs.
 // Whatever goes wrong, it powers off: the host reads a missing "done" line,
@@ -11,11 +11,13 @@
 package main
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
 	"os/exec"
+	"sync"
 	"time"
 
 	"golang.org/x/sys/unix"
@@ -33,14 +35,34 @@ func main() {
 		fmt.Println("vminit:", err)
 		powerOff()
 	}
-	for i, r := range m.Runs {
-		fmt.Println("\n" + guest.Begin(i, r.Name))
-		start := time.Now()
-		code := run(r, m.Env)
-		fmt.Println("\n" + guest.End(i, code, time.Since(start)))
-	}
+	runAll(m)
 	fmt.Println(guest.Done())
 	powerOff()
+}
+
+// runAll runs m.Parallel programs at a time (most tests keep one CPU busy)
+// and prints each one's output whole when it ends, between its markers.
+func runAll(m *guest.Manifest) {
+	var mu sync.Mutex
+	next := make(chan int)
+	var wg sync.WaitGroup
+	for range max(1, m.Parallel) {
+		wg.Go(func() {
+			for i := range next {
+				var out bytes.Buffer
+				start := time.Now()
+				code := run(m.Runs[i], m.Env, &out)
+				mu.Lock()
+				fmt.Printf("\n%s\n%s\n%s\n", guest.Begin(i, m.Runs[i].Name), out.Bytes(), guest.End(i, code, time.Since(start)))
+				mu.Unlock()
+			}
+		})
+	}
+	for i := range m.Runs {
+		next <- i
+	}
+	close(next)
+	wg.Wait()
 }
 
 func mountAll() error {
@@ -71,12 +93,12 @@ func readManifest() (*guest.Manifest, error) {
 
 // run runs r to completion and returns its exit code: -1 if it did not
 // start or was killed by a signal.
-func run(r guest.Run, env []string) int {
+func run(r guest.Run, env []string, out *bytes.Buffer) int {
 	cmd := exec.Command(r.Argv[0], r.Argv[1:]...)
 	cmd.Dir = r.Dir
 	cmd.Env = append([]string{"HOME=/tmp", "TMPDIR=/tmp", "PATH=/bin"}, env...)
-	cmd.Stdout = os.Stdout
-	cmd.Stderr = os.Stdout
+	cmd.Stdout = out
+	cmd.Stderr = out
 	err := cmd.Run()
 	var exit *exec.ExitError
 	switch {
@@ -85,7 +107,7 @@ func run(r guest.Run, env []string) int {
 	case errors.As(err, &exit):
 		return exit.ExitCode()
 	}
-	fmt.Println("vminit:", err)
+	fmt.Fprintln(out, "vminit:", err)
 	return -1
 }
 
