@@ -80,7 +80,7 @@ func main() {
 	work := flag.String("work", "", "directory for binaries and logs (default a temporary one, removed if all passed)")
 	install := flag.Bool("install", true, "install missing Debian packages when root")
 	testTimeout := flag.Duration("test-timeout", 10*time.Minute, "time-out of each test binary")
-	vmTimeout := flag.Duration("vm-timeout", 25*time.Minute, "time-out of each VM, boot to power-off")
+	vmTimeout := flag.Duration("vm-timeout", 30*time.Minute, "time-out of each VM, boot to power-off")
 	vmParallel := flag.Int("vm-parallel", 1, "test binaries a VM runs at a time (it has 2 CPUs); 1 keeps timing-sensitive tests calm")
 	flag.Parse()
 

@@ -15,6 +15,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"sync"
@@ -40,8 +41,10 @@ func main() {
 	powerOff()
 }
 
-// runAll runs m.Parallel programs at a time (most tests keep one CPU busy)
-// and prints each one's output whole when it ends, between its markers.
+// runAll runs the programs between their marker lines. One at a time, the
+// output streams, so a hung run shows how far it got; m.Parallel at a time
+// (most tests keep one CPU busy), each one's output is printed whole when
+// it ends.
 func runAll(m *guest.Manifest) {
 	var mu sync.Mutex
 	next := make(chan int)
@@ -49,11 +52,17 @@ func runAll(m *guest.Manifest) {
 	for range max(1, m.Parallel) {
 		wg.Go(func() {
 			for i := range next {
+				r, start := m.Runs[i], time.Now()
+				if m.Parallel < 2 {
+					fmt.Println("\n" + guest.Begin(i, r.Name))
+					code := run(r, m.Env, os.Stdout)
+					fmt.Println("\n" + guest.End(i, code, time.Since(start)))
+					continue
+				}
 				var out bytes.Buffer
-				start := time.Now()
-				code := run(m.Runs[i], m.Env, &out)
+				code := run(r, m.Env, &out)
 				mu.Lock()
-				fmt.Printf("\n%s\n%s\n%s\n", guest.Begin(i, m.Runs[i].Name), out.Bytes(), guest.End(i, code, time.Since(start)))
+				fmt.Printf("\n%s\n%s\n%s\n", guest.Begin(i, r.Name), out.Bytes(), guest.End(i, code, time.Since(start)))
 				mu.Unlock()
 			}
 		})
@@ -93,7 +102,7 @@ func readManifest() (*guest.Manifest, error) {
 
 // run runs r to completion and returns its exit code: -1 if it did not
 // start or was killed by a signal.
-func run(r guest.Run, env []string, out *bytes.Buffer) int {
+func run(r guest.Run, env []string, out io.Writer) int {
 	cmd := exec.Command(r.Argv[0], r.Argv[1:]...)
 	cmd.Dir = r.Dir
 	cmd.Env = append([]string{"HOME=/tmp", "TMPDIR=/tmp", "PATH=/bin"}, env...)
