@@ -16,8 +16,9 @@ const ManifestPath = "/cellrate/manifest.json"
 
 // A Manifest lists the programs the guest runs, in order.
 type Manifest struct {
-	Env  []string // added to every run's environment, KEY=VALUE
-	Runs []Run
+	Env      []string // added to every run's environment, KEY=VALUE
+	Runs     []Run
+	Parallel int // runs at a time; below 2, one after the other
 }
 
 // A Run is one program: a test binary or the path probe.

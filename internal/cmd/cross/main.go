@@ -48,6 +48,7 @@ type options struct {
 	env         []string // planted into every probe and test run
 	testTimeout time.Duration
 	vmTimeout   time.Duration
+	vmParallel  int
 	kernel      func() (string, error)
 	vminit      func() (string, error)
 }
@@ -79,12 +80,13 @@ func main() {
 	work := flag.String("work", "", "directory for binaries and logs (default a temporary one, removed if all passed)")
 	install := flag.Bool("install", true, "install missing Debian packages when root")
 	testTimeout := flag.Duration("test-timeout", 10*time.Minute, "time-out of each test binary")
-	vmTimeout := flag.Duration("vm-timeout", 25*time.Minute, "time-out of each VM, boot to power-off")
+	vmTimeout := flag.Duration("vm-timeout", 30*time.Minute, "time-out of each VM, boot to power-off")
+	vmParallel := flag.Int("vm-parallel", 1, "test binaries a VM runs at a time (it has 2 CPUs); 1 keeps timing-sensitive tests calm")
 	flag.Parse()
 
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	o := &options{ctx: ctx, env: env, testTimeout: *testTimeout, vmTimeout: *vmTimeout}
+	o := &options{ctx: ctx, env: env, testTimeout: *testTimeout, vmTimeout: *vmTimeout, vmParallel: *vmParallel}
 	if len(mods) == 0 {
 		mods = listFlag{"."}
 	}

@@ -21,8 +21,8 @@ import (
 // the race detector's cgo-linked binaries need in the guest.
 const sysrootLib = "/usr/aarch64-linux-gnu/lib"
 
-// runVM boots one arm64 VM for row r that runs the probe and then every
-// test binary in sequence, and fills res from its console output.
+// runVM boots one arm64 VM for row r that runs the probe and every test
+// binary, o.vmParallel at a time, and fills res from its console output.
 //
 // qemu-user cannot run arm64 -race binaries (ThreadSanitizer rejects its
 // 39-bit address space), hence a whole system: Debian's cloud kernel, and
@@ -100,8 +100,9 @@ func writeVMInitramfs(o *options, r row, probe string, pkgs []pkg, file string) 
 		t.mkdirAll(d)
 	}
 	m := guest.Manifest{
-		Env:  append(o.testEnv(r), "LD_LIBRARY_PATH=/lib"),
-		Runs: []guest.Run{{Name: "pathprobe", Dir: "/", Argv: []string{"/cellrate/pathprobe"}}},
+		Parallel: o.vmParallel,
+		Env:      append(o.testEnv(r), "LD_LIBRARY_PATH=/lib"),
+		Runs:     []guest.Run{{Name: "pathprobe", Dir: "/", Argv: []string{"/cellrate/pathprobe"}}},
 	}
 	t.addFile("/cellrate/pathprobe", 0o755, probe)
 	if err := t.addLibs(probe, sysrootLib); err != nil {

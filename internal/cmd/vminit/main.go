@@ -2,8 +2,8 @@
 
 // Command vminit is /init in the initramfs the cross harness boots in an
 // arm64 VM. It mounts proc, sys, dev and tmp, runs each program the manifest
-// lists (guest.ManifestPath) with its output on the console, brackets each
-// run with marker lines carrying its exit code, and powers the VM off.
+// lists (guest.ManifestPath), prints each one's output on the console
+// between marker lines that carry its exit code, and powers the VM off.
 //
 // It is built static (CGO_ENABLED=0) so it needs nothing from the initramfs.
 // Whatever goes wrong, it powers off: the host reads a missing "done" line,
@@ -11,11 +11,14 @@
 package main
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
+	"sync"
 	"time"
 
 	"golang.org/x/sys/unix"
@@ -33,14 +36,42 @@ func main() {
 		fmt.Println("vminit:", err)
 		powerOff()
 	}
-	for i, r := range m.Runs {
-		fmt.Println("\n" + guest.Begin(i, r.Name))
-		start := time.Now()
-		code := run(r, m.Env)
-		fmt.Println("\n" + guest.End(i, code, time.Since(start)))
-	}
+	runAll(m)
 	fmt.Println(guest.Done())
 	powerOff()
+}
+
+// runAll runs the programs between their marker lines. One at a time, the
+// output streams, so a hung run shows how far it got; m.Parallel at a time
+// (most tests keep one CPU busy), each one's output is printed whole when
+// it ends.
+func runAll(m *guest.Manifest) {
+	var mu sync.Mutex
+	next := make(chan int)
+	var wg sync.WaitGroup
+	for range max(1, m.Parallel) {
+		wg.Go(func() {
+			for i := range next {
+				r, start := m.Runs[i], time.Now()
+				if m.Parallel < 2 {
+					fmt.Println("\n" + guest.Begin(i, r.Name))
+					code := run(r, m.Env, os.Stdout)
+					fmt.Println("\n" + guest.End(i, code, time.Since(start)))
+					continue
+				}
+				var out bytes.Buffer
+				code := run(r, m.Env, &out)
+				mu.Lock()
+				fmt.Printf("\n%s\n%s\n%s\n", guest.Begin(i, r.Name), out.Bytes(), guest.End(i, code, time.Since(start)))
+				mu.Unlock()
+			}
+		})
+	}
+	for i := range m.Runs {
+		next <- i
+	}
+	close(next)
+	wg.Wait()
 }
 
 func mountAll() error {
@@ -71,12 +102,12 @@ func readManifest() (*guest.Manifest, error) {
 
 // run runs r to completion and returns its exit code: -1 if it did not
 // start or was killed by a signal.
-func run(r guest.Run, env []string) int {
+func run(r guest.Run, env []string, out io.Writer) int {
 	cmd := exec.Command(r.Argv[0], r.Argv[1:]...)
 	cmd.Dir = r.Dir
 	cmd.Env = append([]string{"HOME=/tmp", "TMPDIR=/tmp", "PATH=/bin"}, env...)
-	cmd.Stdout = os.Stdout
-	cmd.Stderr = os.Stdout
+	cmd.Stdout = out
+	cmd.Stderr = out
 	err := cmd.Run()
 	var exit *exec.ExitError
 	switch {
@@ -85,7 +116,7 @@ func run(r guest.Run, env []string) int {
 	case errors.As(err, &exit):
 		return exit.ExitCode()
 	}
-	fmt.Println("vminit:", err)
+	fmt.Fprintln(out, "vminit:", err)
 	return -1
 }
 
