@@ -57,7 +57,7 @@ func Impls() []Impl {
 	}, ours...)
 }
 
-// ours lists cellrate's limiters; each package adds itself in its own file.
+// ours lists cellrate's limiters (ours.go).
 var ours []Impl
 
 // epoch is the time.Time an injected nanosecond count 0 maps to.

@@ -12,22 +12,23 @@ import (
 	"github.com/cellrate/cellrate/window"
 )
 
+// must returns v, or panics with err: the subjects' parameters are fixed.
+func must[T any](v T, err error) T {
+	if err != nil {
+		panic(err)
+	}
+	return v
+}
+
 // windowSubject: a sliding-window counter admits at most limit units per
 // fixed window and its windows tile time, so any stretch T meets at most
 // T/W + 2 of them: Burst 2*limit, Rate limit/W.
 func windowSubject(name string, lim int64, w time.Duration) Subject {
-	p, err := window.NewParams(lim, w)
-	if err != nil {
-		panic(err)
-	}
+	p := must(window.NewParams(lim, w))
 	return Subject{
 		Name: name,
 		New: func() limit.Limiter {
-			l, err := window.New(lim, w)
-			if err != nil {
-				panic(err)
-			}
-			return l
+			return must(window.New(lim, w))
 		},
 		MaxN: lim, Burst: 2 * lim, Rate: RatePer(lim, w),
 		Init: window.State{},
@@ -47,18 +48,11 @@ func init() {
 // gcraSubject: GCRA promises Burst + Rate*T over any interval of the
 // times it is given, in any order.
 func gcraSubject(name string, events int64, period time.Duration, burst int64) Subject {
-	p, err := gcra.NewParams(events, period, burst)
-	if err != nil {
-		panic(err)
-	}
+	p := must(gcra.NewParams(events, period, burst))
 	return Subject{
 		Name: name,
 		New: func() limit.Limiter {
-			l, err := gcra.New(events, period, burst)
-			if err != nil {
-				panic(err)
-			}
-			return l
+			return must(gcra.New(events, period, burst))
 		},
 		MaxN: burst, Burst: burst, Rate: RatePer(events, period), GivenTimes: true,
 		Init: uint64(0),
@@ -78,16 +72,12 @@ func init() {
 // packedBucketSubject: packed64 documents at most burst + (T + 2u)/period
 // tokens over any stretch T, u being the word's time unit.
 func packedBucketSubject(name string, events int64, period time.Duration, burst int64) Subject {
-	l, err := packed64.NewBucket(events, period, burst)
-	if err != nil {
-		panic(err)
-	}
+	l := must(packed64.NewBucket(events, period, burst))
 	rate := RatePer(events, period)
 	return Subject{
 		Name: name,
 		New: func() limit.Limiter {
-			l, _ := packed64.NewBucket(events, period, burst)
-			return l
+			return must(packed64.NewBucket(events, period, burst))
 		},
 		MaxN: burst, Burst: burst, Rate: rate,
 		Extra: new(big.Rat).Mul(rate, big.NewRat(2*int64(l.Params().Unit()), 1)),
@@ -100,11 +90,7 @@ func packedWindowSubject(name string, lim int64, w time.Duration) Subject {
 	return Subject{
 		Name: name,
 		New: func() limit.Limiter {
-			l, err := packed64.NewWindow(lim, w)
-			if err != nil {
-				panic(err)
-			}
-			return l
+			return must(packed64.NewWindow(lim, w))
 		},
 		MaxN: lim, Burst: 2 * lim, Rate: RatePer(lim, w),
 	}
@@ -125,10 +111,7 @@ func init() {
 // bucketSubject: the bucket promises Burst + Rate*T exactly over any
 // interval of the times it is given.
 func bucketSubject(name string, events int64, period time.Duration, burst int64) Subject {
-	p, err := bucket.NewParams(events, period, burst)
-	if err != nil {
-		panic(err)
-	}
+	p := must(bucket.NewParams(events, period, burst))
 	return Subject{
 		Name: name,
 		New:  func() limit.Limiter { return bucket.NewFromParams(p) },
@@ -144,11 +127,7 @@ func stripedSubject(name string, events int64, period time.Duration, burst, batc
 	return Subject{
 		Name: name,
 		New: func() limit.Limiter {
-			l, err := striped.NewPer(events, period, burst, striped.WithBatch(batch))
-			if err != nil {
-				panic(err)
-			}
-			return l
+			return must(striped.NewPer(events, period, burst, striped.WithBatch(batch)))
 		},
 		MaxN: burst, Burst: burst, Rate: RatePer(events, period), GivenTimes: true,
 	}
