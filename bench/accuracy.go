@@ -1,7 +1,9 @@
 package bench
 
 import (
+	"cmp"
 	"math/rand/v2"
+	"slices"
 	"time"
 )
 
@@ -19,8 +21,10 @@ type Schedule struct {
 
 // Schedules returns the accuracy schedules, n requests each: Poisson
 // arrivals at three times the rate; bursts of up to 100 requests of 1 to 5
-// units at one instant; and the Poisson schedule after 100 years of
-// uptime, where float64 nanosecond arithmetic has lost its low bits.
+// units at one instant; the Poisson schedule after 100 years of uptime,
+// where float64 nanosecond arithmetic has lost its low bits; and the
+// Poisson schedule with each time read up to 2ms early, as goroutines that
+// read the clock and then wait for a CPU deliver them: out of order.
 func Schedules(n int) []Schedule {
 	const rate, burst = 1000, 50
 	r := rand.New(rand.NewPCG(1, 2))
@@ -41,10 +45,15 @@ func Schedules(n int) []Schedule {
 		}
 	}
 	century := int64(100 * 365 * 24 * time.Hour)
+	stale := poisson(0)
+	for i := range stale {
+		stale[i].At -= r.Int64N(int64(2 * time.Millisecond))
+	}
 	return []Schedule{
 		{"poisson-3x", rate, burst, poisson(0)},
 		{"bursts", rate, burst, bursts},
 		{"poisson-3x-after-100y", rate, burst, poisson(century)},
+		{"poisson-3x-stale", rate, burst, stale},
 	}
 }
 
@@ -64,27 +73,39 @@ func (s Schedule) Run(l Limiter) Outcome {
 	var o Outcome
 	period := int64(time.Second) / s.Rate
 	tat := s.Requests[0].At // exact GCRA: theoretical arrival time
-	// best is the least of sum(n before i)*period - t_i over admitted i.
-	var sum, best int64
-	first := true
-	base := s.Requests[0].At
+	var admitted []Request
 	for _, q := range s.Requests {
 		if next := max(tat, q.At) + q.N*period; next <= q.At+s.Burst*period {
 			tat = next
 			o.Exact += q.N
 		}
-		if !l.AllowNAt(q.At, q.N) {
-			continue
-		}
-		t := q.At - base
-		if v := sum*period - t; first || v < best {
-			best, first = v, false
-		}
-		sum += q.N
-		if excess := float64(sum*period-t-best)/float64(period) - float64(s.Burst); excess > o.Excess {
-			o.Excess = excess
+		if l.AllowNAt(q.At, q.N) {
+			admitted = append(admitted, q)
+			o.Admitted += q.N
 		}
 	}
-	o.Admitted = sum
+	o.Excess = excess(admitted, s.Burst, period)
 	return o
+}
+
+// excess returns the most by which the units admitted with times in any
+// [t1, t2] exceed burst + (t2-t1)/period: with S the running sum over the
+// requests sorted by time, the largest (S_j*period - t_j) - (S_(i-1)*period
+// - t_i) over i <= j, divided by period, less burst.
+func excess(admitted []Request, burst, period int64) float64 {
+	if len(admitted) == 0 {
+		return 0
+	}
+	slices.SortStableFunc(admitted, func(a, b Request) int { return cmp.Compare(a.At, b.At) })
+	base := admitted[0].At
+	var sum, best, most int64
+	for i, q := range admitted {
+		t := q.At - base
+		if v := sum*period - t; i == 0 || v < best {
+			best = v
+		}
+		sum += q.N
+		most = max(most, sum*period-t-best)
+	}
+	return max(0, float64(most)/float64(period)-float64(burst))
 }

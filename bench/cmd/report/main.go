@@ -50,11 +50,14 @@ func main() {
 			log.Fatal(err)
 		}
 	} else {
-		cfg.loadBefore = loadavg()
+		before := loadavg()
 		raw = runBenchmarks(*pattern, cfg)
-		cfg.loadAfter = loadavg()
+		// benchfmt configuration lines, so that -in and benchstat read them.
+		raw = append([]byte("loadavg-before: "+before+"\n"), raw...)
+		raw = append(raw, "loadavg-after: "+loadavg()+"\n"...)
 	}
 	res := parse(raw)
+	cfg.loadBefore, cfg.loadAfter = res.loadBefore, res.loadAfter
 	if len(res.samples) == 0 {
 		log.Fatal("no benchmark results")
 	}

@@ -107,7 +107,7 @@ func markdown(w io.Writer, r *results, acc []accRow, cfg config) {
 	fmt.Fprintf(w, "# cellrate benchmarks\n\n")
 	fmt.Fprintf(w, "Produced by `make bench` (%s mode) on %s: %s/%s, %s, GOMAXPROCS %d, %s.\n\n",
 		mode, time.Now().UTC().Format("2006-01-02"), r.goos, r.goarch, r.cpu, r.procs, runtime.Version())
-	if cfg.loadBefore != "" {
+	if cfg.loadBefore != "" && cfg.loadAfter != "" {
 		fmt.Fprintf(w, "Load average (1 min) before the run %s, after it %s.\n", cfg.loadBefore, cfg.loadAfter)
 	}
 	fmt.Fprintf(w, "Command, in `bench/`: %s; raw output in [bench.txt](bench.txt) (`benchstat bench.txt` reads it).\n", cfg.command)
@@ -138,7 +138,10 @@ func markdown(w io.Writer, r *results, acc []accRow, cfg config) {
 		"*exact* is what an exact integer token bucket admits greedily from them; "+
 		"*excess* is the most that, over any stretch of time T, the units admitted exceeded burst + rate·T (0 means the bound always held). "+
 		"Schedules: `poisson-3x` offers three times the rate, one unit per request; `bursts` offers up to 100 requests of 1 to 5 units at one instant; "+
-		"`poisson-3x-after-100y` is the first after 100 years of uptime. "+
+		"`poisson-3x-after-100y` is the first after 100 years of uptime; `poisson-3x-stale` is the first with each time read up to 2ms early, "+
+		"so that times arrive out of order as they do from goroutines that read a clock and then wait for a CPU. "+
+		"There, a limiter that takes a time earlier than its last one as now (and credits the refill again later) over-admits; "+
+		"one that takes it as its last time (no refill) may exceed the bound over the given times by up to rate × staleness, never over the times it acted on. "+
 		"The sliding windows (50 units per 50ms) are not token buckets: they may exceed the bucket's bound by up to their limit minus one, and admit less on bursts. "+
 		"Left out: %s, which waits instead of denying.\n\n", cfg.requests, blocking())
 	fmt.Fprintf(w, "| limiter | schedule | admitted | exact | admitted/exact | excess |\n|---|---|--:|--:|--:|--:|\n")

@@ -10,8 +10,9 @@ import (
 
 // results holds parsed benchmark output.
 type results struct {
-	cpu, goos, goarch string
-	procs             int
+	cpu, goos, goarch     string
+	loadBefore, loadAfter string
+	procs                 int
 	// samples maps a benchmark name, without the -GOMAXPROCS suffix, to
 	// its ns/op samples; metrics to its last value of each other unit.
 	samples map[string][]float64
@@ -28,7 +29,8 @@ func parse(raw []byte) *results {
 		for _, h := range []struct {
 			prefix string
 			dst    *string
-		}{{"cpu: ", &r.cpu}, {"goos: ", &r.goos}, {"goarch: ", &r.goarch}} {
+		}{{"cpu: ", &r.cpu}, {"goos: ", &r.goos}, {"goarch: ", &r.goarch},
+			{"loadavg-before: ", &r.loadBefore}, {"loadavg-after: ", &r.loadAfter}} {
 			if v, ok := strings.CutPrefix(line, h.prefix); ok {
 				*h.dst = v
 			}
