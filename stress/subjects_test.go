@@ -70,7 +70,10 @@ func init() {
 }
 
 // packedBucketSubject: packed64 documents at most burst + (T + 2u)/period
-// tokens over any stretch T, u being the word's time unit.
+// tokens over any stretch T, u being the word's time unit. Like any bucket
+// that takes a stale now as its last time, it keeps that bound over the
+// times it acted on, not over the times callers passed (with GivenTimes the
+// free and crowd drives find excesses of up to rate x staleness).
 func packedBucketSubject(name string, events int64, period time.Duration, burst int64) Subject {
 	l := must(packed64.NewBucket(events, period, burst))
 	rate := RatePer(events, period)
