@@ -140,33 +140,43 @@ func (p *BucketParams) Step(w BucketWord, now, ref, n int64) (BucketWord, limit.
 		if p.burst == 0 {
 			return w, limit.Result{OK: true}, nil // the zero BucketParams
 		}
-		_, d := p.refill(w, p.clk.units(now), p.clk.units(ref))
-		return w, limit.Result{OK: true, Remaining: p.tokens(d)}, nil
+		_, _, dn := p.refill(w, p.clk.units(now), p.clk.units(ref))
+		return w, limit.Result{OK: true, Remaining: p.tokens(dn)}, nil
 	}
-	t, d := p.refill(w, p.clk.units(now), p.clk.units(ref))
+	t, d, dn := p.refill(w, p.clk.units(now), p.clk.units(ref))
 	c := p.costOf(uint64(n))
-	if d+c > p.cap {
-		return w, limit.Result{Remaining: p.tokens(d), RetryAfter: p.clk.after(t+int64(d+c-p.cap), now)}, nil
+	if dn+c > p.cap {
+		// At unit t+d+c-cap the deficit is cap-c; dn+c > cap puts it after now.
+		at := t + int64(d) + int64(c) - int64(p.cap)
+		return w, limit.Result{Remaining: p.tokens(dn), RetryAfter: p.clk.after(at, now)}, nil
 	}
-	return p.word(t, d+c), limit.Result{OK: true, Remaining: p.tokens(d + c)}, nil
+	return p.word(t, d+c), limit.Result{OK: true, Remaining: p.tokens(dn + c)}, nil
 }
 
-// refill returns the time of the decision and the deficit then, given now
-// and ref in units: the written time unwrapped against ref, moved to now
-// unless now is earlier, and the deficit reduced by the time elapsed.
-func (p *BucketParams) refill(w BucketWord, u, refU int64) (t int64, d uint64) {
+// refill returns the state to build on at unit u, its time t and deficit
+// d, and dn, the deficit at u that decides. The written time is unwrapped
+// against refU. A u at or after it moves t to u and refills d by the time
+// elapsed (dn = d). A stale u, before it, keeps t (never moving the time
+// back, so no refill is credited twice) and sees dn = d plus the refill
+// between u and t, which the bucket did not have at u (saturated above the
+// capacity): so a stale now is a GCRA's now, and the bound holds over the
+// times callers pass.
+func (p *BucketParams) refill(w BucketWord, u, refU int64) (t int64, d, dn uint64) {
 	d = uint64(w) & deficitMask
 	if d == 0 {
-		return u, 0 // full: the time does not matter
+		return u, 0, 0 // full at any time: a word never written
 	}
 	t = p.clk.unwrap(uint64(w)>>BucketDeficitBits, refU)
-	if u <= t {
-		return t, d
+	if u < t {
+		if e := uint64(t - u); e <= p.cap {
+			return t, d, d + e
+		}
+		return t, d, p.cap + 1
 	}
 	if e := uint64(u - t); e < d {
-		return u, d - e
+		return u, d - e, d - e
 	}
-	return u, 0
+	return u, 0, 0
 }
 
 // word packs a unit time and a deficit below 2^24; the shift drops the
@@ -193,11 +203,11 @@ func (p BucketParams) TokensAt(w BucketWord, now, ref int64) float64 {
 	if p.per == 0 {
 		return 0
 	}
-	_, d := p.refill(w, p.clk.units(now), p.clk.units(ref))
-	if d >= p.cap {
+	_, _, dn := p.refill(w, p.clk.units(now), p.clk.units(ref))
+	if dn >= p.cap {
 		return 0
 	}
-	return float64(p.cap-d) * float64(p.div) / float64(p.per)
+	return float64(p.cap-dn) * float64(p.div) / float64(p.per)
 }
 
 // Bucket is a token bucket in one atomic 64-bit word, safe for concurrent
@@ -262,10 +272,11 @@ func (p *BucketParams) allow(word *atomic.Uint64, hw *HighWater, now int64) bool
 	for {
 		old := word.Load()
 		h := hw.t.Load()
-		t, d := p.refill(BucketWord(old), u, p.clk.units(h+p.clk.slack))
-		if d += p.cost1; d > p.cap {
+		t, d, dn := p.refill(BucketWord(old), u, p.clk.units(h+p.clk.slack))
+		if dn+p.cost1 > p.cap {
 			return false
 		}
+		d += p.cost1
 		if now > h+p.clk.slack {
 			hw.Raise(now, p.clk.slack)
 		}

@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/cellrate/cellrate/internal/bound"
 	"github.com/cellrate/cellrate/internal/limittest"
 	"github.com/cellrate/cellrate/limit"
 )
@@ -110,6 +111,9 @@ func (r *bucketRef) cost(n int64) *big.Int {
 
 func (r *bucketRef) tokens(d *big.Int) int64 {
 	left := new(big.Int).Sub(r.cost(int64(r.p.burst)), d)
+	if left.Sign() < 0 {
+		return 0
+	}
 	left.Mul(left, new(big.Int).Mul(new(big.Int).SetUint64(r.p.rate), r.unit))
 	return left.Quo(left, new(big.Int).SetUint64(r.p.per)).Int64()
 }
@@ -118,28 +122,34 @@ func (r *bucketRef) step(now, n int64) limit.Result {
 	if n < 0 || n > int64(r.p.burst) {
 		return limit.Result{RetryAfter: limit.Never}
 	}
+	// The bucket is empty at unit z = t + deficit and refills one unit of
+	// deficit per unit of time: at u its deficit is z - u, at least 0.
 	t, d := r.t, new(big.Int).Set(r.deficit)
 	u := r.units(now)
 	if d.Sign() == 0 {
 		t = u
-	} else if u > t {
-		d.Sub(d, big.NewInt(u-t))
-		if d.Sign() < 0 {
-			d.SetInt64(0)
-		}
-		t = u
+	}
+	z := new(big.Int).Add(big.NewInt(t), d)
+	at := new(big.Int).Sub(z, big.NewInt(u)) // the deficit at u
+	if at.Sign() < 0 {
+		at.SetInt64(0)
 	}
 	if n == 0 {
-		return limit.Result{OK: true, Remaining: r.tokens(d)}
+		return limit.Result{OK: true, Remaining: r.tokens(at)}
 	}
-	need := new(big.Int).Add(d, r.cost(n))
+	need := new(big.Int).Add(at, r.cost(n))
 	capacity := r.cost(int64(r.p.burst))
 	if need.Cmp(capacity) > 0 {
-		at := new(big.Int).Add(big.NewInt(t), need.Sub(need, capacity))
-		at.Mul(at, r.unit).Add(at, big.NewInt(r.p.clk.origin)).Sub(at, big.NewInt(now))
-		return limit.Result{Remaining: r.tokens(d), RetryAfter: at.Int64()}
+		when := new(big.Int).Add(big.NewInt(u), need.Sub(need, capacity))
+		when.Mul(when, r.unit).Add(when, big.NewInt(r.p.clk.origin)).Sub(when, big.NewInt(now))
+		return limit.Result{Remaining: r.tokens(at), RetryAfter: when.Int64()}
 	}
-	r.t, r.deficit = t, need
+	// The time never moves back: a stale u is written at t.
+	r.t = max(t, u)
+	if z.Cmp(big.NewInt(r.t)) < 0 {
+		z.SetInt64(r.t)
+	}
+	r.deficit = z.Sub(z, big.NewInt(r.t)).Add(z, r.cost(n))
 	return limit.Result{OK: true, Remaining: r.tokens(need)}
 }
 
@@ -233,24 +243,87 @@ func TestBucketStepMatchesReference(t *testing.T) {
 // admission is one admitted request, for bound checks.
 type admission struct{ t, n int64 }
 
-// checkBucketBound verifies that every run of admissions [i, j] takes at most
-// burst + (t_j - t_i + 2u)*rate/per tokens, the exact bound within two units.
+// checkBucketBound verifies that the admissions, at the times callers
+// passed and in any order, take at most burst + (t2 - t1 + 2u)*rate/per
+// tokens over every interval [t1, t2]: the exact bound within two units.
 func checkBucketBound(t *testing.T, adm []admission, p *BucketParams) {
 	t.Helper()
-	for j := range adm {
-		sum := int64(0)
-		for i := j; i >= 0; i-- {
-			sum += adm[i].n
-			// sum*per <= burst*per + (dt + 2u)*rate, in big integers.
-			lhs := new(big.Int).Mul(big.NewInt(sum), new(big.Int).SetUint64(p.per))
-			dt := big.NewInt(adm[j].t - adm[i].t + 2<<p.clk.shift)
-			rhs := new(big.Int).Mul(new(big.Int).SetUint64(p.burst), new(big.Int).SetUint64(p.per))
-			rhs.Add(rhs, dt.Mul(dt, new(big.Int).SetUint64(p.rate)))
-			if lhs.Cmp(rhs) > 0 {
-				t.Fatalf("%d tokens admitted in [%d, %d]: above burst %d + %d ns at %d per %d",
-					sum, adm[i].t, adm[j].t, p.burst, adm[j].t-adm[i].t, p.rate, p.per)
+	uses := make([]bound.Use, len(adm))
+	for i, a := range adm {
+		uses[i] = bound.Use{At: a.t, Cost: a.n}
+	}
+	if err := bound.CheckSlack(uses, p.burst, 2<<p.clk.shift, p.rate, p.per); err != nil {
+		t.Fatalf("rate %d per %v, burst %d, unit %v: %v", p.rate, time.Duration(p.per), p.burst, p.Unit(), err)
+	}
+}
+
+// staleTime returns the time a caller passes when the clock reads now:
+// mostly now, often read up to a full refill (span) early, sometimes the
+// time an earlier caller passed, delivered again.
+func staleTime(rng *rand.Rand, now, span int64, adm []admission) int64 {
+	switch k := rng.IntN(8); {
+	case k < 2:
+		return now - rng.Int64N(span+1)
+	case k < 4:
+		return now - rng.Int64N(span/8+1)
+	case k < 5 && len(adm) > 0:
+		return adm[rng.IntN(len(adm))].t
+	}
+	return now
+}
+
+// TestBucketBoundStaleTimes checks the bound over the times callers pass
+// when they pass them stale and out of order, through Step (any origin) and
+// through the Bucket cell (AllowAt and AllowNAt).
+func TestBucketBoundStaleTimes(t *testing.T) {
+	rng := rand.New(rand.NewPCG(15, 16))
+	runs := 200
+	if testing.Short() {
+		runs = 40
+	}
+	for run := range runs {
+		c := randomBucket(rng)
+		origin := rng.Int64N(1<<50) - 1<<49
+		cell := run%2 == 1
+		if cell {
+			origin = 0
+		}
+		p, err := NewBucketParams(c.rate, c.per, c.burst, origin)
+		if err != nil {
+			t.Fatal(err)
+		}
+		l := &Bucket{p: p}
+		span := min(int64(c.per)/c.rate*c.burst, int64(p.Wrap())/64, 1<<50)
+		var (
+			w   BucketWord
+			adm []admission
+		)
+		clock := origin + span + rng.Int64N(1<<40)
+		high := clock
+		for range 400 {
+			clock += gap(rng, span, false)
+			now := staleTime(rng, clock, span, adm)
+			high = max(high, now)
+			n := int64(1)
+			if rng.IntN(3) == 0 {
+				n = 1 + rng.Int64N(c.burst)
+			}
+			var ok bool
+			switch {
+			case cell && n == 1 && rng.IntN(2) == 0:
+				ok = l.AllowAt(now)
+			case cell:
+				r, _ := l.AllowNAt(now, n)
+				ok = r.OK
+			default:
+				next, r, _ := p.Step(w, now, high+rng.Int64N(p.Slack()+1), n)
+				w, ok = next, r.OK
+			}
+			if ok {
+				adm = append(adm, admission{now, n})
 			}
 		}
+		checkBucketBound(t, adm, &p)
 	}
 }
 

@@ -1,6 +1,7 @@
 // Package bound checks recorded admissions against the rate limiter bound:
 // the cost admitted at times in any closed interval of length t is at most
-// burst + rate*t. It is for tests, and exact (integer, 128-bit).
+// burst + rate*t (or burst + rate*(t + slack), for limiters that round time).
+// It is for tests, and exact (integer, 128-bit).
 package bound
 
 import (
@@ -20,6 +21,13 @@ type Use struct {
 // interval whose ends are use times (the worst ones are among them), in
 // O(n^2). Uses of cost 0 are ignored; uses is not modified.
 func Check(uses []Use, burst, num, den uint64) error {
+	return CheckSlack(uses, burst, 0, num, den)
+}
+
+// CheckSlack is Check with every interval taken slack ns longer: the cost in
+// [t1, t2] may be at most burst + rate*(t2 - t1 + slack). The sums of costs
+// and of t2 - t1 + slack must fit in 64 bits.
+func CheckSlack(uses []Use, burst, slack, num, den uint64) error {
 	u := slices.DeleteFunc(slices.Clone(uses), func(x Use) bool { return x.Cost == 0 })
 	slices.SortFunc(u, func(a, b Use) int {
 		switch {
@@ -41,14 +49,14 @@ func Check(uses []Use, burst, num, den uint64) error {
 			if j+1 < len(u) && u[j+1].At == u[j].At {
 				continue
 			}
-			// sum*den <= burst*den + (at_j - at_i)*num
+			// sum*den <= burst*den + (at_j - at_i + slack)*num
 			lh, ll := bits.Mul64(sum, den)
-			dh, dl := bits.Mul64(uint64(u[j].At-u[i].At), num)
+			dh, dl := bits.Mul64(uint64(u[j].At-u[i].At)+slack, num)
 			rl, c := bits.Add64(bl, dl, 0)
 			rh, c2 := bits.Add64(bh, dh, c)
 			if c2 == 0 && (lh > rh || (lh == rh && ll > rl)) {
-				return fmt.Errorf("cost %d admitted in [%d, %d] (%d ns) exceeds %d + %d/%d per ns: %v",
-					sum, u[i].At, u[j].At, u[j].At-u[i].At, burst, num, den, u[i:j+1])
+				return fmt.Errorf("cost %d admitted in [%d, %d] (%d ns, slack %d ns) exceeds %d + %d/%d per ns: %v",
+					sum, u[i].At, u[j].At, u[j].At-u[i].At, slack, burst, num, den, u[i:j+1])
 			}
 		}
 	}

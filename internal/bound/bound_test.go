@@ -21,3 +21,20 @@ func TestCheck(t *testing.T) {
 		}
 	}
 }
+
+func TestCheckSlack(t *testing.T) {
+	// 1 per 100ns, burst 1, slack 20ns: two uses 80ns apart fit, 79ns apart
+	// do not.
+	for _, c := range []struct {
+		uses []Use
+		bad  bool
+	}{
+		{[]Use{{0, 1, ""}, {80, 1, ""}}, false},
+		{[]Use{{0, 1, ""}, {79, 1, ""}}, true},
+		{[]Use{{80, 1, ""}, {0, 1, ""}}, false},
+	} {
+		if err := CheckSlack(c.uses, 1, 20, 1, 100); (err != nil) != c.bad {
+			t.Errorf("%v: %v", c.uses, err)
+		}
+	}
+}
