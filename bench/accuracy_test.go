@@ -17,3 +17,26 @@ func TestAccuracyMeasure(t *testing.T) {
 		}
 	}
 }
+
+// TestTokenBucketsKeepBound: cellrate's token buckets promise the bound over
+// the times callers pass, in any order, so on every schedule, the stale one
+// too, they show no excess beyond packed64's two time units (8ns here, at
+// most 8e-6 tokens).
+func TestTokenBucketsKeepBound(t *testing.T) {
+	buckets := map[string]bool{"cellrate-bucket": true, "cellrate-striped": true, "cellrate-gcra": true, "cellrate-packed64-bucket": true}
+	found := 0
+	for _, im := range ours {
+		if !buckets[im.Name] {
+			continue
+		}
+		found++
+		for _, s := range Schedules(20000) {
+			if o := s.Run(im.New(float64(s.Rate), s.Burst)); o.Excess > 1e-5 {
+				t.Errorf("%s on %s: excess %v", im.Name, s.Name, o.Excess)
+			}
+		}
+	}
+	if found != len(buckets) {
+		t.Fatalf("found %d of the %d token buckets", found, len(buckets))
+	}
+}

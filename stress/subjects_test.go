@@ -70,10 +70,8 @@ func init() {
 }
 
 // packedBucketSubject: packed64 documents at most burst + (T + 2u)/period
-// tokens over any stretch T, u being the word's time unit. Like any bucket
-// that takes a stale now as its last time, it keeps that bound over the
-// times it acted on, not over the times callers passed (with GivenTimes the
-// free and crowd drives find excesses of up to rate x staleness).
+// tokens over any interval T of the times callers pass, in any order, u
+// being the word's time unit.
 func packedBucketSubject(name string, events int64, period time.Duration, burst int64) Subject {
 	l := must(packed64.NewBucket(events, period, burst))
 	rate := RatePer(events, period)
@@ -82,7 +80,7 @@ func packedBucketSubject(name string, events int64, period time.Duration, burst 
 		New: func() limit.Limiter {
 			return must(packed64.NewBucket(events, period, burst))
 		},
-		MaxN: burst, Burst: burst, Rate: rate,
+		MaxN: burst, Burst: burst, Rate: rate, GivenTimes: true,
 		Extra: new(big.Rat).Mul(rate, big.NewRat(2*int64(l.Params().Unit()), 1)),
 	}
 }
