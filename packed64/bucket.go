@@ -158,9 +158,9 @@ func (p *BucketParams) Step(w BucketWord, now, ref, n int64) (BucketWord, limit.
 // against refU. A u at or after it moves t to u and refills d by the time
 // elapsed (dn = d). A stale u, before it, keeps t (never moving the time
 // back, so no refill is credited twice) and sees dn = d plus the refill
-// between u and t, which the bucket did not have at u (saturated above the
-// capacity): so a stale now is a GCRA's now, and the bound holds over the
-// times callers pass.
+// between u and t, which the bucket did not have at u (counting at most a
+// capacity of it, which already leaves the bucket empty): so a stale now is
+// a GCRA's now, and the bound holds over the times callers pass.
 func (p *BucketParams) refill(w BucketWord, u, refU int64) (t int64, d, dn uint64) {
 	d = uint64(w) & deficitMask
 	if d == 0 {
@@ -168,10 +168,7 @@ func (p *BucketParams) refill(w BucketWord, u, refU int64) (t int64, d, dn uint6
 	}
 	t = p.clk.unwrap(uint64(w)>>BucketDeficitBits, refU)
 	if u < t {
-		if e := uint64(t - u); e <= p.cap {
-			return t, d, d + e
-		}
-		return t, d, p.cap + 1
+		return t, d, d + min(uint64(t-u), p.cap)
 	}
 	if e := uint64(u - t); e < d {
 		return u, d - e, d - e
