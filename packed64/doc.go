@@ -96,5 +96,8 @@
 // acted on (now, or the start if later), not over the times callers pass:
 // with a limit L of 2 or more, a caller that passes one early time in each of
 // k later windows, each then holding one unit, can have L + k(L-1) units
-// admitted at times a few nanoseconds apart.
+// admitted at times a few nanoseconds apart. Over the times it acted on, in
+// units, it admits at most 2L + L*T/W in any interval T, as the windows it
+// counts in never overlap (TestWindowBoundStaleTimes checks this exactly
+// on schedules with stale, repeated and out-of-order times).
 package packed64

@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/cellrate/cellrate/internal/bound"
 	"github.com/cellrate/cellrate/internal/limittest"
 	"github.com/cellrate/cellrate/limit"
 )
@@ -193,6 +194,54 @@ func TestWindowStepMatchesReference(t *testing.T) {
 				(s.Start != uint64(ref.start)&p.clk.mask || s.Prev != uint64(ref.prev) || s.Cur != uint64(ref.cur)) {
 				t.Fatalf("run %d step %d: word %+v, reference %+v", run, i, s, ref)
 			}
+		}
+	}
+}
+
+// TestWindowBoundStaleTimes checks the bound the package doc gives the
+// window over stale, repeated and out-of-order times: over the times it
+// acted on (now, or the window's start if later, in units), at most
+// 2*limit + limit*T/W in any interval T, since each fixed window it counts
+// in holds at most limit units and the windows never overlap.
+func TestWindowBoundStaleTimes(t *testing.T) {
+	rng := rand.New(rand.NewPCG(21, 22))
+	runs := 200
+	if testing.Short() {
+		runs = 40
+	}
+	for range runs {
+		l := 2 + rng.Int64N(30)
+		p, err := NewWindowParams(l, time.Duration(1+rng.Int64N(1<<40)), rng.Int64N(1<<50)-1<<49)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ref := newWindowRef(&p)
+		span := int64(p.Window())
+		var (
+			w    WindowWord
+			adm  []admission
+			uses []bound.Use
+		)
+		clock := p.clk.origin + span + rng.Int64N(1<<40)
+		high := clock
+		for range 400 {
+			clock += gap(rng, span, false)
+			now := staleTime(rng, clock, span, adm)
+			high = max(high, now)
+			n := 1 + rng.Int64N(min(l, 4))
+			start, _, _, e := ref.view(now)
+			next, r, _ := p.Step(w, now, high+rng.Int64N(p.Slack()+1), n)
+			if want := ref.step(now, n); r != want {
+				t.Fatalf("limit %d window %v, now %d n %d: got %+v, reference %+v", l, p.Window(), now, n, r, want)
+			}
+			if r.OK {
+				w = next
+				adm = append(adm, admission{now, n})
+				uses = append(uses, bound.Use{At: start + e, Cost: n})
+			}
+		}
+		if err := bound.Check(uses, 2*uint64(l), uint64(l), p.r.W); err != nil {
+			t.Fatalf("limit %d, window %d units of %v: %v", l, p.r.W, p.Unit(), err)
 		}
 	}
 }
