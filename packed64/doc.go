@@ -76,9 +76,10 @@
 // exactly over schedules with stale, repeated and out-of-order times, and
 // TestBucketBound over schedules with idle gaps of whole wraps. Measured
 // (TestBucketBound, 60 random buckets, 600 requests each): on schedules
-// without wrap-length idle gaps a bucket admitted at least as many tokens as
-// an exact rational bucket did from the same requests; with idle gaps aimed
-// at whole wraps, where the dips above fall, at least 0.946 of them.
+// without wrap-length idle gaps a bucket admitted at least 0.997 of the
+// tokens an exact rational bucket did from the same requests (costs round
+// up, times down); with idle gaps aimed at whole wraps, where the dips above
+// fall, at least 0.946 of them.
 //
 // # The window's bound
 //
