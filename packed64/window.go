@@ -115,27 +115,24 @@ func (p *WindowParams) Step(w WindowWord, now, ref, n int64) (WindowWord, limit.
 	if p.r.L == 0 {
 		return w, limit.Result{OK: true}, nil // the zero WindowParams, n == 0
 	}
-	s, e := p.advance(w, p.clk.units(now), p.clk.units(ref))
-	if n == 0 {
-		return w, limit.Result{OK: true, Remaining: p.r.Remaining(s, e)}, nil
+	d := p.r.Decide(p.unwrap(w, p.clk.units(ref)), p.clk.units(now), uint64(n))
+	switch {
+	case !d.OK:
+		return w, limit.Result{Remaining: d.Left, RetryAfter: p.clk.after(d.Base+int64(d.Off), now)}, nil
+	case n == 0:
+		return w, limit.Result{OK: true, Remaining: d.Left}, nil
 	}
-	un := uint64(n)
-	if !p.r.Fits(s, e, un) {
-		at := s.Start + int64(p.r.Wait(s, un))
-		return w, limit.Result{Remaining: p.r.Remaining(s, e), RetryAfter: p.clk.after(at, now)}, nil
-	}
-	s.Cur += un
-	return p.word(s), limit.Result{OK: true, Remaining: p.r.Remaining(s, e)}, nil
+	return p.word(d.Next), limit.Result{OK: true, Remaining: d.Left}, nil
 }
 
-// advance unwraps the start of w against refU and rotates the counter to
-// the window holding u; both times are in units.
-func (p *WindowParams) advance(w WindowWord, u, refU int64) (slide.State, uint64) {
+// unwrap returns the counter in w with its start unwrapped against refU,
+// in units.
+func (p *WindowParams) unwrap(w WindowWord, refU int64) slide.State {
 	s := slide.State{Prev: uint64(w) >> WindowCountBits & countMask, Cur: uint64(w) & countMask}
 	if s.Prev|s.Cur != 0 {
 		s.Start = p.clk.unwrap(uint64(w)>>(2*WindowCountBits), refU)
 	}
-	return p.r.Advance(s, u)
+	return s
 }
 
 // word packs s, whose counts are at most the limit; the shift drops the
@@ -150,7 +147,7 @@ func (p WindowParams) EstimateAt(w WindowWord, now, ref int64) float64 {
 	if p.r.W == 0 {
 		return 0
 	}
-	s, e := p.advance(w, p.clk.units(now), p.clk.units(ref))
+	s, e, _ := p.r.Advance(p.unwrap(w, p.clk.units(ref)), p.clk.units(now))
 	return p.r.Estimate(s, e)
 }
 
@@ -217,11 +214,10 @@ func (p *WindowParams) allow(word *atomic.Uint64, hw *HighWater, now int64) bool
 	for {
 		old := word.Load()
 		h := hw.t.Load()
-		s, e := p.advance(WindowWord(old), u, p.clk.units(h+p.clk.slack))
-		if !p.r.Fits(s, e, 1) {
+		s, ok := p.r.Admit(p.unwrap(WindowWord(old), p.clk.units(h+p.clk.slack)), u, 1)
+		if !ok {
 			return false
 		}
-		s.Cur++
 		if now > h+p.clk.slack {
 			hw.Raise(now, p.clk.slack)
 		}

@@ -77,20 +77,30 @@ func (r *windowRef) units(now int64) int64 {
 	return d.Div(d, r.unitNs).Int64() // Euclidean: floors for a positive divisor
 }
 
-// view returns the rotated counter and the elapsed units at now.
-func (r *windowRef) view(now int64) (start, prev, cur, e int64) {
+// Where a caller's time falls against the model's windows.
+const (
+	inCur  = iota // the current window
+	inPrev        // the previous one: decided as at its end, counted in it
+	before        // before both: nothing admitted
+)
+
+// view returns the rotated counter and the elapsed units at now, and where
+// now falls.
+func (r *windowRef) view(now int64) (start, prev, cur, e int64, at int) {
 	u, w := r.units(now), int64(r.p.r.W)
 	switch {
 	case r.prev == 0 && r.cur == 0:
-		return u, 0, 0, 0
-	case u <= r.start:
-		return r.start, r.prev, r.cur, 0
+		return u, 0, 0, 0, inCur
+	case u < r.start-w:
+		return r.start, r.prev, r.cur, 0, before
+	case u < r.start:
+		return r.start, r.prev, r.cur, 0, inPrev
 	case u-r.start < w:
-		return r.start, r.prev, r.cur, u - r.start
+		return r.start, r.prev, r.cur, u - r.start, inCur
 	case u-r.start < 2*w && r.cur != 0:
-		return r.start + w, r.cur, 0, u - r.start - w
+		return r.start + w, r.cur, 0, u - r.start - w, inCur
 	}
-	return u, 0, 0, 0
+	return u, 0, 0, 0, inCur
 }
 
 func (r *windowRef) estimate(prev, cur, e int64) *big.Rat {
@@ -99,12 +109,18 @@ func (r *windowRef) estimate(prev, cur, e int64) *big.Rat {
 }
 
 func (r *windowRef) fits(now, n int64) bool {
-	_, prev, cur, e := r.view(now)
+	_, prev, cur, e, at := r.view(now)
+	if at == before {
+		return false
+	}
 	est := r.estimate(prev, cur, e)
 	return est.Add(est, big.NewRat(n, 1)).Cmp(new(big.Rat).SetInt(r.l)) <= 0
 }
 
-func (r *windowRef) remaining(prev, cur, e int64) int64 {
+func (r *windowRef) remaining(prev, cur, e int64, at int) int64 {
+	if at == before {
+		return 0
+	}
 	left := new(big.Rat).Sub(new(big.Rat).SetInt(r.l), r.estimate(prev, cur, e))
 	if left.Sign() <= 0 {
 		return 0
@@ -116,9 +132,9 @@ func (r *windowRef) step(now, n int64) limit.Result {
 	if n < 0 || uint64(n) > r.p.r.L {
 		return limit.Result{RetryAfter: limit.Never}
 	}
-	start, prev, cur, e := r.view(now)
+	start, prev, cur, e, at := r.view(now)
 	if n == 0 {
-		return limit.Result{OK: true, Remaining: r.remaining(prev, cur, e)}
+		return limit.Result{OK: true, Remaining: r.remaining(prev, cur, e, at)}
 	}
 	if !r.fits(now, n) {
 		// The first unit boundary at which n fits, by bisection over the
@@ -134,13 +150,15 @@ func (r *windowRef) step(now, n int64) limit.Result {
 				lo = mid
 			}
 		}
-		return limit.Result{Remaining: r.remaining(prev, cur, e), RetryAfter: r.ns(hi) - now}
+		return limit.Result{Remaining: r.remaining(prev, cur, e, at), RetryAfter: r.ns(hi) - now}
 	}
-	if n > 0 {
+	if at == inPrev {
+		prev += n
+	} else {
 		cur += n
-		r.start, r.prev, r.cur = start, prev, cur
 	}
-	return limit.Result{OK: true, Remaining: r.remaining(prev, cur, e)}
+	r.start, r.prev, r.cur = start, prev, cur
+	return limit.Result{OK: true, Remaining: r.remaining(prev, cur, e, at)}
 }
 
 // ns returns when unit u begins.
@@ -198,23 +216,31 @@ func TestWindowStepMatchesReference(t *testing.T) {
 	}
 }
 
-// TestWindowBoundStaleTimes checks the bound the package doc gives the
-// window over stale, repeated and out-of-order times: over the times it
-// acted on (now, or the window's start if later, in units), at most
-// 2*limit + limit*T/W in any interval T, since each fixed window it counts
-// in holds at most limit units and the windows never overlap.
+// TestWindowBoundStaleTimes checks the window's bound over the times
+// callers pass, stale, repeated and out of order (in units): at most
+// 2*limit + limit*T/W in any interval T, since every fixed window counts
+// only units at caller times inside it, at most limit of them, and the
+// windows never overlap. Half the runs go through Step, half through a
+// Window cell (AllowAt and AllowNAt); each decision is also checked against
+// the reference.
 func TestWindowBoundStaleTimes(t *testing.T) {
 	rng := rand.New(rand.NewPCG(21, 22))
 	runs := 200
 	if testing.Short() {
 		runs = 40
 	}
-	for range runs {
+	for run := range runs {
 		l := 2 + rng.Int64N(30)
-		p, err := NewWindowParams(l, time.Duration(1+rng.Int64N(1<<40)), rng.Int64N(1<<50)-1<<49)
+		cell := run%2 == 1
+		origin := rng.Int64N(1<<50) - 1<<49
+		if cell {
+			origin = 0 // a HighWater's zero value suits clocks from 0 on
+		}
+		p, err := NewWindowParams(l, time.Duration(1+rng.Int64N(1<<40)), origin)
 		if err != nil {
 			t.Fatal(err)
 		}
+		c := &Window{p: p}
 		ref := newWindowRef(&p)
 		span := int64(p.Window())
 		var (
@@ -229,15 +255,29 @@ func TestWindowBoundStaleTimes(t *testing.T) {
 			now := staleTime(rng, clock, span, adm)
 			high = max(high, now)
 			n := 1 + rng.Int64N(min(l, 4))
-			start, _, _, e := ref.view(now)
-			next, r, _ := p.Step(w, now, high+rng.Int64N(p.Slack()+1), n)
-			if want := ref.step(now, n); r != want {
-				t.Fatalf("limit %d window %v, now %d n %d: got %+v, reference %+v", l, p.Window(), now, n, r, want)
+			var r limit.Result
+			switch {
+			case !cell:
+				var next WindowWord
+				next, r, _ = p.Step(w, now, high+rng.Int64N(p.Slack()+1), n)
+				if r.OK {
+					w = next
+				}
+			case n == 1:
+				r.OK = c.AllowAt(now)
+			default:
+				r, _ = c.AllowNAt(now, n)
+			}
+			want := ref.step(now, n)
+			if cell && n == 1 {
+				want = limit.Result{OK: want.OK}
+			}
+			if r != want {
+				t.Fatalf("limit %d window %v, cell %v, now %d n %d: got %+v, reference %+v", l, p.Window(), cell, now, n, r, want)
 			}
 			if r.OK {
-				w = next
 				adm = append(adm, admission{now, n})
-				uses = append(uses, bound.Use{At: start + e, Cost: n})
+				uses = append(uses, bound.Use{At: ref.units(now), Cost: n})
 			}
 		}
 		if err := bound.Check(uses, 2*uint64(l), uint64(l), p.r.W); err != nil {

@@ -22,25 +22,36 @@ func newRef(l int64, w time.Duration) *refCounter {
 	return &refCounter{l: big.NewInt(l), w: big.NewInt(int64(w)), start: new(big.Int), prev: new(big.Int), cur: new(big.Int)}
 }
 
-// view returns the (start, prev, cur, e) the model sees at now.
-func (r *refCounter) view(now int64) (start, prev, cur, e *big.Int) {
+// Where a caller's time falls against the model's windows.
+const (
+	inCur  = iota // the current window
+	inPrev        // the previous one: decided as at its end, counted in it
+	before        // before both: nothing admitted
+)
+
+// view returns the (start, prev, cur, e) the model sees at now, and where
+// now falls.
+func (r *refCounter) view(now int64) (start, prev, cur, e *big.Int, at int) {
 	t := big.NewInt(now)
 	start, prev, cur = new(big.Int).Set(r.start), new(big.Int).Set(r.prev), new(big.Int).Set(r.cur)
 	if prev.Sign() == 0 && cur.Sign() == 0 {
-		return t, prev, cur, new(big.Int)
+		return t, prev, cur, new(big.Int), inCur
 	}
 	e = new(big.Int).Sub(t, start)
-	if e.Sign() <= 0 {
-		return start, prev, cur, new(big.Int)
+	if e.Sign() < 0 {
+		if new(big.Int).Neg(e).Cmp(r.w) <= 0 {
+			return start, prev, cur, new(big.Int), inPrev
+		}
+		return start, prev, cur, new(big.Int), before
 	}
 	if e.Cmp(r.w) < 0 {
-		return start, prev, cur, e
+		return start, prev, cur, e, inCur
 	}
 	twoW := new(big.Int).Lsh(r.w, 1)
 	if e.Cmp(twoW) < 0 && cur.Sign() != 0 {
-		return start.Add(start, r.w), cur, new(big.Int), e.Sub(e, r.w)
+		return start.Add(start, r.w), cur, new(big.Int), e.Sub(e, r.w), inCur
 	}
-	return t, new(big.Int), new(big.Int), new(big.Int)
+	return t, new(big.Int), new(big.Int), new(big.Int), inCur
 }
 
 // estimate returns prev*(W-e)/W + cur exactly.
@@ -50,13 +61,19 @@ func (r *refCounter) estimate(prev, cur, e *big.Int) *big.Rat {
 }
 
 func (r *refCounter) fitsAt(now, n int64) bool {
-	_, prev, cur, e := r.view(now)
+	_, prev, cur, e, at := r.view(now)
+	if at == before {
+		return false
+	}
 	est := r.estimate(prev, cur, e)
 	est.Add(est, new(big.Rat).SetInt64(n))
 	return est.Cmp(new(big.Rat).SetInt(r.l)) <= 0
 }
 
-func (r *refCounter) remaining(prev, cur, e *big.Int) int64 {
+func (r *refCounter) remaining(prev, cur, e *big.Int, at int) int64 {
+	if at == before {
+		return 0
+	}
 	left := new(big.Rat).Sub(new(big.Rat).SetInt(r.l), r.estimate(prev, cur, e))
 	if left.Sign() <= 0 {
 		return 0
@@ -65,14 +82,16 @@ func (r *refCounter) remaining(prev, cur, e *big.Int) int64 {
 }
 
 // step mirrors Params.Step; the wait is found by bisection over the model's
-// own decision, which is monotone in time when nothing is admitted.
+// own decision, which is monotone in time when nothing is admitted: false
+// before the previous window, then as at the current window's start, then
+// as the estimate falls.
 func (r *refCounter) step(now, n int64) limit.Result {
 	if n < 0 || big.NewInt(n).Cmp(r.l) > 0 {
 		return limit.Result{RetryAfter: limit.Never}
 	}
-	start, prev, cur, e := r.view(now)
+	start, prev, cur, e, at := r.view(now)
 	if n == 0 {
-		return limit.Result{OK: true, Remaining: r.remaining(prev, cur, e)}
+		return limit.Result{OK: true, Remaining: r.remaining(prev, cur, e, at)}
 	}
 	if !r.fitsAt(now, n) {
 		lo, hi := now, now
@@ -87,13 +106,15 @@ func (r *refCounter) step(now, n int64) limit.Result {
 				lo = mid
 			}
 		}
-		return limit.Result{Remaining: r.remaining(prev, cur, e), RetryAfter: hi - now}
+		return limit.Result{Remaining: r.remaining(prev, cur, e, at), RetryAfter: hi - now}
 	}
-	if n > 0 {
+	if at == inPrev {
+		prev.Add(prev, big.NewInt(n))
+	} else {
 		cur.Add(cur, big.NewInt(n))
-		r.start, r.prev, r.cur = start, prev, cur
 	}
-	return limit.Result{OK: true, Remaining: r.remaining(prev, cur, e)}
+	r.start, r.prev, r.cur = start, prev, cur
+	return limit.Result{OK: true, Remaining: r.remaining(prev, cur, e, at)}
 }
 
 func (r *refCounter) state() State {
@@ -193,7 +214,8 @@ func TestStepMatchesReference(t *testing.T) {
 			} else if next != s {
 				t.Fatalf("run %d step %d: a denial changed the state", run, i)
 			}
-			if adm, ok := p.admit(s, now, 1); ok != ref.fitsAt(now, 1) || ok && adm.Cur == 0 {
+			one, r, _ := p.Step(s, now, 1)
+			if adm, ok := p.admit(s, now, 1); ok != ref.fitsAt(now, 1) || ok != r.OK || ok && adm != one {
 				t.Fatalf("run %d step %d: admit disagrees with the reference", run, i)
 			}
 		}

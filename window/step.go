@@ -75,16 +75,14 @@ func (p *Params) Step(s State, now, n int64) (State, limit.Result, error) {
 	if p.r.L == 0 {
 		return s, limit.Result{OK: true}, nil // the zero Params, n == 0
 	}
-	r, e := p.r.Advance(wide(s), now)
-	if n == 0 {
-		return s, limit.Result{OK: true, Remaining: p.r.Remaining(r, e)}, nil
+	d := p.r.Decide(wide(s), now, uint64(n))
+	switch {
+	case !d.OK:
+		return s, limit.Result{Remaining: d.Left, RetryAfter: slide.After(d.Base, d.Off, now)}, nil
+	case n == 0:
+		return s, limit.Result{OK: true, Remaining: d.Left}, nil
 	}
-	un := uint64(n)
-	if !p.r.Fits(r, e, un) {
-		return s, limit.Result{Remaining: p.r.Remaining(r, e), RetryAfter: slide.After(r.Start, p.r.Wait(r, un), now)}, nil
-	}
-	r.Cur += un
-	return narrow(r), limit.Result{OK: true, Remaining: p.r.Remaining(r, e)}, nil
+	return narrow(d.Next), limit.Result{OK: true, Remaining: d.Left}, nil
 }
 
 func (p *Params) check(n int64) error {
@@ -99,12 +97,8 @@ func (p *Params) check(n int64) error {
 
 // admit is Step without the Result, for the hot path; n must be in [1, L].
 func (p *Params) admit(s State, now int64, n uint64) (State, bool) {
-	r, e := p.r.Advance(wide(s), now)
-	if !p.r.Fits(r, e, n) {
-		return s, false
-	}
-	r.Cur += n
-	return narrow(r), true
+	r, ok := p.r.Admit(wide(s), now, n)
+	return narrow(r), ok
 }
 
 // wide and narrow convert between the 32-bit counts stored and the

@@ -133,6 +133,6 @@ func (l *Limiter) EstimateAt(now int64) float64 {
 	if l.p.r.L == 0 {
 		return 0
 	}
-	s, e := l.p.r.Advance(wide(Unpack(l.cell.Load())), now)
+	s, e, _ := l.p.r.Advance(wide(Unpack(l.cell.Load())), now)
 	return l.p.r.Estimate(s, e)
 }

@@ -10,6 +10,7 @@ import (
 	"unsafe"
 
 	"github.com/cellrate/cellrate/atomic128"
+	"github.com/cellrate/cellrate/internal/bound"
 	"github.com/cellrate/cellrate/internal/limittest"
 	"github.com/cellrate/cellrate/limit"
 )
@@ -88,6 +89,71 @@ func TestBackwardsNeverCreatesCapacity(t *testing.T) {
 			if before.OK && !later.OK || beforeLeft.Remaining > laterLeft.Remaining {
 				t.Fatalf("state %+v, n %d: at %d %+v, at later %d %+v", s, n, earlier, before, now, later)
 			}
+		}
+	}
+}
+
+// TestBoundStaleTimes checks the bound over the times callers pass, stale,
+// repeated and out of order: at most 2*Limit + Limit*T/W units at times in
+// any closed interval of length T. Half the runs go through a Limiter's
+// AllowAt and AllowNAt, half through Step.
+func TestBoundStaleTimes(t *testing.T) {
+	rng := rand.New(rand.NewPCG(23, 24))
+	runs := 200
+	if testing.Short() {
+		runs = 40
+	}
+	for run := range runs {
+		l := 2 + rng.Int64N(30)
+		win := time.Duration(1 + rng.Int64N(1<<40))
+		lim, err := New(l, win)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var (
+			s    State
+			uses []bound.Use
+		)
+		clock := rng.Int64N(1<<61) - 1<<60
+		for range 400 {
+			switch k := rng.IntN(8); {
+			case k < 4:
+				clock += rng.Int64N(int64(win)/8 + 1)
+			case k < 6:
+				clock += rng.Int64N(4*int64(win) + 1)
+			}
+			now := clock
+			switch k := rng.IntN(8); {
+			case k < 2:
+				now -= rng.Int64N(2*int64(win) + 1)
+			case k < 4:
+				now -= rng.Int64N(int64(win)/8 + 1)
+			case k < 5 && len(uses) > 0:
+				now = uses[len(uses)-1-rng.IntN(min(len(uses), 8))].At
+			case k < 6 && len(uses) > 0:
+				now = uses[rng.IntN(len(uses))].At
+			}
+			n := 1 + rng.Int64N(min(l, 4))
+			var ok bool
+			switch {
+			case run%2 == 0:
+				var next State
+				next, r, _ := lim.p.Step(s, now, n)
+				if ok = r.OK; ok {
+					s = next
+				}
+			case n == 1:
+				ok = lim.AllowAt(now)
+			default:
+				r, _ := lim.AllowNAt(now, n)
+				ok = r.OK
+			}
+			if ok {
+				uses = append(uses, bound.Use{At: now, Cost: n})
+			}
+		}
+		if err := bound.Check(uses, 2*uint64(l), uint64(l), uint64(win)); err != nil {
+			t.Fatalf("limit %d, window %d: %v", l, win, err)
 		}
 	}
 }
@@ -293,12 +359,12 @@ func FuzzStep(f *testing.F) {
 			}
 			return
 		}
-		if r.RetryAfter != 0 || r.Remaining < 0 || int64(next.Cur) > l && n > 0 {
+		if r.RetryAfter != 0 || r.Remaining < 0 || int64(next.Cur) > l || int64(next.Prev) > l {
 			t.Fatalf("admission %+v, next %+v", r, next)
 		}
 		// The admission must be allowed by the exact formula.
 		if n > 0 {
-			q, e := p.r.Advance(wide(s), now)
+			q, e, _ := p.r.Advance(wide(s), now)
 			if est := p.r.Estimate(q, e) + float64(n); est > float64(l)*(1+1e-12) {
 				t.Fatalf("admitted with estimate %v > %d", est, l)
 			}

@@ -32,29 +32,80 @@ type State struct {
 	Prev, Cur uint64
 }
 
-// Advance returns s rotated to the window holding now and the time e in
-// [0, W) elapsed in that window.
+// Advance returns s rotated to the window holding now, the time e in
+// [0, W) elapsed in that window, and how far back now is: Start - now if
+// now is before s.Start (then s itself and e = 0), else 0.
 //
-// A time before s.Start is taken as s.Start, where the previous window
-// weighs the most: time going backwards never creates capacity. A counter
-// left empty (both counts zero) starts its next window at now, which keeps
-// Prev equal to the units admitted in [Start-W, Start): nothing was admitted
-// between the old start and now.
-func (r *Rule) Advance(s State, now int64) (State, uint64) {
-	if s.Prev|s.Cur == 0 {
-		return State{Start: now}, 0
-	}
-	if now <= s.Start {
-		return s, 0
-	}
+// A stale now in [Start-W, Start) is decided as at Start, where the
+// estimate is largest, and its units are counted in Prev, the window that
+// holds it; before Start-W, in a window no longer counted, nothing is
+// admitted. So each window counts only units at times inside it.
+//
+// A counter left empty (both counts zero) starts its next window at now,
+// which keeps Prev equal to the units admitted in [Start-W, Start): nothing
+// was admitted between the old start and now.
+func (r *Rule) Advance(s State, now int64) (State, uint64, uint64) {
 	e := uint64(now) - uint64(s.Start)
-	if e < r.W {
-		return s, e
+	switch {
+	case s.Prev|s.Cur == 0:
+	case now < s.Start:
+		return s, 0, -e
+	case e < r.W:
+		return s, e, 0
+	case e-r.W < r.W && s.Cur != 0:
+		return State{Start: s.Start + int64(r.W), Prev: s.Cur}, e - r.W, 0
 	}
-	if e-r.W < r.W && s.Cur != 0 {
-		return State{Start: s.Start + int64(r.W), Prev: s.Cur}, e - r.W
+	return State{Start: now}, 0, 0
+}
+
+// Admit returns s with n units counted at now and true if they fit, or s
+// rotated and false. n must be in [1, L]; s.Start must be in now's terms.
+func (r *Rule) Admit(s State, now int64, n uint64) (State, bool) {
+	s, e, back := r.Advance(s, now)
+	if back > r.W || !r.Fits(s, e, n) {
+		return s, false
 	}
-	return State{Start: now}, 0
+	if back != 0 {
+		s.Prev += n
+	} else {
+		s.Cur += n
+	}
+	return s, true
+}
+
+// Decision is the outcome of Decide.
+type Decision struct {
+	Next State // the rotated state, with the units counted if OK
+	OK   bool
+	Left int64 // whole units that fit after the decision
+	// If not OK, the units first fit at Base+Off (Off at most 2W) if
+	// nothing else is admitted.
+	Base int64
+	Off  uint64
+}
+
+// Decide decides n units in [0, L] at now; n = 0 always fits and leaves
+// Next uncounted.
+func (r *Rule) Decide(s State, now int64, n uint64) Decision {
+	s, e, back := r.Advance(s, now)
+	if back > r.W {
+		// Nothing fits before the windows still counted; from Start-W on, n
+		// fits if it fits at Start.
+		d := Decision{Next: s, OK: n == 0, Base: s.Start - int64(r.W)}
+		if n != 0 && !r.Fits(s, 0, n) {
+			d.Base, d.Off = s.Start, r.Wait(s, n)
+		}
+		return d
+	}
+	if n != 0 && !r.Fits(s, e, n) {
+		return Decision{Next: s, Left: r.Remaining(s, e), Base: s.Start, Off: r.Wait(s, n)}
+	}
+	if back != 0 {
+		s.Prev += n
+	} else {
+		s.Cur += n
+	}
+	return Decision{Next: s, OK: true, Left: r.Remaining(s, e)}
 }
 
 // Fits reports whether Prev*(W-e)/W + Cur + n <= L, exactly: it compares
