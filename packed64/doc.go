@@ -38,8 +38,8 @@
 // tokens and the fraction of a window that has passed only grow with elapsed
 // time, so reading less elapsed time never admits more. A bucket's now
 // before t' sees the deficit plus t' - now, at least what it lacked at now
-// had it been written at t; a window's now before t' is taken as t', where
-// its estimate is largest. QED.
+// had it been written at t; a window's now before t' is decided as at t', where
+// its estimate is largest, or denied. QED.
 //
 // What it costs: if a word sits idle for longer than Wrap() - Slack(), t'
 // can be later than t by a multiple of the wrap; the limiter then acts as
@@ -89,16 +89,19 @@
 // counter: the same estimate, the same exact integer test, the same error
 // bound against a sliding log on schedules whose times never go backwards,
 // which in nanoseconds holds for every interval of the rounded window plus
-// one unit. As in package window, a now before the current window's start
-// is taken as the start, where the estimate is largest: time going
-// backwards never creates capacity, and every window's count stays at most
-// the limit. But the units are counted in the current window, not in the one
-// holding the caller's time, so the bound holds over the times the counter
-// acted on (now, or the start if later), not over the times callers pass:
-// with a limit L of 2 or more, a caller that passes one early time in each of
-// k later windows, each then holding one unit, can have L + k(L-1) units
-// admitted at times a few nanoseconds apart. Over the times it acted on, in
-// units, it admits at most 2L + L*T/W in any interval T, as the windows it
-// counts in never overlap (TestWindowBoundStaleTimes checks this exactly
-// on schedules with stale, repeated and out-of-order times).
+// one unit. As in package window, a stale now never creates capacity: in
+// the window before the current one it is decided as at the current
+// window's start, where the estimate is largest, and counted in that
+// previous window; before it, nothing is admitted. So every window counts
+// only units at caller times (in units) inside it, at most the limit, and
+// the windows holding units never overlap (package window's doc has the
+// proof): over the times callers pass, stale, repeated or out of order, a
+// window admits at most L*(ceil(T/W)+1) <= 2L + L*T/W units in any interval
+// of T units, 2L in any W. Decoding a wrapped start later than the true one
+// (by whole wraps, far more than two windows) moves the windows counted from
+// then on later; their counts still include the old units, so they hold at
+// most as many caller times as they count, and stay disjoint from the old
+// windows. TestWindowBoundStaleTimes checks this exactly
+// on schedules with stale, repeated and out-of-order times, through Step
+// and through a Window.
 package packed64

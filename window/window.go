@@ -14,12 +14,22 @@
 // and n units are admitted when the estimate plus n is at most Limit. The test
 // is exact: it compares Prev*(W-e) + (Cur+n)*W with Limit*W in 128-bit
 // integers, so no rounding ever admits a unit the formula does not allow.
-// Time going backwards (now before Start) is taken as Start, where the
-// estimate is largest, so it never creates capacity. The window rotates by one
-// when now reaches Start+W; after a gap of two windows, or once both counts are
-// zero, the next window starts at the next admission. Counts never exceed
-// Limit, at most 2^32-1, so they cannot wrap. Windows may be from 1ns to
-// about 292 years; all arithmetic is exact over that range.
+// The window rotates by one when now reaches Start+W; after a gap of two
+// windows, or once both counts are zero, the next window starts at the next
+// admission. Windows may be from 1ns to about 292 years; all arithmetic is
+// exact over that range.
+//
+// # Time going backwards
+//
+// A stale now, before Start, never creates capacity. In [Start-W, Start) it
+// is decided as at Start, where the estimate is largest (Prev + Cur + n <=
+// Limit), and its units are counted in Prev, the window that holds that
+// time. Before Start-W, in a window no longer counted, nothing is admitted
+// (RetryAfter is the time until Start-W, or until the request fits after
+// Start if it does not fit at Start), as package gcra denies a now too far
+// before its arrival time. So every fixed window counts only units admitted
+// at caller times inside it, and at most Limit (at most 2^32-1) of them:
+// counts cannot wrap.
 //
 // # Error against an exact sliding log
 //
@@ -38,6 +48,30 @@
 // of 1 to 5 units 1.92 times Limit; in total the counter admitted between
 // 0.946 and 1.008 times what an exact sliding log admitted from the same
 // requests.
+//
+// On any schedule, with times stale, repeated or out of order, a bound
+// holds over the times callers pass: at most Limit*(ceil(T/W)+1) <=
+// 2*Limit + Limit*T/W units at caller times in any closed interval of
+// length T, so at most 2*Limit in any interval of length W. (Before the
+// rule above, one stale time in each of k later windows let
+// Limit + k*(Limit-1) units in at times nanoseconds apart.)
+//
+// Proof: call the interval a count covers its window: [Start, Start+W) for
+// Cur, [Start-W, Start) for Prev. A unit admitted at now is counted in the
+// window holding now (Cur for now in [Start, Start+W), Prev for a stale now
+// in [Start-W, Start), none earlier). Rotating by one keeps each count with
+// its window. A reset to Start = now happens at now >= old Start + 2W, or
+// with the old Cur zero, or with both counts zero; the new Prev, zero, then
+// covers [now-W, now), where nothing was admitted. So each window's count is
+// exactly the units admitted at caller times inside it, and the windows
+// holding units are disjoint (each new Start is at or after the end of the
+// last window with units). Each count is at most Limit: an admission in Cur
+// needs Cur + n <= Limit, one in Prev needs Prev + Cur + n <= Limit. A
+// closed interval of length T meets at most ceil(T/W)+1 disjoint windows of
+// length W. QED.
+// TestBoundStaleTimes checks 2*Limit + Limit*T/W exactly over every
+// interval of schedules with stale, repeated and out-of-order times,
+// through Step and through a Limiter.
 //
 // # Concurrency
 //
