@@ -20,9 +20,10 @@ func must[T any](v T, err error) T {
 	return v
 }
 
-// windowSubject: a sliding-window counter admits at most limit units per
-// fixed window and its windows tile time, so any stretch T meets at most
-// T/W + 2 of them: Burst 2*limit, Rate limit/W.
+// windowSubject: a sliding-window counter counts every unit in the fixed
+// window holding the time the caller passed, at most limit per window, and
+// its windows never overlap, so any interval T of given times, in any
+// order, meets at most T/W + 2 of them: Burst 2*limit, Rate limit/W.
 func windowSubject(name string, lim int64, w time.Duration) Subject {
 	p := must(window.NewParams(lim, w))
 	return Subject{
@@ -30,7 +31,7 @@ func windowSubject(name string, lim int64, w time.Duration) Subject {
 		New: func() limit.Limiter {
 			return must(window.New(lim, w))
 		},
-		MaxN: lim, Burst: 2 * lim, Rate: RatePer(lim, w),
+		MaxN: lim, Burst: 2 * lim, Rate: RatePer(lim, w), GivenTimes: true,
 		Init: window.State{},
 		Step: func(s any, now, n int64) (any, limit.Result, error) { return p.Step(s.(window.State), now, n) },
 	}
@@ -85,15 +86,20 @@ func packedBucketSubject(name string, events int64, period time.Duration, burst 
 	}
 }
 
-// packedWindowSubject: like window's, over the window as given (packed64
-// rounds it up, which only admits less).
+// packedWindowSubject: like window's in whole units, over the rounded
+// window of wu units (at least w, which only admits less): given times
+// rounded down to units make an interval T at most T/u + 1 units long, so
+// the bound gains limit/wu.
 func packedWindowSubject(name string, lim int64, w time.Duration) Subject {
+	p := must(packed64.NewWindow(lim, w)).Params()
+	wu := int64(p.Window() / p.Unit())
 	return Subject{
 		Name: name,
 		New: func() limit.Limiter {
 			return must(packed64.NewWindow(lim, w))
 		},
-		MaxN: lim, Burst: 2 * lim, Rate: RatePer(lim, w),
+		MaxN: lim, Burst: 2 * lim, Rate: RatePer(lim, w), GivenTimes: true,
+		Extra: big.NewRat(lim, wu),
 	}
 }
 
