@@ -214,10 +214,11 @@ func (p *WindowParams) allow(word *atomic.Uint64, hw *HighWater, now int64) bool
 	for {
 		old := word.Load()
 		h := hw.t.Load()
-		s, ok := p.r.Admit(p.unwrap(WindowWord(old), p.clk.units(h+p.clk.slack)), u, 1)
-		if !ok {
+		s, e, back := p.r.Advance(p.unwrap(WindowWord(old), p.clk.units(h+p.clk.slack)), u)
+		if back > p.r.W || !p.r.Fits(s, e, 1) {
 			return false
 		}
+		s.Count(back, 1)
 		if now > h+p.clk.slack {
 			hw.Raise(now, p.clk.slack)
 		}

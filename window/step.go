@@ -97,8 +97,12 @@ func (p *Params) check(n int64) error {
 
 // admit is Step without the Result, for the hot path; n must be in [1, L].
 func (p *Params) admit(s State, now int64, n uint64) (State, bool) {
-	r, ok := p.r.Admit(wide(s), now, n)
-	return narrow(r), ok
+	r, e, back := p.r.Advance(wide(s), now)
+	if back > p.r.W || !p.r.Fits(r, e, n) {
+		return s, false
+	}
+	r.Count(back, n)
+	return narrow(r), true
 }
 
 // wide and narrow convert between the 32-bit counts stored and the

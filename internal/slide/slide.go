@@ -58,19 +58,14 @@ func (r *Rule) Advance(s State, now int64) (State, uint64, uint64) {
 	return State{Start: now}, 0, 0
 }
 
-// Admit returns s with n units counted at now and true if they fit, or s
-// rotated and false. n must be in [1, L]; s.Start must be in now's terms.
-func (r *Rule) Admit(s State, now int64, n uint64) (State, bool) {
-	s, e, back := r.Advance(s, now)
-	if back > r.W || !r.Fits(s, e, n) {
-		return s, false
-	}
+// Count adds n units admitted at a time back before Start (0 if not
+// stale, as Advance returns it) to the count of the window holding it.
+func (s *State) Count(back, n uint64) {
 	if back != 0 {
 		s.Prev += n
 	} else {
 		s.Cur += n
 	}
-	return s, true
 }
 
 // Decision is the outcome of Decide.
@@ -100,11 +95,7 @@ func (r *Rule) Decide(s State, now int64, n uint64) Decision {
 	if n != 0 && !r.Fits(s, e, n) {
 		return Decision{Next: s, Left: r.Remaining(s, e), Base: s.Start, Off: r.Wait(s, n)}
 	}
-	if back != 0 {
-		s.Prev += n
-	} else {
-		s.Cur += n
-	}
+	s.Count(back, n)
 	return Decision{Next: s, OK: true, Left: r.Remaining(s, e)}
 }
 
