@@ -115,7 +115,15 @@ func (p *WindowParams) Step(w WindowWord, now, ref, n int64) (WindowWord, limit.
 	if p.r.L == 0 {
 		return w, limit.Result{OK: true}, nil // the zero WindowParams, n == 0
 	}
-	d := p.r.Decide(p.unwrap(w, p.clk.units(ref)), p.clk.units(now), uint64(n))
+	// An admission, the common case, is decided here, inlined; Decide
+	// settles the rest.
+	u, un := p.clk.units(now), uint64(n)
+	s, e, back := p.r.Advance(p.unwrap(w, p.clk.units(ref)), u)
+	if un != 0 && back <= p.r.W && p.r.Fits(s, e, un) {
+		s.Count(back, un)
+		return p.word(s), limit.Result{OK: true, Remaining: p.r.Remaining(s, e)}, nil
+	}
+	d := p.r.Decide(p.unwrap(w, p.clk.units(ref)), u, un)
 	switch {
 	case !d.OK:
 		return w, limit.Result{Remaining: d.Left, RetryAfter: p.clk.after(d.Base+int64(d.Off), now)}, nil

@@ -75,6 +75,13 @@ func (p *Params) Step(s State, now, n int64) (State, limit.Result, error) {
 	if p.r.L == 0 {
 		return s, limit.Result{OK: true}, nil // the zero Params, n == 0
 	}
+	// An admission, the common case, is decided here, inlined; Decide
+	// settles the rest.
+	r, e, back := p.r.Advance(wide(s), now)
+	if un := uint64(n); un != 0 && back <= p.r.W && p.r.Fits(r, e, un) {
+		r.Count(back, un)
+		return narrow(r), limit.Result{OK: true, Remaining: p.r.Remaining(r, e)}, nil
+	}
 	d := p.r.Decide(wide(s), now, uint64(n))
 	switch {
 	case !d.OK:
