@@ -359,7 +359,8 @@ func FuzzStep(f *testing.F) {
 			}
 			return
 		}
-		if r.RetryAfter != 0 || r.Remaining < 0 || int64(next.Cur) > l || int64(next.Prev) > l {
+		if r.RetryAfter != 0 || r.Remaining < 0 ||
+			n > 0 && (int64(next.Cur) > l || next.Prev > max(uint32(l), prev, cur)) {
 			t.Fatalf("admission %+v, next %+v", r, next)
 		}
 		// The admission must be allowed by the exact formula.
