@@ -1,9 +1,11 @@
 package window
 
 import (
+	"cmp"
 	"errors"
 	"math"
 	"math/rand/v2"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -99,6 +101,7 @@ func TestBackwardsNeverCreatesCapacity(t *testing.T) {
 // AllowAt and AllowNAt, half through Step.
 func TestBoundStaleTimes(t *testing.T) {
 	rng := rand.New(rand.NewPCG(23, 24))
+	worst := 0.0
 	runs := 200
 	if testing.Short() {
 		runs = 40
@@ -137,7 +140,6 @@ func TestBoundStaleTimes(t *testing.T) {
 			var ok bool
 			switch {
 			case run%2 == 0:
-				var next State
 				next, r, _ := lim.p.Step(s, now, n)
 				if ok = r.OK; ok {
 					s = next
@@ -155,7 +157,25 @@ func TestBoundStaleTimes(t *testing.T) {
 		if err := bound.Check(uses, 2*uint64(l), uint64(l), uint64(win)); err != nil {
 			t.Fatalf("limit %d, window %d: %v", l, win, err)
 		}
+		worst = max(worst, float64(trailingMax(uses, int64(win)))/float64(l))
 	}
+	t.Logf("most units at caller times in any (t-W, t]: %.3f times the limit", worst)
+}
+
+// trailingMax returns the most units at times in any interval (t-w, t].
+func trailingMax(uses []bound.Use, w int64) int64 {
+	u := slices.SortedFunc(slices.Values(uses), func(a, b bound.Use) int { return cmp.Compare(a.At, b.At) })
+	var most, sum int64
+	i := 0
+	for _, x := range u {
+		sum += x.Cost
+		for u[i].At <= x.At-w {
+			sum -= u[i].Cost
+			i++
+		}
+		most = max(most, sum)
+	}
+	return most
 }
 
 // logCheck keeps an exact sliding log of admissions next to a counter.
