@@ -1,7 +1,8 @@
 // Package slide is the arithmetic of the sliding-window counter shared by
 // package window (nanoseconds, 32-bit counts) and package packed64 (coarser
-// time units, narrower counts): rotation, the exact admission test, the
-// rounded-up estimate and the wait until a request fits.
+// time units, narrower counts): rotation, the window a stale time counts
+// in, the exact admission test, the rounded-up estimate and the wait until a
+// request fits.
 //
 // Times are int64 in the caller's unit; the window W is at least 1 unit and
 // counts are below 2^32, so every product fits in 128 bits.
