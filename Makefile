@@ -3,7 +3,7 @@
 GO ?= go
 STATICCHECK := honnef.co/go/tools/cmd/staticcheck@v0.8.2
 
-.PHONY: help generate generate-check test lint ci
+.PHONY: help generate generate-check test lint stress-short ci
 
 help: ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | sed 's/:.*## /\t/'
@@ -11,16 +11,25 @@ help: ## list the targets
 generate: ## regenerate asm/asm_amd64.s with the avo program in gen/ (its own module)
 	$(GO) -C gen run . -out ../asm/asm_amd64.s
 
-generate-check: generate ## regenerate and fail if the committed assembly differs
+generate-check: generate ## regenerate, fail if the committed assembly differs, test the generator
 	git diff --exit-code -- asm/
+	$(GO) -C gen test -count=1 ./...
 
-test: ## vet, the unit tests, and the unit tests again under -race (-short)
+test: ## vet, the unit tests, and the unit tests again under -race (-short); bench/'s accuracy tests
 	$(GO) vet ./...
 	$(GO) test -count=1 ./...
 	$(GO) test -count=1 -race -short ./...
+	cd bench && $(GO) vet ./... && $(GO) test -count=1 -short ./...
 
-lint: ## staticcheck, at a pinned version
+lint: ## staticcheck, at a pinned version, on every module
 	$(GO) run $(STATICCHECK) ./...
+	cd stress && $(GO) run $(STATICCHECK) ./...
+	cd bench && $(GO) run $(STATICCHECK) ./...
+
+stress-short: ## the stress suite at its -short size under -race (what CI runs on amd64)
+	cd stress && $(GO) test -short -race -count=1 ./...
+
+ci: generate-check test lint vet-all stress-short cross ## everything CI runs
 
 # Cross-architecture proof (internal/cmd/cross): every package's tests on
 # arm64 (qemu-user with and without LSE, purego, -race in a qemu-system VM),
@@ -31,14 +40,13 @@ lint: ## staticcheck, at a pinned version
 CROSS_ARGS ?=
 
 .PHONY: cross vet-all cross-selftest
-cross:
-	go run ./internal/cmd/cross $(CROSS_ARGS)
+cross: ## every package's tests on every CPU path and target, arm64 -race in a VM
+	$(GO) run ./internal/cmd/cross $(CROSS_ARGS)
 
-vet-all:
-	go run ./internal/cmd/cross -only vet
+vet-all: ## go vet for every GOOS/GOARCH, with and without purego, GOAMD64=v1 and v3
+	$(GO) run ./internal/cmd/cross -only vet
 
-# Shows that a planted data race and a planted wrong path each fail the harness.
-cross-selftest:
+cross-selftest: ## show that a planted data race and a planted wrong path each fail the harness
 	CELLRATE_CROSS_SELFTEST=1 go test -run TestSelf -v -timeout 30m ./internal/cmd/cross
 
 .PHONY: bench bench-quick stress
