@@ -1,12 +1,26 @@
-# Regenerate asm/asm_amd64.s with the avo program in gen/ (its own module).
-generate:
-	go -C gen run . -out ../asm/asm_amd64.s
+# cellrate's tasks. `make help` lists them; README.md says which to run first.
 
-# Regenerate and fail if the committed assembly differs from what gen writes.
-generate-check: generate
+GO ?= go
+STATICCHECK := honnef.co/go/tools/cmd/staticcheck@v0.8.2
+
+.PHONY: help generate generate-check test lint ci
+
+help: ## list the targets
+	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | sed 's/:.*## /\t/'
+
+generate: ## regenerate asm/asm_amd64.s with the avo program in gen/ (its own module)
+	$(GO) -C gen run . -out ../asm/asm_amd64.s
+
+generate-check: generate ## regenerate and fail if the committed assembly differs
 	git diff --exit-code -- asm/
 
-.PHONY: generate generate-check
+test: ## vet, the unit tests, and the unit tests again under -race (-short)
+	$(GO) vet ./...
+	$(GO) test -count=1 ./...
+	$(GO) test -count=1 -race -short ./...
+
+lint: ## staticcheck, at a pinned version
+	$(GO) run $(STATICCHECK) ./...
 
 # Cross-architecture proof (internal/cmd/cross): every package's tests on
 # arm64 (qemu-user with and without LSE, purego, -race in a qemu-system VM),
@@ -26,3 +40,20 @@ vet-all:
 # Shows that a planted data race and a planted wrong path each fail the harness.
 cross-selftest:
 	CELLRATE_CROSS_SELFTEST=1 go test -run TestSelf -v -timeout 30m ./internal/cmd/cross
+
+.PHONY: bench bench-quick stress
+
+bench: ## benchmarks vs the peer libraries; writes bench/report/ (about 5 min)
+	cd bench && $(GO) run ./cmd/report -out report
+
+bench-quick: ## the same in under two minutes, into bench/out/quick/ (not committed)
+	cd bench && $(GO) run ./cmd/report -quick -out out/quick
+
+# Every stress run takes STRESS_DUR (per CPU path, per limiter), with the
+# race detector and without it (which changes what is atomic in
+# striped.Counter); a soak: make stress STRESS_DUR=1m. CI runs the -short
+# size instead: cd stress && go test -short -race ./...
+STRESS_DUR ?= 3s
+stress: ## the long stress runs (stress/), -race and not, STRESS_DUR per test
+	cd stress && $(GO) test -race -count=1 -timeout 60m ./... -stress.dur=$(STRESS_DUR)
+	cd stress && $(GO) test -count=1 -timeout 60m ./... -stress.dur=$(STRESS_DUR)

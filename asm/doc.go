@@ -2,8 +2,8 @@
 // built on: one function per instruction sequence, no CPU-feature checks, no
 // alignment handling and no race-detector annotations. Callers (atomic128)
 // choose a routine the CPU supports and pass a 16-byte aligned pointer; a
-// routine whose instruction the CPU lacks faults (SIGILL), and a misaligned
-// pointer faults (SIGSEGV/SIGBUS) or, on arm64 without LSE2, is not atomic.
+// routine whose instruction the CPU lacks faults (SIGILL), and so does a
+// pointer that is not 16-byte aligned (SIGSEGV on amd64, SIGBUS on arm64).
 //
 // The pair p[0], p[1] is one 128-bit value; p[0] is its low half in memory
 // order on both little-endian architectures this package supports.

@@ -9,74 +9,103 @@ import (
 	"github.com/cellrate/cellrate/internal/path128"
 )
 
-// benchBaselines runs, for op, the floors the typed API is measured
-// against: the bare instruction (bare/) and the raw routine the typed API
-// dispatches to (asm/). Each loop calls the assembly directly, as the typed
-// methods do.
-func benchBaselines(b *testing.B, op string) {
-	p := new(Uint64Pair).addr()
-	var s uint64
-	bareCMPXCHG16B := func(b *testing.B) {
-		skipUnless(b, path128.CX16)
-		for b.Loop() {
-			asm.BareCMPXCHG16B(p)
-		}
+var bareVMOVDQA = floor{"bare/VMOVDQA", path128.CX16VMOVDQA, func(p *[2]uint64, n int) {
+	for range n {
+		asm.BareVMOVDQA(p)
 	}
-	switch op {
-	case "Load":
-		b.Run("bare/VMOVDQA", func(b *testing.B) {
-			skipUnless(b, path128.CX16VMOVDQA)
-			for b.Loop() {
-				asm.BareVMOVDQA(p)
-			}
-		})
-		b.Run("bare/CMPXCHG16B", bareCMPXCHG16B)
-		b.Run("asm/LoadVMOVDQA", func(b *testing.B) {
-			skipUnless(b, path128.CX16VMOVDQA)
-			for b.Loop() {
+}}
+
+var bareCMPXCHG16B = floor{"bare/CMPXCHG16B", path128.CX16, func(p *[2]uint64, n int) {
+	for range n {
+		asm.BareCMPXCHG16B(p)
+	}
+}}
+
+// floors are, per operation, the bare instruction (bare/) and the raw
+// routine the typed API dispatches to (asm/).
+var floors = map[string][]floor{
+	"Load": {
+		bareVMOVDQA,
+		bareCMPXCHG16B,
+		{"asm/LoadVMOVDQA", path128.CX16VMOVDQA, func(p *[2]uint64, n int) {
+			var s uint64
+			for range n {
 				v, _ := asm.LoadVMOVDQA(p)
 				s += v
 			}
-		})
-		b.Run("asm/LoadCX16", func(b *testing.B) {
-			skipUnless(b, path128.CX16)
-			for b.Loop() {
+			sinkA = s
+		}},
+		{"asm/LoadCX16", path128.CX16, func(p *[2]uint64, n int) {
+			var s uint64
+			for range n {
 				v, _ := asm.LoadCX16(p)
 				s += v
 			}
-		})
-	case "Store":
-		b.Run("bare/CMPXCHG16B", bareCMPXCHG16B)
-		b.Run("asm/StoreCX16", func(b *testing.B) {
-			skipUnless(b, path128.CX16)
-			var i uint64
-			for b.Loop() {
-				i++
-				asm.StoreCX16(p, i, i)
-			}
-		})
-	case "Swap":
-		b.Run("bare/CMPXCHG16B", bareCMPXCHG16B)
-		b.Run("asm/SwapCX16", func(b *testing.B) {
-			skipUnless(b, path128.CX16)
-			var i uint64
-			for b.Loop() {
-				i++
-				v, _ := asm.SwapCX16(p, i, i)
-				s += v
-			}
-		})
-	case "CompareAndSwap":
-		b.Run("bare/CMPXCHG16B", bareCMPXCHG16B)
-		b.Run("asm/CasCX16", func(b *testing.B) {
-			skipUnless(b, path128.CX16)
-			*p = [2]uint64{}
-			var i uint64
-			for b.Loop() {
-				asm.CasCX16(p, i, i, i+1, i+1)
-				i++
-			}
+			sinkA = s
+		}},
+	},
+	"Store": {bareCMPXCHG16B, {"asm/StoreCX16", path128.CX16, func(p *[2]uint64, n int) {
+		for i := range uint64(n) {
+			asm.StoreCX16(p, i, i)
+		}
+	}}},
+	"Swap": {bareCMPXCHG16B, {"asm/SwapCX16", path128.CX16, func(p *[2]uint64, n int) {
+		var s uint64
+		for i := range uint64(n) {
+			v, _ := asm.SwapCX16(p, i, i)
+			s += v
+		}
+		sinkA = s
+	}}},
+	"CompareAndSwap": {bareCMPXCHG16B, {"asm/CasCX16", path128.CX16, func(p *[2]uint64, n int) {
+		a, b := p[0], p[1]
+		for range n {
+			asm.CasCX16(p, a, b, a+1, b)
+			a++
+		}
+	}}},
+}
+
+// BenchmarkRatio measures the speed targets as ratios in one run (see
+// paired): the typed API against the bare instruction and against the raw
+// routine, and the CMPXCHG16B load against the VMOVDQA load.
+func BenchmarkRatio(b *testing.B) {
+	typed := func(op string, path path128.Path) func(n int) {
+		x := new(Uint64Pair)
+		return func(n int) {
+			path128.Active = path // supported (skipUnless), restored by usePath
+			typedLoops[op](x, n)
+		}
+	}
+	raw := func(op, name string) func(n int) {
+		p := new(Uint64Pair).addr()
+		f := floorFor(op, name)
+		return func(n int) { f.run(p, n) }
+	}
+	cx16, vec := path128.CX16, path128.CX16VMOVDQA
+	cases := []struct {
+		name    string
+		need    path128.Path
+		a, base func(n int)
+	}{
+		{"Load-typed-vs-bare/cx16-vmovdqa", vec, typed("Load", vec), raw("Load", "bare/VMOVDQA")},
+		{"Load-typed-vs-asm/cx16-vmovdqa", vec, typed("Load", vec), raw("Load", "asm/LoadVMOVDQA")},
+		{"Load-typed-vs-bare/cx16", cx16, typed("Load", cx16), raw("Load", "bare/CMPXCHG16B")},
+		{"Load-typed-vs-asm/cx16", cx16, typed("Load", cx16), raw("Load", "asm/LoadCX16")},
+		{"Load-CMPXCHG16B-vs-VMOVDQA/bare", vec, raw("Load", "bare/CMPXCHG16B"), raw("Load", "bare/VMOVDQA")},
+		{"Load-CMPXCHG16B-vs-VMOVDQA/typed", vec, typed("Load", cx16), typed("Load", vec)},
+		{"CompareAndSwap-typed-vs-bare/cx16", cx16, typed("CompareAndSwap", cx16), raw("CompareAndSwap", "bare/CMPXCHG16B")},
+		{"CompareAndSwap-typed-vs-asm/cx16", cx16, typed("CompareAndSwap", cx16), raw("CompareAndSwap", "asm/CasCX16")},
+		{"Store-typed-vs-bare/cx16", cx16, typed("Store", cx16), raw("Store", "bare/CMPXCHG16B")},
+		{"Store-typed-vs-asm/cx16", cx16, typed("Store", cx16), raw("Store", "asm/StoreCX16")},
+		{"Swap-typed-vs-bare/cx16", cx16, typed("Swap", cx16), raw("Swap", "bare/CMPXCHG16B")},
+		{"Swap-typed-vs-asm/cx16", cx16, typed("Swap", cx16), raw("Swap", "asm/SwapCX16")},
+	}
+	for _, c := range cases {
+		b.Run(c.name, func(b *testing.B) {
+			skipUnless(b, c.need)
+			usePath(b, c.need)
+			paired(b, c.a, c.base)
 		})
 	}
-	sinkA = s
 }

@@ -4,6 +4,7 @@ import (
 	"slices"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/cellrate/cellrate/internal/path128"
 )
@@ -14,9 +15,93 @@ import (
 // like with like:
 //
 //	go test ./atomic128 -run '^$' -bench . -count 6 | benchstat -
+//
+// BenchmarkRatio (baselines_*_test.go) measures the ratios directly.
 
-// sinkA, sinkB keep loaded values alive.
-var sinkA, sinkB uint64
+// sinkA keeps loaded values alive.
+var sinkA uint64
+
+// A floor is a loop of n operations on p, each a direct call of the
+// assembly; only the call of the loop itself is indirect.
+type floor struct {
+	name string
+	need path128.Path
+	run  func(p *[2]uint64, n int)
+}
+
+// floorFor returns the floor of op with the given name.
+func floorFor(op, name string) floor {
+	for _, f := range floors[op] {
+		if f.name == name {
+			return f
+		}
+	}
+	panic("no floor " + op + " " + name)
+}
+
+// typedLoops are the typed API's loops of n operations on x, with the same
+// bodies as the floors' loops. The CompareAndSwap loop always succeeds: it
+// knows the pair it expects (the tests check the results, not these loops).
+var typedLoops = map[string]func(x *Uint64Pair, n int){
+	"Load": func(x *Uint64Pair, n int) {
+		var s uint64
+		for range n {
+			v, _ := x.Load()
+			s += v
+		}
+		sinkA = s
+	},
+	"Store": func(x *Uint64Pair, n int) {
+		for i := range uint64(n) {
+			x.Store(i, i)
+		}
+	},
+	"Swap": func(x *Uint64Pair, n int) {
+		var s uint64
+		for i := range uint64(n) {
+			v, _ := x.Swap(i, i)
+			s += v
+		}
+		sinkA = s
+	},
+	"CompareAndSwap": func(x *Uint64Pair, n int) {
+		a, b := x.Load()
+		for range n {
+			x.CompareAndSwap(a, b, a+1, b)
+			a++
+		}
+	},
+}
+
+// syncLoops are sync/atomic's 64-bit equivalents.
+var syncLoops = map[string]func(u *atomic.Uint64, n int){
+	"Load": func(u *atomic.Uint64, n int) {
+		var s uint64
+		for range n {
+			s += u.Load()
+		}
+		sinkA = s
+	},
+	"Store": func(u *atomic.Uint64, n int) {
+		for i := range uint64(n) {
+			u.Store(i)
+		}
+	},
+	"Swap": func(u *atomic.Uint64, n int) {
+		var s uint64
+		for i := range uint64(n) {
+			s += u.Swap(i)
+		}
+		sinkA = s
+	},
+	"CompareAndSwap": func(u *atomic.Uint64, n int) {
+		a := u.Load()
+		for range n {
+			u.CompareAndSwap(a, a+1)
+			a++
+		}
+	},
+}
 
 // skipUnless skips a baseline whose instructions the CPU lacks.
 func skipUnless(b *testing.B, p path128.Path) {
@@ -26,6 +111,37 @@ func skipUnless(b *testing.B, p path128.Path) {
 	b.ReportAllocs()
 }
 
+// benchOp runs op through the typed API on every supported path, the
+// floors, and sync/atomic.
+func benchOp(b *testing.B, op string) {
+	for _, p := range path128.Supported() {
+		b.Run("typed/"+p.String(), func(b *testing.B) {
+			usePath(b, p)
+			b.ReportAllocs()
+			x := new(Uint64Pair)
+			b.ResetTimer()
+			typedLoops[op](x, b.N)
+		})
+	}
+	for _, f := range floors[op] {
+		b.Run(f.name, func(b *testing.B) {
+			skipUnless(b, f.need)
+			p := new(Uint64Pair).addr()
+			b.ResetTimer()
+			f.run(p, b.N)
+		})
+	}
+	b.Run("sync-atomic-Uint64", func(b *testing.B) {
+		b.ReportAllocs()
+		syncLoops[op](new(atomic.Uint64), b.N)
+	})
+}
+
+func BenchmarkLoad(b *testing.B)           { benchOp(b, "Load") }
+func BenchmarkStore(b *testing.B)          { benchOp(b, "Store") }
+func BenchmarkSwap(b *testing.B)           { benchOp(b, "Swap") }
+func BenchmarkCompareAndSwap(b *testing.B) { benchOp(b, "CompareAndSwap") }
+
 func benchPaths(b *testing.B, f func(b *testing.B, x *Uint64Pair)) {
 	for _, p := range path128.Supported() {
 		b.Run("typed/"+p.String(), func(b *testing.B) {
@@ -34,90 +150,6 @@ func benchPaths(b *testing.B, f func(b *testing.B, x *Uint64Pair)) {
 			f(b, new(Uint64Pair))
 		})
 	}
-}
-
-func BenchmarkLoad(b *testing.B) {
-	benchPaths(b, func(b *testing.B, x *Uint64Pair) {
-		var s1, s2 uint64
-		for b.Loop() {
-			v1, v2 := x.Load()
-			s1 += v1
-			s2 += v2
-		}
-		sinkA, sinkB = s1, s2
-	})
-	benchBaselines(b, "Load")
-	b.Run("sync-atomic-Uint64", func(b *testing.B) {
-		var u atomic.Uint64
-		var s uint64
-		for b.Loop() {
-			s += u.Load()
-		}
-		sinkA = s
-	})
-}
-
-func BenchmarkStore(b *testing.B) {
-	benchPaths(b, func(b *testing.B, x *Uint64Pair) {
-		var i uint64
-		for b.Loop() {
-			i++
-			x.Store(i, i)
-		}
-	})
-	benchBaselines(b, "Store")
-	b.Run("sync-atomic-Uint64", func(b *testing.B) {
-		var u atomic.Uint64
-		var i uint64
-		for b.Loop() {
-			i++
-			u.Store(i)
-		}
-	})
-}
-
-func BenchmarkSwap(b *testing.B) {
-	benchPaths(b, func(b *testing.B, x *Uint64Pair) {
-		var i, s uint64
-		for b.Loop() {
-			i++
-			v1, _ := x.Swap(i, i)
-			s += v1
-		}
-		sinkA = s
-	})
-	benchBaselines(b, "Swap")
-	b.Run("sync-atomic-Uint64", func(b *testing.B) {
-		var u atomic.Uint64
-		var i, s uint64
-		for b.Loop() {
-			i++
-			s += u.Swap(i)
-		}
-		sinkA = s
-	})
-}
-
-// BenchmarkCompareAndSwap: every CAS succeeds (the expected pair is known).
-func BenchmarkCompareAndSwap(b *testing.B) {
-	benchPaths(b, func(b *testing.B, x *Uint64Pair) {
-		var i uint64
-		for b.Loop() {
-			if !x.CompareAndSwap(i, i, i+1, i+1) {
-				b.Fatal("CompareAndSwap failed")
-			}
-			i++
-		}
-	})
-	benchBaselines(b, "CompareAndSwap")
-	b.Run("sync-atomic-Uint64", func(b *testing.B) {
-		var u atomic.Uint64
-		var i uint64
-		for b.Loop() {
-			u.CompareAndSwap(i, i+1)
-			i++
-		}
-	})
 }
 
 // BenchmarkParallelLoad: readers only, on one shared cell.
@@ -221,4 +253,47 @@ func BenchmarkParallelSwap(b *testing.B) {
 			atomic.AddUint64(&sinkA, s)
 		})
 	})
+}
+
+// paired measures two loops in alternating chunks of chunkOps operations,
+// so that both see the same machine load, and reports the medians over
+// chunk pairs of each one's ns/op and of their ratio ("x" = a's time over
+// base's). On a shared, noisy machine the median ratio of adjacent chunks is
+// far steadier than ns/op figures from separate benchmarks. Each loop
+// function runs n operations with direct calls; only the per-chunk call is
+// indirect.
+func paired(b *testing.B, a, base func(n int)) {
+	const chunkOps = 512
+	pairs := (b.N + chunkOps - 1) / chunkOps
+	ta := make([]float64, 0, pairs)
+	tbase := make([]float64, 0, pairs)
+	ratio := make([]float64, 0, pairs)
+	b.ResetTimer()
+	for i := range pairs {
+		first, second := a, base
+		if i%2 == 1 {
+			first, second = base, a
+		}
+		t0 := time.Now()
+		first(chunkOps)
+		t1 := time.Now()
+		second(chunkOps)
+		d1, d2 := float64(t1.Sub(t0)), float64(time.Since(t1))
+		if i%2 == 1 {
+			d1, d2 = d2, d1
+		}
+		ta = append(ta, d1/chunkOps)
+		tbase = append(tbase, d2/chunkOps)
+		ratio = append(ratio, d1/d2)
+	}
+	b.StopTimer()
+	b.ReportMetric(median(ta), "ns/a-op")
+	b.ReportMetric(median(tbase), "ns/base-op")
+	b.ReportMetric(median(ratio), "x")
+	b.ReportMetric(0, "ns/op")
+}
+
+func median(v []float64) float64 {
+	slices.Sort(v)
+	return v[len(v)/2]
 }

@@ -150,60 +150,69 @@ func TestTornRead(t *testing.T) {
 	})
 }
 
-// TestAlignment runs the operations on pairs at every 8-byte offset a user
-// can produce: struct fields after odd-sized fields, array and slice
-// elements, heap and stack values.
+// TestAlignment runs the operations on pairs at both 16-byte phases a user
+// can produce (Go aligns a Uint64Pair to 8 bytes): struct fields after
+// odd-sized fields, array and slice elements, heap and stack values. It
+// requires that both phases were exercised.
 func TestAlignment(t *testing.T) {
-	type odd struct {
-		b byte
+	type after struct {
+		_ byte
 		x Uint64Pair
 	}
-	type odd2 struct {
-		b [9]byte
+	type between struct {
+		_ [9]byte
 		x Uint64Pair
-		c byte
-	}
-	exercise := func(t *testing.T, name string, x *Uint64Pair) {
-		t.Helper()
-		p := x.addr()
-		if !LockFree() && uintptr(unsafe.Pointer(p))%8 != 0 || LockFree() && uintptr(unsafe.Pointer(p))%16 != 0 {
-			t.Fatalf("%s: pair at %p is misaligned for path %s", name, p, Path())
-		}
-		x.Store(uint64(uintptr(unsafe.Pointer(x))), 7)
-		if !x.CompareAndSwap(uint64(uintptr(unsafe.Pointer(x))), 7, 1, 2) {
-			t.Fatalf("%s: CompareAndSwap of the stored pair failed", name)
-		}
-		if a, b := x.Swap(3, 4); a != 1 || b != 2 {
-			t.Fatalf("%s: Swap returned %d, %d", name, a, b)
-		}
-		if a, b := x.Load(); a != 3 || b != 4 {
-			t.Fatalf("%s: Load returned %d, %d", name, a, b)
-		}
+		_ byte
 	}
 	forEachPath(t, func(t *testing.T) {
+		var phases [2]bool
+		exercise := func(name string, x *Uint64Pair) {
+			t.Helper()
+			phases[uintptr(unsafe.Pointer(x))>>3&1] = true
+			p := uintptr(unsafe.Pointer(x.addr()))
+			if LockFree() && p%16 != 0 || p%8 != 0 {
+				t.Fatalf("%s: pair at %#x is misaligned for path %s", name, p, Path())
+			}
+			x.Store(uint64(p), 7)
+			if !x.CompareAndSwap(uint64(p), 7, 1, 2) {
+				t.Fatalf("%s: CompareAndSwap of the stored pair failed", name)
+			}
+			if a, b := x.Swap(3, 4); a != 1 || b != 2 {
+				t.Fatalf("%s: Swap returned %d, %d", name, a, b)
+			}
+			if a, b := x.Load(); a != 3 || b != 4 {
+				t.Fatalf("%s: Load returned %d, %d", name, a, b)
+			}
+		}
 		var stack Uint64Pair
-		exercise(t, "stack", &stack)
-		exercise(t, "heap", new(Uint64Pair))
-		var o odd
-		exercise(t, "struct after byte", &o.x)
-		arr := new([5]odd2)
-		for i := range arr {
-			exercise(t, "array of structs", &arr[i].x)
+		exercise("stack", &stack)
+		exercise("heap", new(Uint64Pair))
+		var a after
+		exercise("struct after a byte", &a.x)
+		for i, arr := 0, new([3]between); i < len(arr); i++ {
+			exercise("array of structs", &arr[i].x)
+		}
+		// 24-byte elements alternate between the two phases.
+		for i, arr := 0, new([3]Uint64Pair); i < len(arr); i++ {
+			exercise("array", &arr[i])
 		}
 		s := make([]Uint64Pair, 7)
 		for i := range s {
-			exercise(t, "slice", &s[i])
+			exercise("slice", &s[i])
 		}
 		// Stack frames of different depths put locals at different offsets.
 		var rec func(n int)
 		rec = func(n int) {
-			var local odd2
-			exercise(t, "stack struct", &local.x)
+			var local [2]between
+			exercise("stack struct", &local[n%2].x)
 			if n > 0 {
 				rec(n - 1)
 			}
 		}
 		rec(4)
+		if !phases[0] || !phases[1] {
+			t.Fatalf("exercised 16-byte phases %v, want both", phases)
+		}
 	})
 }
 

@@ -1,0 +1,30 @@
+module github.com/cellrate/cellrate/bench
+
+go 1.25.0
+
+require (
+	github.com/cellrate/cellrate v0.0.0-00010101000000-000000000000
+	github.com/juju/ratelimit v1.0.2
+	github.com/puzpuzpuz/xsync/v4 v4.5.0
+	github.com/throttled/throttled/v2 v2.15.0
+	go.uber.org/ratelimit v0.3.1
+	golang.org/x/time v0.15.0
+	gonum.org/v1/plot v0.17.0
+)
+
+require (
+	codeberg.org/go-fonts/liberation v0.5.0 // indirect
+	codeberg.org/go-latex/latex v0.2.0 // indirect
+	codeberg.org/go-pdf/fpdf v0.11.1 // indirect
+	git.sr.ht/~sbinet/gg v0.7.0 // indirect
+	github.com/ajstarks/svgo v0.0.0-20211024235047-1546f124cd8b // indirect
+	github.com/benbjohnson/clock v1.3.0 // indirect
+	github.com/golang/freetype v0.0.0-20170609003504-e2365dfdc4a0 // indirect
+	github.com/klauspost/cpuid/v2 v2.4.2 // indirect
+	github.com/kr/text v0.2.0 // indirect
+	golang.org/x/image v0.30.0 // indirect
+	golang.org/x/sys v0.44.0 // indirect
+	golang.org/x/text v0.28.0 // indirect
+)
+
+replace github.com/cellrate/cellrate => ../

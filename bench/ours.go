@@ -1,0 +1,73 @@
+package bench
+
+import (
+	"time"
+
+	"github.com/cellrate/cellrate/bucket"
+	"github.com/cellrate/cellrate/gcra"
+	"github.com/cellrate/cellrate/limit"
+	"github.com/cellrate/cellrate/nanotime"
+	"github.com/cellrate/cellrate/packed64"
+	"github.com/cellrate/cellrate/striped"
+	"github.com/cellrate/cellrate/window"
+)
+
+// cellrate's limiters, built for rate units per second with bursts of
+// burst. The windows hold burst units per window of burst/rate seconds.
+// packed64's limiters cannot take the admit runs: a token must take at
+// least 256ns and the burst and window limit are 24 and 18 bits wide.
+func init() {
+	register("cellrate-bucket", func(rate float64, burst int64) (limit.Limiter, error) {
+		return bucket.New(rate, burst)
+	})
+	register("cellrate-striped", func(rate float64, burst int64) (limit.Limiter, error) {
+		return striped.New(rate, burst)
+	})
+	register("cellrate-gcra", func(rate float64, burst int64) (limit.Limiter, error) {
+		return gcra.New(int64(rate), time.Second, burst)
+	})
+	register("cellrate-packed64-bucket", func(rate float64, burst int64) (limit.Limiter, error) {
+		return packed64.NewBucket(int64(rate), time.Second, burst)
+	})
+	register("cellrate-packed64-window", func(rate float64, burst int64) (limit.Limiter, error) {
+		return packed64.NewWindow(burst, windowOf(rate, burst))
+	})
+	register("cellrate-window", func(rate float64, burst int64) (limit.Limiter, error) {
+		return window.New(burst, windowOf(rate, burst))
+	})
+}
+
+// windowOf is the window in which burst units at rate per second fit.
+func windowOf(rate float64, burst int64) time.Duration {
+	return time.Duration(float64(burst) / rate * float64(time.Second))
+}
+
+// cellrate adapts a limit.Limiter; Allow reads nanotime.Now, as the
+// limiters' own Allow methods do.
+type cellrate struct{ l limit.Limiter }
+
+func (c cellrate) Allow() bool { return c.l.AllowAt(nanotime.Now()) }
+
+func (c cellrate) AllowNAt(now, n int64) bool {
+	r, _ := c.l.AllowNAt(now, n)
+	return r.OK
+}
+
+// register adds one of cellrate's limiters to the comparison; runs with a
+// rate and burst its constructor refuses are left out.
+func register(name string, mk func(rate float64, burst int64) (limit.Limiter, error)) {
+	ours = append(ours, Impl{
+		Name: name,
+		New: func(rate float64, burst int64) Limiter {
+			l, err := mk(rate, burst)
+			if err != nil {
+				panic(err)
+			}
+			return cellrate{l}
+		},
+		Fits: func(rate float64, burst int64) bool {
+			_, err := mk(rate, burst)
+			return err == nil
+		},
+	})
+}

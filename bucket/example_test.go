@@ -1,0 +1,103 @@
+package bucket_test
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/cellrate/cellrate/bucket"
+)
+
+func ExampleLimiter() {
+	// Half a token per second, bursts of two: exact, not 0.49999...
+	l, err := bucket.New(0.5, 2)
+	if err != nil {
+		panic(err)
+	}
+	now := int64(0) // nanoseconds from any fixed origin, e.g. nanotime.Now()
+	fmt.Println(l.AllowAt(now), l.AllowAt(now), l.AllowAt(now))
+	r, _ := l.AllowNAt(now, 1)
+	fmt.Println("retry after", time.Duration(r.RetryAfter))
+	// A quarter token is fine too.
+	r, _ = l.AllowFracAt(now+int64(500*time.Millisecond), 1, 4)
+	fmt.Println(r.OK)
+	// Output:
+	// true true false
+	// retry after 2s
+	// true
+}
+
+func ExampleReservation() {
+	l, _ := bucket.NewPer(1, time.Second, 1)
+	l.AllowAt(0)
+	r, _ := l.ReserveAt(0, 1)
+	fmt.Println("act in", time.Duration(r.Wait))
+	fmt.Println("cancelled:", r.CancelAt(int64(time.Second/2)))
+	fmt.Println(l.AllowAt(int64(time.Second)))
+	// Output:
+	// act in 1s
+	// cancelled: true
+	// true
+}
+
+func ExampleLoan() {
+	// A shard borrows a batch, serves what it can, returns the rest at once.
+	l, _ := bucket.NewPer(100, time.Second, 10)
+	loan := l.TakeUpToAt(0, 8)
+	fmt.Println("borrowed", loan.N)
+	units := l.GiveBackAt(0, &loan, 5)
+	p := l.Params()
+	fmt.Println("gave back", units/p.Unit(), "tokens; left", l.TokensAt(0))
+	// Output:
+	// borrowed 8
+	// gave back 5 tokens; left 7
+}
+
+func ExampleLimiter_Wait() {
+	l, _ := bucket.NewPer(1, time.Hour, 1)
+	l.Allow()
+	// The next token is an hour away: a context with a sooner deadline
+	// returns at once instead of blocking.
+	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+	defer cancel()
+	fmt.Println(l.Wait(ctx, 1))
+	// Output:
+	// bucket: wait would pass the context deadline: context deadline exceeded
+}
+
+func ExampleState() {
+	// Step runs the same decision on a State kept anywhere.
+	ps, _ := bucket.NewParams(1, time.Second, 1)
+	var s bucket.State // the zero State is a full bucket
+	for _, now := range []int64{0, 5e8, 1e9} {
+		next, r, _ := ps.Step(s, now, 1)
+		s = next
+		fmt.Println(now, r.OK, r.RetryAfter)
+	}
+	// Output:
+	// 0 true 0
+	// 500000000 false 500000000
+	// 1000000000 true 0
+}
+
+func ExampleParams() {
+	// 3 tokens per second: a token is 1e9 units, the bucket refills 3 units/ns.
+	ps, _ := bucket.NewParams(3, time.Second, 5)
+	tenth, _ := ps.CostUnits(1, 10)
+	fmt.Println(ps.Unit(), tenth)
+	// Output:
+	// 1000000000 100000000
+}
+
+func ExampleWithClock() {
+	// A clock the test controls; nanotime.Since() is the one that follows
+	// testing/synctest's fake time.
+	var fake int64
+	l, _ := bucket.NewPer(1, time.Second, 1, bucket.WithClock(func() int64 { return fake }))
+	fmt.Println(l.Allow(), l.Allow())
+	fake += int64(time.Second)
+	fmt.Println(l.Allow())
+	// Output:
+	// true false
+	// true
+}

@@ -1,0 +1,435 @@
+package gcra
+
+import (
+	"errors"
+	"math"
+	"math/big"
+	"math/rand/v2"
+	"slices"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/cellrate/cellrate/internal/bound"
+	"github.com/cellrate/cellrate/limit"
+)
+
+// ref is the reference model: GCRA over exact rationals, in nanoseconds
+// counted from math.MinInt64. It shares no arithmetic with the package: the
+// TAT is a big.Rat, and the grid rounding of an idle restart is written as
+// ceil(now/step)*step with step = T/floor(T).
+type ref struct {
+	T, step *big.Rat
+	b       int64
+	tat     *big.Rat
+	end     *big.Rat // 2^64 steps: TATs at or past it are refused
+}
+
+func newRef(events int64, period time.Duration, burst int64) *ref {
+	T := new(big.Rat).SetFrac64(int64(period), events)
+	fl := new(big.Int).Quo(T.Num(), T.Denom())
+	step := new(big.Rat).Quo(T, new(big.Rat).SetInt(fl))
+	end := new(big.Rat).Mul(step, new(big.Rat).SetInt(new(big.Int).Lsh(big.NewInt(1), 64)))
+	return &ref{T: T, step: step, b: burst, tat: new(big.Rat), end: end}
+}
+
+func ratNow(now int64) *big.Rat {
+	x := new(big.Int).SetInt64(now)
+	x.Sub(x, big.NewInt(math.MinInt64))
+	return new(big.Rat).SetInt(x)
+}
+
+func floorRat(x *big.Rat) *big.Int {
+	q, m := new(big.Int), new(big.Int)
+	q.DivMod(x.Num(), x.Denom(), m) // Euclidean: floor for a positive denominator
+	return q
+}
+
+func ceilRat(x *big.Rat) *big.Int {
+	q := floorRat(x)
+	if !x.IsInt() {
+		q.Add(q, big.NewInt(1))
+	}
+	return q
+}
+
+func maxRat(a, b *big.Rat) *big.Rat {
+	if a.Cmp(b) >= 0 {
+		return a
+	}
+	return b
+}
+
+func (m *ref) step1(now, n int64) limit.Result {
+	u := ratNow(now)
+	nT := new(big.Rat).Mul(m.T, new(big.Rat).SetInt64(n))
+	bT := new(big.Rat).Mul(m.T, new(big.Rat).SetInt64(m.b))
+	tokens := func(tat *big.Rat) int64 { // whole events available at now
+		x := new(big.Rat).Sub(new(big.Rat).Add(u, bT), maxRat(tat, u))
+		x.Quo(x, m.T)
+		f := floorRat(x)
+		if f.Sign() < 0 {
+			return 0
+		}
+		return f.Int64()
+	}
+	if n == 0 {
+		return limit.Result{OK: true, Remaining: tokens(m.tat)}
+	}
+	lead := new(big.Rat).Sub(new(big.Rat).Add(maxRat(m.tat, u), nT), u)
+	if lead.Cmp(bT) <= 0 {
+		base := m.tat
+		if m.tat.Cmp(u) < 0 {
+			k := ceilRat(new(big.Rat).Quo(u, m.step))
+			base = new(big.Rat).Mul(new(big.Rat).SetInt(k), m.step)
+		}
+		next := new(big.Rat).Add(base, nT)
+		if next.Cmp(m.end) < 0 {
+			m.tat = next
+			return limit.Result{OK: true, Remaining: tokens(next)}
+		}
+	}
+	r := limit.Result{Remaining: tokens(m.tat), RetryAfter: limit.Never}
+	// Admitted at now+w once tat + nT - bT <= now + w.
+	w := new(big.Rat).Sub(new(big.Rat).Sub(new(big.Rat).Add(m.tat, nT), bT), u)
+	if w.Sign() > 0 {
+		c := ceilRat(w)
+		if c.IsInt64() {
+			r.RetryAfter = c.Int64()
+		}
+	}
+	return r
+}
+
+// op is one request of a schedule.
+type op struct{ now, n int64 }
+
+// admitted is an admitted request, for the bound check.
+type admitted = op
+
+// checkBound checks the admissions against burst + events*t/period.
+func checkBound(t testing.TB, adm []admitted, events int64, period time.Duration, burst int64) {
+	t.Helper()
+	uses := make([]bound.Use, len(adm))
+	for i, a := range adm {
+		uses[i] = bound.Use{At: a.now, Cost: a.n}
+	}
+	if err := bound.Check(uses, uint64(burst), uint64(events), uint64(period)); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// schedule draws a random sequence of requests: mostly small steps forward,
+// some stale (backwards) now values, some jumps of years, some runs near the
+// ends of the int64 range.
+func schedule(rng *rand.Rand, T int64, burst int64, count int) []op {
+	now := rng.Int64() - math.MaxInt64/2
+	switch rng.IntN(8) {
+	case 0:
+		now = math.MinInt64 + rng.Int64N(1<<20)
+	case 1:
+		now = math.MaxInt64 - rng.Int64N(max(T, 1)*burst*4+1<<20)
+	}
+	ops := make([]op, count)
+	for i := range ops {
+		switch k := rng.IntN(100); {
+		case k < 60:
+			now = satAdd(now, rng.Int64N(T+1))
+		case k < 75:
+			now = satAdd(now, -rng.Int64N(T*burst+2))
+		case k < 80:
+			now = satAdd(now, rng.Int64N(1<<62)) // up to 146 years
+		case k < 82:
+			now = satAdd(now, -rng.Int64N(1<<62))
+		}
+		n := int64(1)
+		switch rng.IntN(10) {
+		case 0:
+			n = rng.Int64N(burst + 1)
+		case 1:
+			n = 0
+		}
+		ops[i] = op{now, n}
+	}
+	return ops
+}
+
+func satAdd(a, b int64) int64 {
+	s := a + b
+	if (b > 0 && s < a) || (b < 0 && s > a) {
+		if b > 0 {
+			return math.MaxInt64
+		}
+		return math.MinInt64
+	}
+	return s
+}
+
+// runAgainstRef runs ops through Step and the model, comparing every
+// Result, and returns the admissions.
+func runAgainstRef(t testing.TB, events int64, period time.Duration, burst int64, ops []op) []admitted {
+	t.Helper()
+	ps, err := NewParams(events, period, burst)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := newRef(events, period, burst)
+	var tat uint64
+	var adm []admitted
+	for i, o := range ops {
+		next, got, err := ps.Step(tat, o.now, o.n)
+		if err != nil {
+			t.Fatalf("op %d %+v: %v", i, o, err)
+		}
+		want := m.step1(o.now, o.n)
+		if got != want {
+			t.Fatalf("%d per %v burst %d, op %d %+v (tat %d): got %+v, model %+v",
+				events, period, burst, i, o, tat, got, want)
+		}
+		if !got.OK && next != tat {
+			t.Fatalf("op %d: a denial changed the state", i)
+		}
+		tat = next
+		if got.OK && o.n > 0 {
+			adm = append(adm, admitted(o))
+		}
+	}
+	return adm
+}
+
+type rateCase struct {
+	events int64
+	period time.Duration
+	burst  int64
+}
+
+var rateCases = []rateCase{
+	{5, time.Second, 10},
+	{3, time.Second, 1},         // T = 333333333.33 ns
+	{1, 3 * time.Second, 4},     // T = 3 s
+	{2, 3, 7},                   // T = 1.5 ns: steps of 1.5 ns
+	{7, 10, 3},                  // T = 1.43 ns
+	{1, 1, 1},                   // one per ns
+	{999983, time.Second, 1000}, // prime events
+	{3, 1e14 + 1, 2},            // T a third of a day and a bit
+	{1, 1 << 61, 2},             // burst*T = 2^62 exactly
+}
+
+func TestStepMatchesModel(t *testing.T) {
+	rng := rand.New(rand.NewPCG(1, 2))
+	for _, c := range rateCases {
+		T := int64(c.period) / c.events
+		for range 20 {
+			ops := schedule(rng, T, c.burst, 400)
+			adm := runAgainstRef(t, c.events, c.period, c.burst, ops)
+			checkBound(t, adm, c.events, c.period, c.burst)
+		}
+	}
+}
+
+func TestRandomRates(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 4))
+	for range 300 {
+		events := 1 + rng.Int64N(1<<rng.IntN(40))
+		period := time.Duration(events + rng.Int64N(events*(1+rng.Int64N(1<<20))))
+		burst := 1 + rng.Int64N(1<<rng.IntN(12))
+		if _, err := NewParams(events, period, burst); err != nil {
+			continue
+		}
+		ops := schedule(rng, int64(period)/events, burst, 200)
+		adm := runAgainstRef(t, events, period, burst, ops)
+		checkBound(t, adm, events, period, burst)
+	}
+}
+
+// TestSaturatedNoDrift hammers a limiter for simulated years, never idle,
+// and checks it admits the full rate: b + floor(t/T) events over t, minus at
+// most the one event that the idle-restart rounding at the start can cost.
+func TestSaturatedNoDrift(t *testing.T) {
+	rng := rand.New(rand.NewPCG(5, 6))
+	for _, c := range []rateCase{
+		{3, time.Second, 5},
+		{7, 10, 2},
+		{3, 1e14 + 1, 3},          // ~10 years at a few thousand requests
+		{1e9 - 7, time.Second, 9}, // T just over 1 ns
+	} {
+		l, err := New(c.events, c.period, c.burst)
+		if err != nil {
+			t.Fatal(err)
+		}
+		T := int64(c.period) / c.events
+		start := int64(rng.Uint64())
+		now, count := start, int64(0)
+		for range 100000 {
+			if l.AllowAt(now) {
+				count++
+			}
+			now += rng.Int64N(T/2 + 1)
+		}
+		// Exact count for the span: b + floor((last-start)*events/period).
+		span := new(big.Int).Mul(big.NewInt(now-start), big.NewInt(c.events))
+		span.Quo(span, big.NewInt(int64(c.period)))
+		ideal := c.burst + span.Int64()
+		if count > ideal+1 || count < ideal-1 {
+			t.Errorf("%+v: admitted %d over %d ns, ideal %d", c, count, now-start, ideal)
+		}
+	}
+}
+
+func TestStaleNowCreatesNothing(t *testing.T) {
+	l, _ := New(1, time.Second, 3)
+	now := int64(1e12)
+	for l.AllowAt(now) {
+	}
+	// A caller with a stale clock, however stale, gets nothing more.
+	for _, back := range []int64{1, int64(time.Second), 1 << 40, math.MaxInt64} {
+		if l.AllowAt(satAdd(now, -back)) {
+			t.Fatalf("stale now (-%d) admitted", back)
+		}
+	}
+	r, _ := l.AllowNAt(now-int64(time.Second), 1)
+	if r.OK || r.RetryAfter != int64(2*time.Second) {
+		t.Fatalf("stale AllowNAt: %+v, want retry after 2s", r)
+	}
+}
+
+func TestExtremes(t *testing.T) {
+	l, _ := New(1, time.Nanosecond, 4)
+	if !l.AllowAt(math.MinInt64) {
+		t.Fatal("MinInt64 refused on a full limiter")
+	}
+	// The last burst of nanoseconds cannot hold a TAT: refused, not wrapped.
+	if l.AllowAt(math.MaxInt64) {
+		t.Fatal("admitted at MaxInt64 with a TAT that would overflow")
+	}
+	if !l.AllowAt(math.MaxInt64 - 8) {
+		t.Fatal("refused shortly before MaxInt64")
+	}
+	if l.AllowAt(math.MinInt64) {
+		t.Fatal("a wrapped TAT admitted at MinInt64")
+	}
+}
+
+func TestErrors(t *testing.T) {
+	for _, c := range []struct {
+		events int64
+		period time.Duration
+		burst  int64
+		want   string
+	}{
+		{0, time.Second, 1, "gcra: events must be >= 1, got 0"},
+		{-1, time.Second, 1, "gcra: events must be >= 1, got -1"},
+		{1, 0, 1, "gcra: period must be >= 1ns, got 0s"},
+		{1, time.Second, 0, "gcra: burst must be >= 1, got 0"},
+		{2, 1, 1, "gcra: rate 2 per 1ns exceeds one event per nanosecond"},
+		{1, 1 << 61, 3, "gcra: burst 3 times the interval 640511h56m49.213693952s/1 exceeds 2^62ns"},
+	} {
+		_, err := New(c.events, c.period, c.burst)
+		if err == nil || err.Error() != c.want {
+			t.Errorf("New(%d, %v, %d) = %v, want %q", c.events, c.period, c.burst, err, c.want)
+		}
+	}
+	l, _ := New(1, time.Second, 2)
+	if r, err := l.AllowNAt(0, -1); !errors.Is(err, limit.ErrNegativeCost) || r.OK {
+		t.Errorf("n=-1: %+v %v", r, err)
+	}
+	if r, err := l.AllowNAt(0, 3); !errors.Is(err, limit.ErrCostExceedsBurst) || r.OK || r.RetryAfter != limit.Never {
+		t.Errorf("n=3: %+v %v", r, err)
+	}
+}
+
+// TestConcurrentBound runs many goroutines on one limiter with an injected
+// clock that they advance themselves, so their now values reach the limiter
+// out of order, and checks the bound over everything admitted.
+func TestConcurrentBound(t *testing.T) {
+	for _, c := range []rateCase{{3, time.Microsecond, 5}, {1, 7, 2}, {1000, time.Millisecond, 50}} {
+		l, _ := New(c.events, c.period, c.burst)
+		var clock atomic.Int64
+		clock.Store(int64(rand.Uint64()))
+		const G = 8
+		iters := 20000
+		if testing.Short() {
+			iters = 3000
+		}
+		per := make([][]admitted, G)
+		var wg sync.WaitGroup
+		for g := range G {
+			wg.Go(func() {
+				rng := rand.New(rand.NewPCG(uint64(g), 9))
+				T := int64(c.period) / c.events
+				for range iters {
+					now := clock.Add(rng.Int64N(T/G + 2))
+					if rng.IntN(4) == 0 {
+						n := 1 + rng.Int64N(c.burst)
+						if r, _ := l.AllowNAt(now, n); r.OK {
+							per[g] = append(per[g], admitted{now, n})
+						}
+					} else if l.AllowAt(now) {
+						per[g] = append(per[g], admitted{now, 1})
+					}
+				}
+			})
+		}
+		wg.Wait()
+		all := slices.Concat(per...)
+		if len(all) == 0 {
+			t.Fatal("nothing admitted")
+		}
+		checkBound(t, all, c.events, c.period, c.burst)
+	}
+}
+
+func TestZeroAllocs(t *testing.T) {
+	l, _ := New(3, time.Second, 10)
+	now := int64(0)
+	if a := testing.AllocsPerRun(1000, func() {
+		now += 1e6
+		l.AllowAt(now)
+		_, _ = l.AllowNAt(now, 2)
+		l.Allow()
+	}); a != 0 {
+		t.Fatalf("%v allocs per run", a)
+	}
+}
+
+func FuzzStep(f *testing.F) {
+	f.Add(int64(3), int64(time.Second), int64(1), uint64(1))
+	f.Add(int64(2), int64(3), int64(7), uint64(2))
+	f.Add(int64(1), int64(1), int64(1), uint64(3))
+	f.Add(int64(999983), int64(time.Second), int64(1000), uint64(4))
+	f.Fuzz(func(t *testing.T, events, period, burst int64, seed uint64) {
+		if _, err := NewParams(events, time.Duration(period), burst); err != nil {
+			t.Skip()
+		}
+		if burst > 1<<16 {
+			t.Skip() // keeps the model's schedule meaningful
+		}
+		rng := rand.New(rand.NewPCG(seed, seed>>7))
+		ops := schedule(rng, period/events, burst, 300)
+		adm := runAgainstRef(t, events, time.Duration(period), burst, ops)
+		checkBound(t, adm, events, time.Duration(period), burst)
+	})
+}
+
+func TestWholeIntervalIsExactAtOneInstant(t *testing.T) {
+	rng := rand.New(rand.NewPCG(7, 8))
+	for range 1000 {
+		events := 1 + rng.Int64N(1000)
+		period := time.Duration(events * (1 + rng.Int64N(1e9)))
+		burst := 1 + rng.Int64N(20)
+		l, err := New(events, period, burst)
+		if err != nil {
+			t.Fatal(err)
+		}
+		now := int64(rng.Uint64()) / 2
+		for i := range burst {
+			if !l.AllowAt(now) {
+				t.Fatalf("%d per %v: event %d of a full burst %d refused", events, period, i, burst)
+			}
+		}
+		if l.AllowAt(now) {
+			t.Fatal("admitted past the burst")
+		}
+	}
+}

@@ -1,0 +1,96 @@
+// Package limittest holds the checks and benchmark loops that the tests of
+// several limiters share. It is imported by tests only.
+package limittest
+
+import (
+	"runtime"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/cellrate/cellrate/limit"
+)
+
+// WantErr returns the error AllowNAt must return for n units when at most
+// most can ever be admitted.
+func WantErr(n, most int64) error {
+	switch {
+	case n < 0:
+		return limit.ErrNegativeCost
+	case n > most:
+		return limit.ErrCostExceedsBurst
+	}
+	return nil
+}
+
+// RaceAt has workers goroutines take units from l at the one instant now,
+// 1, 2 or 3 at a time (by worker) and then one at a time, until not even
+// one unit fits; it returns the units they took in all. However the
+// compare-and-swaps interleave, the total must be what a sequential limiter
+// admits one unit at a time, if costs add up exactly.
+func RaceAt(l limit.Limiter, now int64, workers int) int64 {
+	var got atomic.Int64
+	var wg sync.WaitGroup
+	for g := range workers {
+		wg.Go(func() {
+			for {
+				n := int64(1 + g%3)
+				r, err := l.AllowNAt(now, n)
+				if err != nil {
+					panic(err)
+				}
+				if !r.OK {
+					if n == 1 || !l.AllowAt(now) {
+						return
+					}
+					n = 1
+				}
+				got.Add(n)
+			}
+		})
+	}
+	wg.Wait()
+	return got.Load()
+}
+
+// Serial benchmarks allow on one goroutine, the time advancing by step ns
+// per call. On Linux it also reports cpu-ns/op, the CPU time of its
+// (locked) thread per call, which other processes on a busy machine do not
+// inflate as they do the wall-clock ns/op.
+func Serial(b *testing.B, allow func(int64) bool, step int64) {
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	now := int64(time.Hour)
+	b.ReportAllocs()
+	c0 := threadCPU()
+	for b.Loop() {
+		now += step
+		allow(now)
+	}
+	if haveCPUTime {
+		b.ReportMetric(float64(threadCPU()-c0)/float64(b.N), "cpu-ns/op")
+	}
+}
+
+// Parallel benchmarks allow on all Ps, with a shared clock that each
+// goroutine reads every 64 calls, as a cached clock would be read. On Linux
+// it also reports cpu-ns/op, the process's CPU time per call.
+func Parallel(b *testing.B, allow func(int64) bool) {
+	var clock atomic.Int64
+	clock.Store(int64(time.Hour))
+	b.ReportAllocs()
+	c0 := processCPU()
+	b.RunParallel(func(pb *testing.PB) {
+		var now int64
+		for i := 0; pb.Next(); i++ {
+			if i&63 == 0 {
+				now = clock.Add(64000)
+			}
+			allow(now)
+		}
+	})
+	if haveCPUTime {
+		b.ReportMetric(float64(processCPU()-c0)/float64(b.N), "cpu-ns/op")
+	}
+}

@@ -1,0 +1,515 @@
+package packed64
+
+import (
+	"errors"
+	"math"
+	"math/big"
+	"math/rand/v2"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/cellrate/cellrate/internal/bound"
+	"github.com/cellrate/cellrate/internal/limittest"
+	"github.com/cellrate/cellrate/limit"
+)
+
+func TestBucketParamsValidate(t *testing.T) {
+	for _, c := range []struct {
+		rate  int64
+		per   time.Duration
+		burst int64
+		want  string
+	}{
+		{1, 0, 1, "packed64: period must be >= 1ns, got 0s"},
+		{0, time.Second, 1, "packed64: events must be in [1, 3906250] per period 1s (a token must take >= 256ns to refill), got 0"},
+		{3906251, time.Second, 1, "packed64: events must be in [1, 3906250] per period 1s (a token must take >= 256ns to refill), got 3906251"},
+		{1, 255, 1, "packed64: events must be in [1, 0] per period 255ns (a token must take >= 256ns to refill), got 1"},
+		{1, time.Second, 0, "packed64: burst must be in [1, 32767], got 0"},
+		{1, time.Second, MaxBurst + 1, "packed64: burst must be in [1, 32767], got 32768"},
+	} {
+		_, err := NewBucketParams(c.rate, c.per, c.burst, 0)
+		if err == nil || err.Error() != c.want {
+			t.Errorf("NewBucketParams(%d, %v, %d) error %v, want %q", c.rate, c.per, c.burst, err, c.want)
+		}
+	}
+	for _, c := range []struct {
+		rate  int64
+		per   time.Duration
+		burst int64
+	}{{3906250, time.Second, MaxBurst}, {1, math.MaxInt64, MaxBurst}, {1, 256, 1}, {1, math.MaxInt64, 1}} {
+		p, err := NewBucketParams(c.rate, c.per, c.burst, 0)
+		if err != nil {
+			t.Fatalf("NewBucketParams(%d, %v, %d): %v", c.rate, c.per, c.burst, err)
+		}
+		if units := float64(c.per) / float64(c.rate) / float64(p.Unit()); units < 256 || p.cap >= 1<<BucketDeficitBits {
+			t.Errorf("rate %d per %v burst %d: %.1f units per token, capacity %d", c.rate, c.per, c.burst, units, p.cap)
+		}
+		if p.Wrap() <= 0 || p.Slack() <= 0 || int64(p.Wrap()) < 4096*p.Slack() && p.Wrap() != math.MaxInt64 {
+			t.Errorf("wrap %v slack %d", p.Wrap(), p.Slack())
+		}
+	}
+}
+
+func TestBucketPackRoundTrip(t *testing.T) {
+	for _, s := range []BucketState{{}, {1<<40 - 1, 1<<24 - 1}, {1, 0}, {0, 1}, {1 << 39, 1 << 23}} {
+		if got := UnpackBucket(PackBucket(s)); got != s {
+			t.Errorf("UnpackBucket(PackBucket(%+v)) = %+v", s, got)
+		}
+	}
+}
+
+func FuzzBucketPack(f *testing.F) {
+	f.Add(uint64(0))
+	f.Add(uint64(math.MaxUint64))
+	f.Add(uint64(1) << 24)
+	f.Fuzz(func(t *testing.T, w uint64) {
+		s := UnpackBucket(BucketWord(w))
+		if s.Time >= 1<<BucketTimeBits || s.Deficit >= 1<<BucketDeficitBits {
+			t.Fatalf("fields out of range: %+v", s)
+		}
+		if PackBucket(s) != BucketWord(w) {
+			t.Fatalf("PackBucket(UnpackBucket(%#x)) = %#x", w, PackBucket(s))
+		}
+		if UnpackBucket(PackBucket(s)) != s {
+			t.Fatalf("round trip of %+v", s)
+		}
+	})
+}
+
+// bucketRef is the reference model: the same units, costs and capacity,
+// in big integers, with the full (never wrapped) time of the last write.
+type bucketRef struct {
+	p       *BucketParams
+	unit    *big.Int
+	t       int64 // unit count of the last write
+	deficit *big.Int
+}
+
+func newBucketRef(p *BucketParams) *bucketRef {
+	return &bucketRef{p: p, unit: new(big.Int).Lsh(big.NewInt(1), uint(p.clk.shift)), deficit: new(big.Int)}
+}
+
+func (r *bucketRef) units(now int64) int64 {
+	d := new(big.Int).Sub(big.NewInt(now), big.NewInt(r.p.clk.origin))
+	q, m := new(big.Int).DivMod(d, r.unit, new(big.Int)) // Euclidean: floors for a positive divisor
+	_ = m
+	return q.Int64()
+}
+
+// cost returns ceil(n*per*2^-shift/rate) in big integers.
+func (r *bucketRef) cost(n int64) *big.Int {
+	num := new(big.Int).Mul(big.NewInt(n), new(big.Int).SetUint64(r.p.per))
+	den := new(big.Int).Mul(new(big.Int).SetUint64(r.p.rate), r.unit)
+	q, m := new(big.Int).DivMod(num, den, new(big.Int))
+	if m.Sign() != 0 {
+		q.Add(q, big.NewInt(1))
+	}
+	return q
+}
+
+func (r *bucketRef) tokens(d *big.Int) int64 {
+	left := new(big.Int).Sub(r.cost(int64(r.p.burst)), d)
+	if left.Sign() < 0 {
+		return 0
+	}
+	left.Mul(left, new(big.Int).Mul(new(big.Int).SetUint64(r.p.rate), r.unit))
+	return left.Quo(left, new(big.Int).SetUint64(r.p.per)).Int64()
+}
+
+func (r *bucketRef) step(now, n int64) limit.Result {
+	if n < 0 || n > int64(r.p.burst) {
+		return limit.Result{RetryAfter: limit.Never}
+	}
+	// The bucket is empty at unit z = t + deficit and refills one unit of
+	// deficit per unit of time: at u its deficit is z - u, at least 0.
+	t, d := r.t, new(big.Int).Set(r.deficit)
+	u := r.units(now)
+	if d.Sign() == 0 {
+		t = u
+	}
+	z := new(big.Int).Add(big.NewInt(t), d)
+	at := new(big.Int).Sub(z, big.NewInt(u)) // the deficit at u
+	if at.Sign() < 0 {
+		at.SetInt64(0)
+	}
+	if n == 0 {
+		return limit.Result{OK: true, Remaining: r.tokens(at)}
+	}
+	need := new(big.Int).Add(at, r.cost(n))
+	capacity := r.cost(int64(r.p.burst))
+	if need.Cmp(capacity) > 0 {
+		when := new(big.Int).Add(big.NewInt(u), need.Sub(need, capacity))
+		when.Mul(when, r.unit).Add(when, big.NewInt(r.p.clk.origin)).Sub(when, big.NewInt(now))
+		return limit.Result{Remaining: r.tokens(at), RetryAfter: when.Int64()}
+	}
+	// The time never moves back: a stale u is written at t.
+	r.t = max(t, u)
+	if z.Cmp(big.NewInt(r.t)) < 0 {
+		z.SetInt64(r.t)
+	}
+	r.deficit = z.Sub(z, big.NewInt(r.t)).Add(z, r.cost(n))
+	return limit.Result{OK: true, Remaining: r.tokens(need)}
+}
+
+type bucketCase struct {
+	rate  int64
+	per   time.Duration
+	burst int64
+}
+
+func randomBucket(rng *rand.Rand) bucketCase {
+	pers := []time.Duration{time.Microsecond, time.Millisecond, time.Second, time.Minute, time.Hour, 24 * time.Hour}
+	per := pers[rng.IntN(len(pers))]
+	maxRate := int64(per) / minTokenNs
+	rates := []int64{1, 2, 3, 7, 100, maxRate, maxRate - 1, 1 + rng.Int64N(maxRate)}
+	bursts := []int64{1, 2, 5, 100, MaxBurst, 1 + rng.Int64N(MaxBurst)}
+	return bucketCase{
+		rate:  max(1, min(maxRate, rates[rng.IntN(len(rates))])),
+		per:   per,
+		burst: bursts[rng.IntN(len(bursts))],
+	}
+}
+
+// gap returns a random time step for a limiter whose interesting span is
+// span ns: mostly small, sometimes several spans, sometimes backwards.
+func gap(rng *rand.Rand, span int64, back bool) int64 {
+	switch k := rng.IntN(20); {
+	case k < 10:
+		return rng.Int64N(span/16 + 1)
+	case k < 13:
+		return 0
+	case k < 16:
+		return rng.Int64N(2*span + 1)
+	case k < 18:
+		return rng.Int64N(8*span + 1)
+	case back:
+		return -rng.Int64N(span + 1)
+	}
+	return 1
+}
+
+func TestBucketStepMatchesReference(t *testing.T) {
+	rng := rand.New(rand.NewPCG(11, 12))
+	runs := 400
+	if testing.Short() {
+		runs = 80
+	}
+	for run := range runs {
+		c := randomBucket(rng)
+		origin := rng.Int64N(1<<50) - 1<<49
+		p, err := NewBucketParams(c.rate, c.per, c.burst, origin)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ref := newBucketRef(&p)
+		span := int64(c.per) / c.rate * c.burst // a full refill
+		// Keep every gap inside the wrap, so the unwrapped model applies.
+		span = min(span, int64(p.Wrap())/64, 1<<50)
+		var w BucketWord
+		now := origin + rng.Int64N(1<<40)
+		high := now
+		for i := range 300 {
+			now += gap(rng, span, run%2 == 1)
+			high = max(high, now)
+			n := int64(1)
+			switch rng.IntN(6) {
+			case 0:
+				n = 1 + rng.Int64N(c.burst)
+			case 1:
+				n = c.burst + 1 - rng.Int64N(3)
+			}
+			next, got, err := p.Step(w, now, high+rng.Int64N(p.Slack()+1), n)
+			if err != limittest.WantErr(n, c.burst) {
+				t.Fatalf("n %d: error %v", n, err)
+			}
+			want := ref.step(now, n)
+			if got != want {
+				t.Fatalf("run %d step %d (rate %d per %v burst %d, unit %v, word %+v, now %d, n %d): got %+v, want %+v",
+					run, i, c.rate, c.per, c.burst, p.Unit(), UnpackBucket(w), now, n, got, want)
+			}
+			if got.OK != (next != w) && n > 0 {
+				t.Fatalf("run %d step %d: OK %v but word changed %v", run, i, got.OK, next != w)
+			}
+			w = next
+			if s := UnpackBucket(w); got.OK && n > 0 && (s.Time != uint64(ref.t)&(1<<BucketTimeBits-1) || s.Deficit != ref.deficit.Uint64()) {
+				t.Fatalf("run %d step %d: word %+v, reference t %d deficit %v", run, i, s, ref.t, ref.deficit)
+			}
+		}
+	}
+}
+
+// admission is one admitted request, for bound checks.
+type admission struct{ t, n int64 }
+
+// checkBucketBound verifies that the admissions, at the times callers
+// passed and in any order, take at most burst + (t2 - t1 + 2u)*rate/per
+// tokens over every interval [t1, t2]: the exact bound within two units.
+func checkBucketBound(t *testing.T, adm []admission, p *BucketParams) {
+	t.Helper()
+	uses := make([]bound.Use, len(adm))
+	for i, a := range adm {
+		uses[i] = bound.Use{At: a.t, Cost: a.n}
+	}
+	if err := bound.CheckSlack(uses, p.burst, 2<<p.clk.shift, p.rate, p.per); err != nil {
+		t.Fatalf("rate %d per %v, burst %d, unit %v: %v", p.rate, time.Duration(p.per), p.burst, p.Unit(), err)
+	}
+}
+
+// staleTime returns the time a caller passes when the clock reads now:
+// mostly now, often read up to a full refill (span) early, sometimes the
+// time an earlier caller passed, delivered again.
+func staleTime(rng *rand.Rand, now, span int64, adm []admission) int64 {
+	switch k := rng.IntN(8); {
+	case k < 2:
+		return now - rng.Int64N(span+1)
+	case k < 4:
+		return now - rng.Int64N(span/8+1)
+	case k < 5 && len(adm) > 0:
+		return adm[rng.IntN(len(adm))].t
+	}
+	return now
+}
+
+// TestBucketBoundStaleTimes checks the bound over the times callers pass
+// when they pass them stale and out of order, through Step (any origin) and
+// through the Bucket cell (AllowAt and AllowNAt).
+func TestBucketBoundStaleTimes(t *testing.T) {
+	rng := rand.New(rand.NewPCG(15, 16))
+	runs := 200
+	if testing.Short() {
+		runs = 40
+	}
+	for run := range runs {
+		c := randomBucket(rng)
+		origin := rng.Int64N(1<<50) - 1<<49
+		cell := run%2 == 1
+		if cell {
+			origin = 0
+		}
+		p, err := NewBucketParams(c.rate, c.per, c.burst, origin)
+		if err != nil {
+			t.Fatal(err)
+		}
+		l := &Bucket{p: p}
+		span := min(int64(c.per)/c.rate*c.burst, int64(p.Wrap())/64, 1<<50)
+		var (
+			w   BucketWord
+			adm []admission
+		)
+		clock := origin + span + rng.Int64N(1<<40)
+		high := clock
+		for range 400 {
+			clock += gap(rng, span, false)
+			now := staleTime(rng, clock, span, adm)
+			high = max(high, now)
+			n := int64(1)
+			if rng.IntN(3) == 0 {
+				n = 1 + rng.Int64N(c.burst)
+			}
+			var ok bool
+			switch {
+			case cell && n == 1 && rng.IntN(2) == 0:
+				ok = l.AllowAt(now)
+			case cell:
+				r, _ := l.AllowNAt(now, n)
+				ok = r.OK
+			default:
+				next, r, _ := p.Step(w, now, high+rng.Int64N(p.Slack()+1), n)
+				w, ok = next, r.OK
+			}
+			if ok {
+				adm = append(adm, admission{now, n})
+			}
+		}
+		checkBucketBound(t, adm, &p)
+	}
+}
+
+// TestBucketBound runs monotone schedules, including idle gaps of many wrap
+// periods, and checks the bound over every run of admissions. It also
+// measures how much an exact rational token bucket admits from the same
+// requests.
+func TestBucketBound(t *testing.T) {
+	rng := rand.New(rand.NewPCG(13, 14))
+	runs := 60
+	if testing.Short() {
+		runs = 15
+	}
+	worst, worstWrapped := 1.0, 1.0
+	for range runs {
+		wrapped := false
+		c := randomBucket(rng)
+		p, _ := NewBucketParams(c.rate, c.per, c.burst, 0)
+		tok := int64(c.per) / c.rate
+		var (
+			w          BucketWord
+			adm        []admission
+			got, exact int64
+		)
+		// The exact bucket: tokens as a rational, full at the start.
+		ex := new(big.Rat).SetInt64(c.burst)
+		rate := big.NewRat(c.rate, int64(c.per))
+		now, last := int64(1<<40), int64(1<<40)
+		for range 600 {
+			switch rng.IntN(30) {
+			case 0:
+				if p.Wrap() > 1<<56 {
+					break
+				}
+				// Idle for whole wraps, give or take a full refill.
+				wrapped = true
+				now += int64(p.Wrap())*(1+rng.Int64N(3)) + rng.Int64N(2*tok*c.burst) - tok*c.burst
+			default:
+				now += rng.Int64N(2*tok + 1)
+			}
+			now = max(now, last)
+			n := 1 + rng.Int64N(min(c.burst, 4))
+			ex.Add(ex, new(big.Rat).Mul(rate, new(big.Rat).SetInt64(now-last)))
+			if ex.Cmp(new(big.Rat).SetInt64(c.burst)) > 0 {
+				ex.SetInt64(c.burst)
+			}
+			last = now
+			if ex.Cmp(new(big.Rat).SetInt64(n)) >= 0 {
+				ex.Sub(ex, new(big.Rat).SetInt64(n))
+				exact += n
+			}
+			next, r, _ := p.Step(w, now, now, n)
+			if r.OK {
+				w, got = next, got+n
+				adm = append(adm, admission{now, n})
+			}
+		}
+		checkBucketBound(t, adm, &p)
+		if wrapped {
+			worstWrapped = min(worstWrapped, float64(got)/float64(exact))
+		} else {
+			worst = min(worst, float64(got)/float64(exact))
+		}
+	}
+	t.Logf("lowest ratio of tokens admitted to an exact bucket's: %.4f; with idle gaps of whole wraps: %.4f", worst, worstWrapped)
+}
+
+// FuzzBucketWrap checks the package doc's claim: with ref at or after the
+// write, a wrapped word never admits more than the unwrapped one.
+func FuzzBucketWrap(f *testing.F) {
+	f.Add(int64(1000), int64(5), uint64(1<<40+5), uint64(100), int64(1<<41), int64(1), uint64(7))
+	f.Add(int64(1000), int64(5), uint64(3), uint64(100), int64(1<<40+1000), int64(1), uint64(1<<40+2))
+	f.Fuzz(func(t *testing.T, rate int64, burst int64, written, deficit uint64, now, n int64, refAhead uint64) {
+		p, err := NewBucketParams(rate, time.Second, burst, 0)
+		if err != nil {
+			return
+		}
+		tw := int64(written % (1 << (61 - p.clk.shift)))
+		d := deficit % (p.cap + 1)
+		w := p.word(tw, d)
+		// ref is anywhere from the write to 2^61ns after it, many wraps on.
+		ref := (tw + int64(refAhead%(1<<(61-p.clk.shift)))) << p.clk.shift
+		now %= 1 << 61
+		_, got, err := p.Step(w, now, ref, n)
+		if err != nil {
+			return
+		}
+		_, gotLeft, _ := p.Step(w, now, ref, 0)
+		// The unwrapped bucket: the same word with its true time.
+		model := newBucketRef(&p)
+		model.t, model.deficit = tw, new(big.Int).SetUint64(d)
+		wantLeft := model.step(now, 0)
+		if want := model.step(now, n); got.OK && !want.OK || gotLeft.Remaining > wantLeft.Remaining {
+			t.Fatalf("written at unit %d, deficit %d, now %d, ref %d: wrapped %+v (%d left), unwrapped %+v (%d left)",
+				tw, d, now, ref, got, gotLeft.Remaining, want, wantLeft.Remaining)
+		}
+	})
+}
+
+func TestBucketConcurrentConservation(t *testing.T) {
+	// A token is a whole number of units (31250 of 32ns), so costs add up
+	// and the total taken does not depend on how requests are split.
+	b, _ := NewBucket(1000, time.Second, 500)
+	p := b.Params()
+	checkConservation(t, b, &b.word, int64(300*time.Millisecond), func(w uint64, now int64) (uint64, bool) {
+		next, r, _ := p.Step(BucketWord(w), now, now, 1)
+		return uint64(next), r.OK
+	})
+}
+
+// checkConservation races goroutines on l, whose state is word, at a series
+// of shared instants; at each they must admit exactly what a sequential
+// twin running step admits there, and leave the same word.
+func checkConservation(t *testing.T, l limit.Limiter, word *atomic.Uint64, maxGap int64, step func(w uint64, now int64) (uint64, bool)) {
+	t.Helper()
+	var twin uint64
+	rng := rand.New(rand.NewPCG(15, 16))
+	now := int64(1e12)
+	rounds := 200
+	if testing.Short() {
+		rounds = 40
+	}
+	for range rounds {
+		now += rng.Int64N(maxGap)
+		got := limittest.RaceAt(l, now, 8)
+		want := int64(0)
+		for {
+			next, ok := step(twin, now)
+			if !ok {
+				break
+			}
+			twin, want = next, want+1
+		}
+		if got != want {
+			t.Fatalf("at %d: goroutines admitted %d, a sequential twin %d", now, got, want)
+		}
+		if w := word.Load(); w != twin {
+			t.Fatalf("at %d: word %#x, sequential %#x", now, w, twin)
+		}
+	}
+}
+
+func TestBucketZero(t *testing.T) {
+	var b Bucket
+	if b.AllowAt(1) || b.TokensAt(1) != 0 {
+		t.Fatal("zero Bucket admitted")
+	}
+	if r, err := b.AllowNAt(1, 1); r.OK || !errors.Is(err, limit.ErrCostExceedsBurst) {
+		t.Fatalf("AllowNAt(1, 1) = %+v, %v", r, err)
+	}
+	if _, err := NewBucket(0, time.Second, 1); err == nil || !strings.HasPrefix(err.Error(), "packed64: events") {
+		t.Fatalf("NewBucket(0, ...) error %v", err)
+	}
+}
+
+// FuzzBucketStep feeds Step any word, time and cost: it must not panic,
+// must leave the word alone when it denies, and must never store a deficit
+// above the capacity.
+func FuzzBucketStep(f *testing.F) {
+	f.Add(int64(10), int64(3), uint64(math.MaxUint64), int64(5), int64(7), int64(1))
+	f.Add(int64(3906250), int64(MaxBurst), uint64(1)<<40|1, int64(-1), int64(0), int64(MaxBurst))
+	f.Fuzz(func(t *testing.T, events, burst int64, w uint64, now, ref, n int64) {
+		p, err := NewBucketParams(events, time.Second, burst, 0)
+		if err != nil {
+			return
+		}
+		next, r, err := p.Step(BucketWord(w), now, ref, n)
+		if err != limittest.WantErr(n, burst) {
+			t.Fatalf("n %d: error %v", n, err)
+		}
+		switch {
+		case err != nil:
+			if next != BucketWord(w) || r.OK || r.RetryAfter != limit.Never {
+				t.Fatalf("error %v with %+v", err, r)
+			}
+		case !r.OK:
+			if next != BucketWord(w) || r.RetryAfter <= 0 || r.Remaining < 0 || r.Remaining >= n {
+				t.Fatalf("denial %+v changed the word or has no wait", r)
+			}
+		case n > 0 && UnpackBucket(next).Deficit > p.cap:
+			t.Fatalf("stored deficit %d above capacity %d", UnpackBucket(next).Deficit, p.cap)
+		case r.Remaining < 0 || r.Remaining > burst-n || r.RetryAfter != 0:
+			t.Fatalf("admission %+v", r)
+		}
+		if tok := p.TokensAt(BucketWord(w), now, ref); tok < 0 || tok > float64(burst)+1 {
+			t.Fatalf("TokensAt %v", tok)
+		}
+	})
+}

@@ -1,0 +1,104 @@
+// Package packed64 holds rate limiters whose whole state is one uint64: a
+// token bucket (BucketWord) and a sliding-window counter (WindowWord). They
+// are for programs that keep millions of limiters (8 bytes of state each,
+// with the parameters shared) or that run where only 64-bit CAS is
+// lock-free.
+//
+// Each limiter is a pure step over its word (BucketParams.Step,
+// WindowParams.Step) and a cell that runs it with sync/atomic: one load, the
+// step, one compare-and-swap, retried on conflict; a denial writes nothing.
+// PackBucket, UnpackBucket, PackWindow and UnpackWindow are pure, so a word
+// can live in a map, a file or a remote store.
+//
+// # Time in a word
+//
+// A word holds time in units of 2^s ns counted from an origin kept in the
+// parameters, not in the word, and only the low bits of that count (40 bits
+// for the bucket, 28 for the window). s is chosen per limiter as small as
+// the layout allows, so the unit is as fine as the other fields let it be;
+// the field wraps after Wrap() = 2^(bits+s) ns (BucketParams.Wrap,
+// WindowParams.Wrap), from about 18 minutes for the fastest buckets to years
+// for slow ones.
+//
+// Reading a wrapped field needs a reference time ref at or after the time
+// of the step that wrote the word. The step takes the full time to be the
+// latest time at or before ref whose low bits match the field. The cells keep
+// ref in a HighWater, raised before each write when the writer's now is more
+// than Slack() past it, and read after the word, so every word they load was
+// written no later than HighWater + Slack.
+//
+// Claim: no schedule of times, however it jumps or goes backwards and
+// however long a word sits idle, makes a word admit more than the same
+// limiter with an unwrapped time field would from the same word.
+//
+// Proof: let t be the (full) time the word was written with and r = ref >= t.
+// The decoded time t' is the largest time <= r congruent to t modulo the
+// wrap, so t' >= t (t is one such time). A now at or after t' sees the time
+// elapsed since t' instead of since t: no more than the truth. A bucket's
+// tokens and the fraction of a window that has passed only grow with elapsed
+// time, so reading less elapsed time never admits more. A bucket's now
+// before t' sees the deficit plus t' - now, at least what it lacked at now
+// had it been written at t; a window's now before t' is taken as t', where
+// its estimate is largest. QED.
+//
+// What it costs: if a word sits idle for longer than Wrap() - Slack(), t'
+// can be later than t by a multiple of the wrap; the limiter then acts as
+// if it had last been used at t': a bucket written at its last use with
+// fewer than its burst of tokens refills late, a window still counts units
+// it would have forgotten. The first admission after that rewrites the time.
+// The chance that a word idle for a random long time is read inside such a
+// span is below (Slack + a full refill or two windows) / Wrap, at most
+// 2^-12 + 2^-14 (TestWrapDips measures 1.5e-4 for a bucket and a window).
+//
+// # The bucket's bound
+//
+// In units, a bucket word is its empty time z = t + deficit: at unit v it
+// lacks max(0, z - v) of full (a deficit of 0, which no admission writes,
+// is full at any time: z is minus infinity). Admitting c units at v needs
+// max(z, v) + c - v <= capacity and leaves z' = max(z, v) + c, written at
+// max(t, v): a stale now, before t, keeps t (the time never moves back, so
+// no refill is credited twice) and is charged the refill between it and t,
+// which the bucket did not have then, as in packages gcra and bucket.
+// Decoding a wrapped time only raises z. So each admission raises z by at
+// least its cost and leaves it at most its own v + capacity, and the
+// admissions at times (in units) in [a, b], in whatever order they come,
+// cost at most b - a + capacity.
+//
+// A unit is 2^s ns. The bucket's 24-bit field holds the deficit below a
+// full bucket, so the zero word is a full bucket whatever the time. A token
+// costs period/events ns, at least 256 units, so tokens have at least 8
+// fractional bits; costs are rounded up to whole units, the capacity to the
+// cost of a full burst, and times down to whole units. Hence, over every
+// interval [a, b] of the times callers pass, in any order, stale or going
+// backwards, and with many goroutines, a bucket admits at most
+// burst + (b - a + 2u)/T tokens (T = period/events, u the unit): the exact
+// token-bucket bound within two units. TestBucketBoundStaleTimes checks it
+// exactly over schedules with stale, repeated and out-of-order times, and
+// TestBucketBound over schedules with idle gaps of whole wraps. Measured
+// (TestBucketBound, 60 random buckets, 600 requests each): on schedules
+// without wrap-length idle gaps a bucket admitted at least 0.997 of the
+// tokens an exact rational bucket did from the same requests (costs round
+// up, times down); with idle gaps aimed at whole wraps, where the dips above
+// fall, at least 0.946 of them.
+//
+// # The window's bound
+//
+// A window measures its length in units too, rounding it up to a whole
+// number of units (at most 1 part in 4096 longer), and counts with 18 bits.
+// On times rounded down to whole units it is exactly package window's
+// counter: the same estimate, the same exact integer test, the same error
+// bound against a sliding log on schedules whose times never go backwards,
+// which in nanoseconds holds for every interval of the rounded window plus
+// one unit. As in package window, a now before the current window's start
+// is taken as the start, where the estimate is largest: time going
+// backwards never creates capacity, and every window's count stays at most
+// the limit. But the units are counted in the current window, not in the one
+// holding the caller's time, so the bound holds over the times the counter
+// acted on (now, or the start if later), not over the times callers pass:
+// with a limit L of 2 or more, a caller that passes one early time in each of
+// k later windows, each then holding one unit, can have L + k(L-1) units
+// admitted at times a few nanoseconds apart. Over the times it acted on, in
+// units, it admits at most 2L + L*T/W in any interval T, as the windows it
+// counts in never overlap (TestWindowBoundStaleTimes checks this exactly
+// on schedules with stale, repeated and out-of-order times).
+package packed64

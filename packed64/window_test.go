@@ -1,0 +1,372 @@
+package packed64
+
+import (
+	"errors"
+	"math"
+	"math/big"
+	"math/rand/v2"
+	"testing"
+	"time"
+
+	"github.com/cellrate/cellrate/internal/bound"
+	"github.com/cellrate/cellrate/internal/limittest"
+	"github.com/cellrate/cellrate/limit"
+)
+
+func TestWindowParamsValidate(t *testing.T) {
+	for _, c := range []struct {
+		limit int64
+		win   time.Duration
+		want  string
+	}{
+		{0, time.Second, "packed64: limit must be in [1, 262143], got 0"},
+		{MaxWindowLimit + 1, time.Second, "packed64: limit must be in [1, 262143], got 262144"},
+		{1, 0, "packed64: window must be in [1ns, " + MaxWindow.String() + "], got 0s"},
+		{1, MaxWindow + 1, "packed64: window must be in [1ns, " + MaxWindow.String() + "], got " + (MaxWindow + 1).String()},
+	} {
+		_, err := NewWindowParams(c.limit, c.win, 0)
+		if err == nil || err.Error() != c.want {
+			t.Errorf("NewWindowParams(%d, %v) error %v, want %q", c.limit, c.win, err, c.want)
+		}
+	}
+	for _, w := range []time.Duration{1, 4095, 4096, 8191, 8192, 8193, time.Microsecond, time.Second, 1<<40 + 1, MaxWindow} {
+		p, err := NewWindowParams(MaxWindowLimit, w, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if p.Window() < w || float64(p.Window()-w) > float64(w)/4096 || p.r.W > 1<<windowUnitBits {
+			t.Errorf("window %v: rounded to %v, %d units of %v", w, p.Window(), p.r.W, p.Unit())
+		}
+		if p.Wrap() != math.MaxInt64 && int64(p.Wrap()) < 1<<15*int64(p.Window()) {
+			t.Errorf("window %v wraps after %v", w, p.Wrap())
+		}
+	}
+}
+
+func FuzzWindowPack(f *testing.F) {
+	f.Add(uint64(0))
+	f.Add(uint64(math.MaxUint64))
+	f.Add(uint64(1)<<36 | 1<<18 | 1)
+	f.Fuzz(func(t *testing.T, w uint64) {
+		s := UnpackWindow(WindowWord(w))
+		if s.Start >= 1<<WindowStartBits || s.Prev > MaxWindowLimit || s.Cur > MaxWindowLimit {
+			t.Fatalf("fields out of range: %+v", s)
+		}
+		if PackWindow(s) != WindowWord(w) || UnpackWindow(PackWindow(s)) != s {
+			t.Fatalf("round trip of %#x: %+v", w, s)
+		}
+	})
+}
+
+// windowRef is the reference model: the counter on full (never wrapped)
+// unit times, its estimate compared in exact rationals.
+type windowRef struct {
+	p               *WindowParams
+	start           int64
+	prev, cur       int64
+	unitNs, l, wLen *big.Int
+}
+
+func newWindowRef(p *WindowParams) *windowRef {
+	return &windowRef{p: p, unitNs: new(big.Int).Lsh(big.NewInt(1), uint(p.clk.shift)),
+		l: new(big.Int).SetUint64(p.r.L), wLen: new(big.Int).SetUint64(p.r.W)}
+}
+
+func (r *windowRef) units(now int64) int64 {
+	d := new(big.Int).Sub(big.NewInt(now), big.NewInt(r.p.clk.origin))
+	return d.Div(d, r.unitNs).Int64() // Euclidean: floors for a positive divisor
+}
+
+// view returns the rotated counter and the elapsed units at now.
+func (r *windowRef) view(now int64) (start, prev, cur, e int64) {
+	u, w := r.units(now), int64(r.p.r.W)
+	switch {
+	case r.prev == 0 && r.cur == 0:
+		return u, 0, 0, 0
+	case u <= r.start:
+		return r.start, r.prev, r.cur, 0
+	case u-r.start < w:
+		return r.start, r.prev, r.cur, u - r.start
+	case u-r.start < 2*w && r.cur != 0:
+		return r.start + w, r.cur, 0, u - r.start - w
+	}
+	return u, 0, 0, 0
+}
+
+func (r *windowRef) estimate(prev, cur, e int64) *big.Rat {
+	x := big.NewRat(prev*(int64(r.p.r.W)-e), int64(r.p.r.W))
+	return x.Add(x, big.NewRat(cur, 1))
+}
+
+func (r *windowRef) fits(now, n int64) bool {
+	_, prev, cur, e := r.view(now)
+	est := r.estimate(prev, cur, e)
+	return est.Add(est, big.NewRat(n, 1)).Cmp(new(big.Rat).SetInt(r.l)) <= 0
+}
+
+func (r *windowRef) remaining(prev, cur, e int64) int64 {
+	left := new(big.Rat).Sub(new(big.Rat).SetInt(r.l), r.estimate(prev, cur, e))
+	if left.Sign() <= 0 {
+		return 0
+	}
+	return new(big.Int).Quo(left.Num(), left.Denom()).Int64()
+}
+
+func (r *windowRef) step(now, n int64) limit.Result {
+	if n < 0 || uint64(n) > r.p.r.L {
+		return limit.Result{RetryAfter: limit.Never}
+	}
+	start, prev, cur, e := r.view(now)
+	if n == 0 {
+		return limit.Result{OK: true, Remaining: r.remaining(prev, cur, e)}
+	}
+	if !r.fits(now, n) {
+		// The first unit boundary at which n fits, by bisection over the
+		// model's own decision, which only improves as time passes.
+		lo, hi := r.units(now), r.units(now)+1
+		for !r.fits(r.ns(hi), n) {
+			lo, hi = hi, hi+2*(hi-lo)
+		}
+		for hi-lo > 1 {
+			if mid := lo + (hi-lo)/2; r.fits(r.ns(mid), n) {
+				hi = mid
+			} else {
+				lo = mid
+			}
+		}
+		return limit.Result{Remaining: r.remaining(prev, cur, e), RetryAfter: r.ns(hi) - now}
+	}
+	if n > 0 {
+		cur += n
+		r.start, r.prev, r.cur = start, prev, cur
+	}
+	return limit.Result{OK: true, Remaining: r.remaining(prev, cur, e)}
+}
+
+// ns returns when unit u begins.
+func (r *windowRef) ns(u int64) int64 { return r.p.clk.origin + u<<r.p.clk.shift }
+
+func TestWindowStepMatchesReference(t *testing.T) {
+	rng := rand.New(rand.NewPCG(17, 18))
+	runs := 400
+	if testing.Short() {
+		runs = 80
+	}
+	limits := []int64{1, 2, 3, 10, 1000, MaxWindowLimit}
+	wins := []time.Duration{1, 7, 4096, 8193, time.Microsecond * 3, time.Millisecond, time.Second, 24 * time.Hour}
+	for run := range runs {
+		l := limits[rng.IntN(len(limits))]
+		win := wins[rng.IntN(len(wins))]
+		if rng.IntN(3) == 0 {
+			l, win = 1+rng.Int64N(MaxWindowLimit), time.Duration(1+rng.Int64N(1<<40))
+		}
+		origin := rng.Int64N(1<<50) - 1<<49
+		p, err := NewWindowParams(l, win, origin)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ref := newWindowRef(&p)
+		span := int64(p.Window())
+		var w WindowWord
+		now := origin + rng.Int64N(1<<40)
+		high := now
+		for i := range 300 {
+			now += gap(rng, span, run%2 == 1)
+			high = max(high, now)
+			n := int64(1)
+			switch rng.IntN(6) {
+			case 0:
+				n = 1 + rng.Int64N(l)
+			case 1:
+				n = l + 1 - rng.Int64N(3)
+			}
+			next, got, err := p.Step(w, now, high+rng.Int64N(p.Slack()+1), n)
+			if err != limittest.WantErr(n, l) {
+				t.Fatalf("n %d: error %v", n, err)
+			}
+			want := ref.step(now, n)
+			if got != want {
+				t.Fatalf("run %d step %d (limit %d window %v as %d units of %v, word %+v, now %d, n %d): got %+v, want %+v",
+					run, i, l, win, p.r.W, p.Unit(), UnpackWindow(w), now, n, got, want)
+			}
+			w = next
+			if s := UnpackWindow(w); got.OK && n > 0 &&
+				(s.Start != uint64(ref.start)&p.clk.mask || s.Prev != uint64(ref.prev) || s.Cur != uint64(ref.cur)) {
+				t.Fatalf("run %d step %d: word %+v, reference %+v", run, i, s, ref)
+			}
+		}
+	}
+}
+
+// TestWindowBoundStaleTimes checks the bound the package doc gives the
+// window over stale, repeated and out-of-order times: over the times it
+// acted on (now, or the window's start if later, in units), at most
+// 2*limit + limit*T/W in any interval T, since each fixed window it counts
+// in holds at most limit units and the windows never overlap.
+func TestWindowBoundStaleTimes(t *testing.T) {
+	rng := rand.New(rand.NewPCG(21, 22))
+	runs := 200
+	if testing.Short() {
+		runs = 40
+	}
+	for range runs {
+		l := 2 + rng.Int64N(30)
+		p, err := NewWindowParams(l, time.Duration(1+rng.Int64N(1<<40)), rng.Int64N(1<<50)-1<<49)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ref := newWindowRef(&p)
+		span := int64(p.Window())
+		var (
+			w    WindowWord
+			adm  []admission
+			uses []bound.Use
+		)
+		clock := p.clk.origin + span + rng.Int64N(1<<40)
+		high := clock
+		for range 400 {
+			clock += gap(rng, span, false)
+			now := staleTime(rng, clock, span, adm)
+			high = max(high, now)
+			n := 1 + rng.Int64N(min(l, 4))
+			start, _, _, e := ref.view(now)
+			next, r, _ := p.Step(w, now, high+rng.Int64N(p.Slack()+1), n)
+			if want := ref.step(now, n); r != want {
+				t.Fatalf("limit %d window %v, now %d n %d: got %+v, reference %+v", l, p.Window(), now, n, r, want)
+			}
+			if r.OK {
+				w = next
+				adm = append(adm, admission{now, n})
+				uses = append(uses, bound.Use{At: start + e, Cost: n})
+			}
+		}
+		if err := bound.Check(uses, 2*uint64(l), uint64(l), p.r.W); err != nil {
+			t.Fatalf("limit %d, window %d units of %v: %v", l, p.r.W, p.Unit(), err)
+		}
+	}
+}
+
+// TestWindowLogBound checks package window's bound in real time, with the
+// rounded window and one unit of slack: in any interval (t-W-u, t] at most
+// 2*limit-1 units, over schedules that idle for whole wraps too.
+func TestWindowLogBound(t *testing.T) {
+	rng := rand.New(rand.NewPCG(19, 20))
+	for range 40 {
+		l := 1 + rng.Int64N(50)
+		p, _ := NewWindowParams(l, time.Duration(1+rng.Int64N(1<<36)), 0)
+		win, unit := int64(p.Window()), int64(p.Unit())
+		var (
+			w     WindowWord
+			times []int64
+		)
+		now := int64(1 << 40)
+		for range 3000 {
+			if rng.IntN(200) == 0 {
+				now += int64(p.Wrap())*(1+rng.Int64N(2)) + rng.Int64N(4*win) - 2*win
+			} else {
+				now += rng.Int64N(win/l + 1)
+			}
+			n := 1 + rng.Int64N(min(l, 3))
+			next, r, _ := p.Step(w, now, now, n)
+			if !r.OK {
+				continue
+			}
+			w = next
+			for range n {
+				times = append(times, now)
+			}
+			in := int64(0)
+			for i := len(times) - 1; i >= 0 && times[i] > now-win-unit; i-- {
+				in++
+			}
+			if in > 2*l-1 {
+				t.Fatalf("limit %d window %v: %d units in the window ending at %d", l, p.Window(), in, now)
+			}
+		}
+	}
+}
+
+// FuzzWindowWrap checks the package doc's claim for the window: with ref
+// at or after the write, a wrapped word never admits more than the
+// unwrapped counter.
+func FuzzWindowWrap(f *testing.F) {
+	f.Add(int64(10), int64(1e9), uint64(1<<30+5), uint32(3), uint32(4), int64(1<<41), int64(1), uint64(7))
+	f.Add(int64(10), int64(1e6), uint64(3), uint32(3), uint32(4), int64(1<<36), int64(1), uint64(1<<28+1))
+	f.Fuzz(func(t *testing.T, l, win int64, start uint64, prev, cur uint32, now, n int64, refAhead uint64) {
+		p, err := NewWindowParams(l, time.Duration(win), 0)
+		if err != nil {
+			return
+		}
+		su := int64(start % (1 << (61 - p.clk.shift)))
+		s := WindowState{Start: uint64(su) & p.clk.mask, Prev: uint64(prev) % (p.r.L + 1), Cur: uint64(cur) % (p.r.L + 1)}
+		// ref is anywhere from the write to 2^61ns after it, many wraps on.
+		ref := (su + int64(refAhead%(1<<(61-p.clk.shift)))) << p.clk.shift
+		now %= 1 << 61
+		_, got, err := p.Step(PackWindow(s), now, ref, n)
+		if err != nil {
+			return
+		}
+		_, gotLeft, _ := p.Step(PackWindow(s), now, ref, 0)
+		model := newWindowRef(&p)
+		model.start, model.prev, model.cur = su, int64(s.Prev), int64(s.Cur)
+		wantLeft := model.step(now, 0)
+		if want := model.step(now, n); got.OK && !want.OK || gotLeft.Remaining > wantLeft.Remaining {
+			t.Fatalf("word %+v (start %d), now %d, ref %d: wrapped %+v (%d left), unwrapped %+v (%d left)",
+				s, su, now, ref, got, gotLeft.Remaining, want, wantLeft.Remaining)
+		}
+	})
+}
+
+func TestWindowConcurrentConservation(t *testing.T) {
+	c, _ := NewWindow(1000, time.Millisecond)
+	p := c.Params()
+	checkConservation(t, c, &c.word, int64(time.Millisecond/2), func(w uint64, now int64) (uint64, bool) {
+		next, r, _ := p.Step(WindowWord(w), now, now, 1)
+		return uint64(next), r.OK
+	})
+}
+
+func TestWindowZero(t *testing.T) {
+	var c Window
+	if c.AllowAt(1) || c.EstimateAt(1) != 0 {
+		t.Fatal("zero Window admitted")
+	}
+	if r, err := c.AllowNAt(1, 1); r.OK || !errors.Is(err, limit.ErrCostExceedsBurst) {
+		t.Fatalf("AllowNAt(1, 1) = %+v, %v", r, err)
+	}
+}
+
+// FuzzWindowStep feeds Step any word, time and cost: it must not panic,
+// must leave the word alone when it denies, and must never store a count
+// above the limit.
+func FuzzWindowStep(f *testing.F) {
+	f.Add(int64(10), int64(1e9), uint64(math.MaxUint64), int64(5), int64(7), int64(1))
+	f.Add(int64(MaxWindowLimit), int64(MaxWindow), uint64(1)<<36|1, int64(-1), int64(0), int64(2))
+	f.Fuzz(func(t *testing.T, l, win int64, w uint64, now, ref, n int64) {
+		p, err := NewWindowParams(l, time.Duration(win), 0)
+		if err != nil {
+			return
+		}
+		next, r, err := p.Step(WindowWord(w), now, ref, n)
+		if err != limittest.WantErr(n, l) {
+			t.Fatalf("n %d: error %v", n, err)
+		}
+		switch s := UnpackWindow(next); {
+		case err != nil:
+			if next != WindowWord(w) || r.OK || r.RetryAfter != limit.Never {
+				t.Fatalf("error %v with %+v", err, r)
+			}
+		case !r.OK:
+			if next != WindowWord(w) || r.RetryAfter <= 0 || r.Remaining < 0 || r.Remaining >= n {
+				t.Fatalf("denial %+v changed the word or has no wait", r)
+			}
+		case n > 0 && (s.Cur > uint64(l) || s.Prev > max(uint64(l), UnpackWindow(WindowWord(w)).Prev, UnpackWindow(WindowWord(w)).Cur)):
+			t.Fatalf("stored %+v above limit %d", s, l)
+		case r.Remaining < 0 || r.Remaining > l-n || r.RetryAfter != 0:
+			t.Fatalf("admission %+v", r)
+		}
+		if est := p.EstimateAt(WindowWord(w), now, ref); est < 0 || math.IsNaN(est) {
+			t.Fatalf("EstimateAt %v", est)
+		}
+	})
+}

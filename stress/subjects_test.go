@@ -1,0 +1,148 @@
+package stress
+
+import (
+	"math/big"
+	"time"
+
+	"github.com/cellrate/cellrate/bucket"
+	"github.com/cellrate/cellrate/gcra"
+	"github.com/cellrate/cellrate/limit"
+	"github.com/cellrate/cellrate/packed64"
+	"github.com/cellrate/cellrate/striped"
+	"github.com/cellrate/cellrate/window"
+)
+
+// must returns v, or panics with err: the subjects' parameters are fixed.
+func must[T any](v T, err error) T {
+	if err != nil {
+		panic(err)
+	}
+	return v
+}
+
+// windowSubject: a sliding-window counter admits at most limit units per
+// fixed window and its windows tile time, so any stretch T meets at most
+// T/W + 2 of them: Burst 2*limit, Rate limit/W.
+func windowSubject(name string, lim int64, w time.Duration) Subject {
+	p := must(window.NewParams(lim, w))
+	return Subject{
+		Name: name,
+		New: func() limit.Limiter {
+			return must(window.New(lim, w))
+		},
+		MaxN: lim, Burst: 2 * lim, Rate: RatePer(lim, w),
+		Init: window.State{},
+		Step: func(s any, now, n int64) (any, limit.Result, error) { return p.Step(s.(window.State), now, n) },
+	}
+}
+
+func init() {
+	subjects = append(subjects,
+		windowSubject("window-1-per-1ns", 1, 1),
+		windowSubject("window-1000-per-1s", 1000, time.Second),
+		windowSubject("window-max-per-292y", window.MaxLimit, time.Duration(1<<63-1)),
+		windowSubject("window-7-per-3s", 7, 3*time.Second),
+	)
+}
+
+// gcraSubject: GCRA promises Burst + Rate*T over any interval of the
+// times it is given, in any order.
+func gcraSubject(name string, events int64, period time.Duration, burst int64) Subject {
+	p := must(gcra.NewParams(events, period, burst))
+	return Subject{
+		Name: name,
+		New: func() limit.Limiter {
+			return must(gcra.New(events, period, burst))
+		},
+		MaxN: burst, Burst: burst, Rate: RatePer(events, period), GivenTimes: true,
+		Init: uint64(0),
+		Step: func(s any, now, n int64) (any, limit.Result, error) { return p.Step(s.(uint64), now, n) },
+	}
+}
+
+func init() {
+	subjects = append(subjects,
+		gcraSubject("gcra-1-per-1ns", 1, 1, 1),
+		gcraSubject("gcra-1000-per-1s-burst-50", 1000, time.Second, 50),
+		gcraSubject("gcra-3-per-1s-burst-7", 3, time.Second, 7),
+		gcraSubject("gcra-1-per-146y", 1, time.Duration(1<<62), 1),
+	)
+}
+
+// packedBucketSubject: packed64 documents at most burst + (T + 2u)/period
+// tokens over any interval T of the times callers pass, in any order, u
+// being the word's time unit.
+func packedBucketSubject(name string, events int64, period time.Duration, burst int64) Subject {
+	l := must(packed64.NewBucket(events, period, burst))
+	rate := RatePer(events, period)
+	return Subject{
+		Name: name,
+		New: func() limit.Limiter {
+			return must(packed64.NewBucket(events, period, burst))
+		},
+		MaxN: burst, Burst: burst, Rate: rate, GivenTimes: true,
+		Extra: new(big.Rat).Mul(rate, big.NewRat(2*int64(l.Params().Unit()), 1)),
+	}
+}
+
+// packedWindowSubject: like window's, over the window as given (packed64
+// rounds it up, which only admits less).
+func packedWindowSubject(name string, lim int64, w time.Duration) Subject {
+	return Subject{
+		Name: name,
+		New: func() limit.Limiter {
+			return must(packed64.NewWindow(lim, w))
+		},
+		MaxN: lim, Burst: 2 * lim, Rate: RatePer(lim, w),
+	}
+}
+
+func init() {
+	subjects = append(subjects,
+		packedBucketSubject("packed64-bucket-1-per-256ns", 1, 256, 1),
+		packedBucketSubject("packed64-bucket-1000-per-1s-burst-50", 1000, time.Second, 50),
+		packedBucketSubject("packed64-bucket-3-per-1s-burst-7", 3, time.Second, 7),
+		packedBucketSubject("packed64-bucket-max-burst", 1, time.Hour, packed64.MaxBurst),
+		packedWindowSubject("packed64-window-1-per-1ns", 1, 1),
+		packedWindowSubject("packed64-window-1000-per-1s", 1000, time.Second),
+		packedWindowSubject("packed64-window-max", packed64.MaxWindowLimit, packed64.MaxWindow),
+	)
+}
+
+// bucketSubject: the bucket promises Burst + Rate*T exactly over any
+// interval of the times it is given.
+func bucketSubject(name string, events int64, period time.Duration, burst int64) Subject {
+	p := must(bucket.NewParams(events, period, burst))
+	return Subject{
+		Name: name,
+		New:  func() limit.Limiter { return bucket.NewFromParams(p) },
+		MaxN: burst, Burst: burst, Rate: RatePer(events, period), GivenTimes: true,
+		Init: bucket.State{},
+		Step: func(s any, now, n int64) (any, limit.Result, error) { return p.Step(s.(bucket.State), now, n) },
+	}
+}
+
+// stripedSubject: the sharded limiter promises what the bucket does, with
+// tokens cached per P in batches.
+func stripedSubject(name string, events int64, period time.Duration, burst, batch int64) Subject {
+	return Subject{
+		Name: name,
+		New: func() limit.Limiter {
+			return must(striped.NewPer(events, period, burst, striped.WithBatch(batch)))
+		},
+		MaxN: burst, Burst: burst, Rate: RatePer(events, period), GivenTimes: true,
+	}
+}
+
+func init() {
+	subjects = append(subjects,
+		bucketSubject("bucket-1-per-1ns", 1, 1, 1),
+		bucketSubject("bucket-1000-per-1s-burst-50", 1000, time.Second, 50),
+		bucketSubject("bucket-3-per-1s-burst-7", 3, time.Second, 7),
+		bucketSubject("bucket-1-per-73y", 1, time.Duration(1<<61), 1),
+		bucketSubject("bucket-1e9-per-1s-burst-1e9", 1e9, time.Second, 1e9),
+		stripedSubject("striped-1000-per-1s-burst-50-batch-8", 1000, time.Second, 50, 8),
+		stripedSubject("striped-3-per-1s-burst-7-batch-1", 3, time.Second, 7, 1),
+		stripedSubject("striped-1e6-per-1s-burst-1000-batch-64", 1_000_000, time.Second, 1000, 64),
+	)
+}

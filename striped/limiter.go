@@ -1,0 +1,534 @@
+package striped
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"math/bits"
+	"runtime"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+	"unsafe"
+
+	"github.com/cellrate/cellrate/atomic128"
+	"github.com/cellrate/cellrate/bucket"
+	"github.com/cellrate/cellrate/limit"
+	"github.com/cellrate/cellrate/nanotime"
+)
+
+// Limiter is a token bucket shared by all goroutines whose tokens are handed
+// out through one cache a P, so that admissions on different Ps write
+// different cache lines.
+//
+// # How it decides
+//
+// The shared bucket is a bucket.State in a 128-bit cell, run by
+// bucket.Params.StepUnits. Each P's cache holds tokens borrowed from it in
+// one batch. A request is admitted from the calling P's cache with one
+// compare-and-swap on that cache's line. When the cache lacks tokens, the P
+// borrows what the request needs plus up to a batch more from the shared
+// bucket, all or nothing for the part it needs. When the shared bucket lacks
+// them too, the P remembers when the bucket empties (its refill line), and
+// until that line says the bucket could hold enough, it denies from its
+// cache without reading or writing the shared cell: denials write nothing
+// shared.
+//
+// # Never over-admits
+//
+// For rate r and burst b, the admitted cost whose now values lie in any
+// closed interval of length t is at most b + r*t, exactly, on every schedule.
+// Proof: the shared bucket is the GCRA of its Params, so each token it
+// hands out owns a distinct refill slot (σ, σ+1/r] on its theoretical
+// arrival time line, with σ no earlier than the take's now and σ+1/r no later
+// than that now plus b/r. A cached token is admitted at now only if σ >= now
+// and σ+1/r <= now+b/r (checked exactly, in the bucket's integer units).
+// The slots of the tokens admitted in [s, s+t] are then disjoint intervals
+// inside [s, s+t+b/r], so there are at most r*(t+b/r) = b + r*t of them.
+// Tokens a cache does not use in time expire when the bucket's refill
+// reaches their slot: holding them longer would let the refilled bucket and
+// the cache admit the same slot twice.
+//
+// # Under-admits by at most what caches hold
+//
+// A request is denied only when the shared bucket lacks what the calling
+// P's cache does not hold (a cached denial is one the bucket would give: its
+// refill line only ever overstates what it holds). The rest of the tokens it
+// is short of are in other caches: at most Batch() a cache, one cache for
+// each P id seen so far (the largest GOMAXPROCS).
+// They are stranded only while their P stays busy or until their slots pass:
+// a cache that has not refilled for IdleAfter (an idle P) is emptied, as
+// soon as the shared bucket denies some other P, into that P (its tokens
+// keep their slots, so the bound above still holds); a P scans for idle
+// caches at most once every IdleAfter/2. A cached token that nobody takes
+// over in time expires; the bucket then refills its slot, so expired tokens
+// are lost only while the bucket stays below full. Tokens borrowed from a
+// full bucket expire within Batch()/r, which loses nothing (the bucket
+// refills them meanwhile, as it would otherwise have overflowed); tokens
+// borrowed from a bucket with a backlog last up to b/r, which is what a
+// takeover recovers.
+//
+// # Scaling
+//
+// While the tokens last, an admission touches only its P's cache line, so
+// admissions on N Ps run in parallel. The shared cell is written once a
+// batch, and read by a denied P once its refill line says tokens may be
+// there. At 64 cores: 64 caches of one line each (64 bytes on amd64, 128 on
+// arm64); each admission is a compare-and-swap on its own line; the shared
+// line takes one 128-bit compare-and-swap per Batch admissions (counted over
+// all Ps), bouncing between the cores that borrow; a denied P re-reads the
+// shared line at most once per refill of what it needs, and reads the 64
+// caches at most once every IdleAfter/2. The default batch,
+// burst/(2*GOMAXPROCS), keeps the caches to half the burst in all while
+// GOMAXPROCS stays what it was at New. A
+// cache's tokens last until the bucket would have
+// refilled them: for a bucket kept near full (demand well below the rate) a
+// batch of k lasts k/r, so the batch must cover what a P uses in that time
+// for the P to stay off the shared line; a limiter whose burst is not a
+// large multiple of GOMAXPROCS, or whose rate far exceeds its demand with a
+// small burst, falls back to one shared compare-and-swap per admission, as
+// a plain bucket does. Results report Remaining as the tokens left in the
+// calling P's cache, a lower bound of what the limiter holds.
+//
+// The zero value is not usable: make a Limiter with New, NewPer or
+// NewFromParams. A Limiter must not be copied after first use.
+type Limiter struct {
+	_      noCopy
+	ps     bucket.Params
+	e, p   uint64 // units refilled per ns, units per token
+	cap    uint64 // burst*p: the units a full bucket holds
+	burst  int64
+	batch  int64
+	idle   int64 // IdleAfter in ns
+	clock  nanotime.Clock
+	caches perP[cache]
+	_      [lineSize]byte
+	state  atomic128.Uint64Pair // the shared bucket.State
+	// borrows counts the writes of state (on its line, which they write
+	// anyway): the benchmarks report it per admission. takeovers counts
+	// idle caches taken over, for the tests.
+	borrows, takeovers atomic.Uint64
+	_                  [lineSize]byte
+}
+
+// signBit maps int64 time onto bucket.State.T's unsigned order.
+const signBit = 1 << 63
+
+const (
+	tokShift = 32        // a cache word is tokens<<tokShift | generation
+	genMask  = 1<<32 - 1 // generation: odd while the owner refills the cache
+	maxBatch = 1<<31 - 1 // tokens fit in the word's upper half
+	minIdle  = time.Microsecond
+)
+
+// cacheData is one P's token cache.
+type cacheData struct {
+	// w holds the token count and a generation. Admissions and takeovers
+	// compare-and-swap the count; the owner bumps the generation to an odd
+	// value while it refills and to the next even value when done, so a
+	// compare-and-swap that succeeds saw the same loan as its read of z.
+	w atomic.Uint64
+	// zNs and zRem give the end of the last held token's refill slot,
+	// zNs + zRem/e ns exactly (zRem < e); the k held tokens are the last k
+	// slots before it.
+	zNs  atomic.Int64
+	zRem atomic.Uint64
+	// empty is the shared bucket's empty time (its refill line crosses 0
+	// there), as seen by this cache's last look, encoded as uint64(t)^signBit
+	// so that the zero value means "never looked" (math.MinInt64).
+	empty atomic.Uint64
+	// since is the now of the cache's last refill: a cache that has not
+	// refilled for IdleAfter may be taken over.
+	since atomic.Int64
+	// scan is the now before which this cache does not look for idle
+	// caches again, encoded like empty (zero: look at once).
+	scan atomic.Uint64
+	mu   sync.Mutex // serialises the owner's refills
+}
+
+// cache pads cacheData to whole cache lines.
+type cache struct {
+	_ [(lineSize - unsafe.Sizeof(cacheData{})%lineSize) % lineSize]byte
+	cacheData
+}
+
+// Option configures a Limiter.
+type Option func(*config)
+
+type config struct {
+	batch, idle int64
+	idleSet     bool
+	clock       nanotime.Clock
+}
+
+// WithBatch sets how many tokens beyond a request's need a P borrows at
+// once (default: burst/(2*GOMAXPROCS) at New, at least 1): at most that
+// many tokens sit in each P's cache. It must be in [1, burst] and below 2^31.
+func WithBatch(n int64) Option { return func(c *config) { c.batch = n } }
+
+// WithIdleAfter sets how long a cache must go without refilling before a
+// P that the shared bucket denies may take its tokens over (default: a
+// quarter of burst/rate, at least 1µs). It must be at least 1µs.
+func WithIdleAfter(d time.Duration) Option {
+	return func(c *config) { c.idle, c.idleSet = int64(d), true }
+}
+
+// WithClock makes the plain (non-At) methods read clock instead of
+// nanotime.Now: for example nanotime.Since(), which follows
+// testing/synctest's fake time.
+func WithClock(clock nanotime.Clock) Option { return func(c *config) { c.clock = clock } }
+
+// New returns a full limiter refilling rate tokens per second with the
+// given burst; bucket.RateParams says how the float is read.
+func New(rate float64, burst int64, opts ...Option) (*Limiter, error) {
+	if math.IsNaN(rate) || math.IsInf(rate, 0) || rate <= 0 {
+		return nil, fmt.Errorf("striped: rate must be a finite number of tokens per second > 0, got %v", rate)
+	}
+	if burst < 1 {
+		return nil, fmt.Errorf("striped: burst must be >= 1, got %d", burst)
+	}
+	ps, err := bucket.RateParams(rate, burst)
+	if err != nil {
+		return nil, restamp(err)
+	}
+	return NewFromParams(ps, opts...)
+}
+
+// NewPer returns a full limiter refilling events tokens per period with the
+// given burst.
+func NewPer(events int64, period time.Duration, burst int64, opts ...Option) (*Limiter, error) {
+	ps, err := bucket.NewParams(events, period, burst)
+	if err != nil {
+		return nil, restamp(err)
+	}
+	return NewFromParams(ps, opts...)
+}
+
+// NewFromParams returns a full limiter with valid Params ps.
+func NewFromParams(ps bucket.Params, opts ...Option) (*Limiter, error) {
+	events, _ := ps.Rate()
+	l := &Limiter{ps: ps, e: uint64(events), p: uint64(ps.Unit()), burst: ps.Burst()}
+	if l.e == 0 || l.p == 0 || l.burst < 1 {
+		return nil, errors.New("striped: params must come from bucket.NewParams or bucket.RateParams")
+	}
+	l.cap = uint64(l.burst) * l.p
+	cfg := config{batch: min(max(1, l.burst/int64(2*runtime.GOMAXPROCS(0))), maxBatch), clock: nanotime.Now}
+	for _, o := range opts {
+		o(&cfg)
+	}
+	if !cfg.idleSet {
+		// A quarter of burst/rate: cap/e ns over 4.
+		cfg.idle = max(int64(minIdle), int64(min(l.cap/l.e/4, math.MaxInt64)))
+	}
+	switch {
+	case cfg.batch < 1 || cfg.batch > l.burst || cfg.batch > maxBatch:
+		return nil, fmt.Errorf("striped: batch must be in [1, min(burst, 2^31-1)] = [1, %d], got %d", min(l.burst, maxBatch), cfg.batch)
+	case cfg.idle < int64(minIdle):
+		return nil, fmt.Errorf("striped: idle-after must be >= %v, got %v", minIdle, time.Duration(cfg.idle))
+	case cfg.clock == nil:
+		return nil, errors.New("striped: clock must not be nil")
+	}
+	l.batch, l.idle, l.clock = cfg.batch, cfg.idle, cfg.clock
+	return l, nil
+}
+
+// restamp gives an error from package bucket this package's prefix.
+func restamp(err error) error {
+	return errors.New("striped: " + strings.TrimPrefix(err.Error(), "bucket: "))
+}
+
+// Params returns the shared bucket's Params.
+func (l *Limiter) Params() bucket.Params { return l.ps }
+
+// Batch returns how many tokens beyond a request's need a P borrows at once.
+func (l *Limiter) Batch() int64 { return l.batch }
+
+// IdleAfter returns how long a cache must go without refilling before its
+// tokens may be taken over.
+func (l *Limiter) IdleAfter() time.Duration { return time.Duration(l.idle) }
+
+// Allow is AllowAt with the Limiter's clock.
+func (l *Limiter) Allow() bool { return l.AllowAt(l.clock()) }
+
+// AllowAt reports whether one token is available at now, and takes it if so.
+func (l *Limiter) AllowAt(now int64) bool { return l.allowN(l.local(), now, 1).OK }
+
+// AllowN is AllowNAt with the Limiter's clock.
+func (l *Limiter) AllowN(n int64) (limit.Result, error) { return l.AllowNAt(l.clock(), n) }
+
+// AllowNAt takes n tokens at now if all n are available, else none.
+// n < 0 returns limit.ErrNegativeCost, n > burst limit.ErrCostExceedsBurst.
+func (l *Limiter) AllowNAt(now, n int64) (limit.Result, error) {
+	switch {
+	case n < 0:
+		return limit.Result{RetryAfter: limit.Never}, limit.ErrNegativeCost
+	case n > l.burst:
+		return limit.Result{RetryAfter: limit.Never}, limit.ErrCostExceedsBurst
+	}
+	return l.allowN(l.local(), now, n), nil
+}
+
+// allowN decides a request of n in [0, burst] on cache c.
+func (l *Limiter) allowN(c *cache, now, n int64) limit.Result {
+	w := c.w.Load()
+	if w&1 == 0 {
+		z := c.end()
+		v, _ := l.usable(w>>tokShift, z, now)
+		if n == 0 {
+			return limit.Result{OK: true, Remaining: int64(v)}
+		}
+		if v >= uint64(n) && c.w.CompareAndSwap(w, (v-uint64(n))<<tokShift|w&genMask) {
+			return limit.Result{OK: true, Remaining: int64(v) - n}
+		}
+		if v < uint64(n) && l.dry(c, now, n-int64(v)) && now < c.scanAt() {
+			return limit.Result{Remaining: int64(v), RetryAfter: l.retryAfter(c, now, n, v, z)}
+		}
+	}
+	return l.refill(c, now, n)
+}
+
+// local returns the calling P's cache, growing the table if GOMAXPROCS grew.
+// The P id only picks the cache: everything done to it is atomic, so a
+// goroutine that moves to another P meanwhile is still correct.
+func (l *Limiter) local() *cache {
+	for {
+		pid := procPin()
+		c := l.caches.get(pid)
+		procUnpin()
+		if c != nil {
+			return c
+		}
+		l.caches.grow(pid)
+	}
+}
+
+// end is a point on the shared bucket's time line: ns + rem/e ns, rem < e.
+type end struct {
+	ns  int64
+	rem uint64
+}
+
+// usable returns how many of the last k slots before z may be admitted at
+// now: those whose slot starts no earlier than now (z - i/r >= now for the
+// i-th from the end). early reports a now so stale that even the last slot
+// ends more than burst/r after it; then none is usable yet, and none has
+// expired.
+func (l *Limiter) usable(k uint64, z end, now int64) (v uint64, early bool) {
+	if k == 0 || z.ns < now {
+		return 0, false
+	}
+	// (z - now)*e in units, exactly.
+	hi, lo := bits.Mul64(uint64(z.ns)-uint64(now), l.e)
+	lo, carry := bits.Add64(lo, z.rem, 0)
+	if hi+carry != 0 || lo > l.cap {
+		return 0, true
+	}
+	// All k usable is the common case; it needs no division.
+	if kh, kl := bits.Mul64(k, l.p); kh == 0 && kl <= lo {
+		return k, false
+	}
+	return lo / l.p, false
+}
+
+// refill is the slow path: the calling P's cache lacks n usable tokens.
+func (l *Limiter) refill(c *cache, now, n int64) limit.Result {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	// Close the cache: admissions and takeovers skip an odd generation.
+	w := c.w.Load()
+	for !c.w.CompareAndSwap(w, w&genMask+1) {
+		w = c.w.Load()
+	}
+	gen, k, z := w&genMask, w>>tokShift, c.end()
+	v, early := l.usable(k, z, now)
+	keep := k // tokens to keep: all for a stale now, the unexpired ones else
+	if !early {
+		keep = v
+	}
+	if v >= uint64(n) { // another goroutine refilled this cache meanwhile
+		c.open(gen, z, keep-uint64(n))
+		return limit.Result{OK: true, Remaining: int64(v) - n}
+	}
+	need := n - int64(v)
+	rest := keep - v // tokens left after using the usable ones
+	want := need
+	if rest == 0 {
+		want += l.batch
+	}
+	if !l.dry(c, now, need) {
+		if m, zm, ok := l.borrow(c, now, need, want); ok {
+			if rest == 0 {
+				c.since.Store(now) // before open: a thief seeing the loan sees it new
+				c.open(gen, zm, uint64(m-need))
+				return limit.Result{OK: true, Remaining: m - need}
+			}
+			c.open(gen, z, rest)
+			return limit.Result{OK: true}
+		}
+	}
+	// Take an idle cache over only if this one is left empty: a cache holds
+	// one loan's slots, and a stale now may leave this one's unused.
+	if rest == 0 {
+		if zt, kt, ok := l.takeOver(c, now, need); ok {
+			c.since.Store(now)
+			c.open(gen, zt, kt)
+			return limit.Result{OK: true, Remaining: int64(kt)}
+		}
+	}
+	c.open(gen, z, keep)
+	return limit.Result{Remaining: int64(v), RetryAfter: l.retryAfter(c, now, n, v, z)}
+}
+
+// open publishes a cache's new loan and reopens it to admissions.
+func (c *cache) open(gen uint64, z end, k uint64) {
+	c.zNs.Store(z.ns)
+	c.zRem.Store(z.rem)
+	c.w.Store(k<<tokShift | (gen+2)&genMask)
+}
+
+// end returns the end of the cache's loan. Read it after the cache word:
+// a compare-and-swap of the word that succeeds proves it was this loan's.
+func (c *cache) end() end { return end{c.zNs.Load(), c.zRem.Load()} }
+
+// emptyAt returns the shared bucket's empty time as the cache last saw it.
+func (c *cache) emptyAt() int64 { return int64(c.empty.Load() ^ signBit) }
+
+// scanAt returns the now from which the cache may look for idle caches.
+func (c *cache) scanAt() int64 { return int64(c.scan.Load() ^ signBit) }
+
+// saw records the shared bucket's empty time t. It only moves forward:
+// takes only move the bucket's refill line later, so an older look is
+// still a valid (earlier) bound.
+func (c *cache) saw(t int64) {
+	if t > c.emptyAt() {
+		c.empty.Store(uint64(t) ^ signBit)
+	}
+}
+
+// dry reports whether the shared bucket surely holds fewer than j tokens at
+// now by the refill line the cache last saw: the bucket holds at most
+// (now-empty)*r tokens, as takes only lower it and nothing is given back.
+func (l *Limiter) dry(c *cache, now, j int64) bool {
+	empty := c.emptyAt()
+	if empty == math.MinInt64 {
+		return false // never looked, or a line below the int64 range
+	}
+	if now <= empty {
+		return true
+	}
+	hi, lo := bits.Mul64(uint64(now)-uint64(empty), l.e)
+	return hi == 0 && lo < uint64(j)*l.p
+}
+
+// lines returns the empty time of a shared state, rounded down to a whole
+// ns (its level at any now is min(burst, (now-empty)*r) tokens), and its
+// full time, where the slot of the last token taken from it ends.
+func (l *Limiter) lines(s bucket.State) (empty int64, full end) {
+	t := int64(s.T ^ signBit)
+	empty = satAdd(t, floorDiv(int64(s.Deficit)-int64(l.cap), l.e))
+	full = end{satAdd(t, int64(s.Deficit/l.e)), s.Deficit % l.e}
+	return empty, full
+}
+
+// borrow takes between need and want tokens from the shared bucket at now,
+// all of them or none if it holds fewer than need. It returns how many it
+// took and the end of their last slot.
+func (l *Limiter) borrow(c *cache, now, need, want int64) (m int64, z end, ok bool) {
+	for {
+		t, d := l.state.Load()
+		s := bucket.State{T: t, Deficit: d}
+		_, r := l.ps.StepUnits(s, now, 0)
+		if r.Remaining < need {
+			empty, _ := l.lines(s)
+			c.saw(empty)
+			return 0, end{}, false
+		}
+		// m <= Remaining, so the step admits it.
+		m = min(r.Remaining, want)
+		next, _ := l.ps.StepUnits(s, now, m*int64(l.p))
+		if l.state.CompareAndSwap(t, d, next.T, next.Deficit) {
+			l.borrows.Add(1)
+			empty, full := l.lines(next)
+			c.saw(empty)
+			return m, full, true
+		}
+	}
+}
+
+// takeOver looks, at most once every IdleAfter/2, for a cache that has not
+// refilled for IdleAfter and holds at least need tokens usable at now, and
+// takes all of them: need for the request, the rest (returned with their
+// loan's end) for the caller's cache. The tokens keep their slots.
+func (l *Limiter) takeOver(c *cache, now, need int64) (z end, k uint64, ok bool) {
+	if now < c.scanAt() {
+		return end{}, 0, false
+	}
+	for _, x := range l.caches.all() {
+		if x == c || satAdd(x.since.Load(), l.idle) > now {
+			continue
+		}
+		for {
+			w := x.w.Load()
+			if w&1 != 0 || w>>tokShift == 0 {
+				break
+			}
+			zx := x.end()
+			v, _ := l.usable(w>>tokShift, zx, now)
+			if v < uint64(need) {
+				break
+			}
+			if x.w.CompareAndSwap(w, w&genMask) {
+				l.takeovers.Add(1)
+				return zx, v - uint64(need), true
+			}
+		}
+	}
+	c.scan.Store(uint64(satAdd(now, l.idle/2)) ^ signBit)
+	return end{}, 0, false
+}
+
+// retryAfter estimates, for a denied request of n with v usable tokens in a
+// cache whose loan ends at z, how long until the shared bucket plus the
+// cache could cover it if nothing else were taken: until the bucket holds
+// n-v while the cache's v are still usable, else until it holds n.
+func (l *Limiter) retryAfter(c *cache, now, n int64, v uint64, z end) int64 {
+	empty := c.emptyAt()
+	when := satAdd(empty, l.ceilNs(uint64(n)-v))
+	// The first of the v starts at z - v/r: usable until then.
+	if v != 0 && when > satAdd(z.ns, floorDiv(int64(z.rem)-int64(v*l.p), l.e)) {
+		when = satAdd(empty, l.ceilNs(uint64(n)))
+	}
+	if when <= now {
+		return 1
+	}
+	return int64(min(uint64(when)-uint64(now), uint64(limit.Never)))
+}
+
+// ceilNs returns the whole ns the bucket takes to refill j tokens.
+func (l *Limiter) ceilNs(j uint64) int64 {
+	return int64((j*l.p + l.e - 1) / l.e)
+}
+
+// floorDiv returns a/b rounded toward minus infinity, for b in [1, 2^63).
+func floorDiv(a int64, b uint64) int64 {
+	q, r := a/int64(b), a%int64(b)
+	if r < 0 {
+		q--
+	}
+	return q
+}
+
+// satAdd returns a+b clamped to the int64 range.
+func satAdd(a, b int64) int64 {
+	s := a + b
+	switch {
+	case b > 0 && s < a:
+		return math.MaxInt64
+	case b < 0 && s > a:
+		return math.MinInt64
+	}
+	return s
+}
+
+var _ limit.Limiter = (*Limiter)(nil)

@@ -1,0 +1,5 @@
+//go:build race
+
+package striped
+
+const raceEnabled = true

@@ -1,0 +1,138 @@
+// Package window is a sliding-window counter: at most Limit units in any
+// window of length W, estimated from two fixed windows held in one 128-bit
+// cell.
+//
+// # The estimate
+//
+// The state is the start of the current window and the units admitted in it
+// (Cur) and in the window before it (Prev). At time now, e = now - Start into
+// the current window, the units admitted in the trailing window (now-W, now]
+// are estimated as
+//
+//	Prev*(W-e)/W + Cur
+//
+// and n units are admitted when the estimate plus n is at most Limit. The test
+// is exact: it compares Prev*(W-e) + (Cur+n)*W with Limit*W in 128-bit
+// integers, so no rounding ever admits a unit the formula does not allow.
+// Time going backwards (now before Start) is taken as Start, where the
+// estimate is largest, so it never creates capacity. The window rotates by one
+// when now reaches Start+W; after a gap of two windows, or once both counts are
+// zero, the next window starts at the next admission. Counts never exceed
+// Limit, at most 2^32-1, so they cannot wrap. Windows may be from 1ns to
+// about 292 years; all arithmetic is exact over that range.
+//
+// # Error against an exact sliding log
+//
+// The estimate assumes the previous window's units were spread evenly. If p
+// units were admitted in the previous window and the fraction f = e/W of the
+// current window has passed, the true count in (now-W, now] lies between
+// Cur and Cur+p, so the estimate is off by at most p*max(f, 1-f). Hence, in
+// any interval of length W ending at a time at fraction f of its window (on a
+// schedule whose times never go backwards), at
+// most Limit + floor(p*f) <= 2*Limit - 1 units are admitted, where an exact
+// sliding log admits Limit. The bound is reached when the previous window's
+// units all came at its very end (TestLogBoundTight reaches 2*Limit-2).
+// Measured over 200,000 requests per schedule (TestLogError, Limit 100 per
+// second): Poisson arrivals at 0.5x, 1.2x and 4x the limit gave a worst
+// trailing-window count of 0.86, 1.14 and 1.02 times Limit, and random bursts
+// of 1 to 5 units 1.92 times Limit; in total the counter admitted between
+// 0.946 and 1.008 times what an exact sliding log admitted from the same
+// requests.
+//
+// # Concurrency
+//
+// A Limiter runs Params.Step on an atomic128.Uint64Pair: one load, the step,
+// one 128-bit compare-and-swap, retried on conflict. A denial writes nothing.
+// Step, Pack and Unpack are exported so the same counter can live in another
+// store.
+package window
+
+import (
+	"time"
+
+	"github.com/cellrate/cellrate/atomic128"
+	"github.com/cellrate/cellrate/limit"
+	"github.com/cellrate/cellrate/nanotime"
+)
+
+// Limiter is a sliding-window counter safe for concurrent use.
+//
+// The zero Limiter has limit 0 and admits nothing; use New. A Limiter must
+// not be copied after first use.
+type Limiter struct {
+	cell atomic128.Uint64Pair
+	p    Params
+}
+
+var _ limit.Limiter = (*Limiter)(nil)
+
+// New returns a Limiter admitting at most limit units in any window of the
+// given length (up to the approximation bound in the package doc). limit
+// must be in [1, MaxLimit] and window at least 1ns.
+func New(limit int64, window time.Duration) (*Limiter, error) {
+	p, err := NewParams(limit, window)
+	if err != nil {
+		return nil, err
+	}
+	return &Limiter{p: p}, nil
+}
+
+// Params returns the limiter's limit and window.
+func (l *Limiter) Params() Params { return l.p }
+
+// Allow is AllowAt(nanotime.Now()).
+func (l *Limiter) Allow() bool { return l.AllowAt(nanotime.Now()) }
+
+// AllowAt reports whether one unit may be admitted at time now, and admits
+// it if so.
+func (l *Limiter) AllowAt(now int64) bool {
+	if l.p.r.L == 0 {
+		return false
+	}
+	for {
+		v1, v2 := l.cell.Load()
+		next, ok := l.p.admit(Unpack(v1, v2), now, 1)
+		if !ok {
+			return false
+		}
+		w1, w2 := Pack(next)
+		if l.cell.CompareAndSwap(v1, v2, w1, w2) {
+			return true
+		}
+	}
+}
+
+// AllowN is AllowNAt(nanotime.Now(), n).
+func (l *Limiter) AllowN(n int64) (limit.Result, error) { return l.AllowNAt(nanotime.Now(), n) }
+
+// AllowNAt admits n units at time now if all n fit. It returns
+// limit.ErrNegativeCost for n < 0 and limit.ErrCostExceedsBurst for n above
+// the limit. n = 0 is always admitted and writes nothing.
+func (l *Limiter) AllowNAt(now, n int64) (limit.Result, error) {
+	for {
+		v1, v2 := l.cell.Load()
+		s := Unpack(v1, v2)
+		next, r, err := l.p.Step(s, now, n)
+		if !r.OK || err != nil || next == s {
+			return r, err
+		}
+		w1, w2 := Pack(next)
+		if l.cell.CompareAndSwap(v1, v2, w1, w2) {
+			return r, nil
+		}
+	}
+}
+
+// Estimate is EstimateAt(nanotime.Now()).
+func (l *Limiter) Estimate() float64 { return l.EstimateAt(nanotime.Now()) }
+
+// EstimateAt returns the estimated units admitted in the window ending at
+// now, Prev*(W-e)/W + Cur: the count the next decision compares with the
+// limit. It is for reading; decisions never use floating point.
+func (l *Limiter) EstimateAt(now int64) float64 {
+	if l.p.r.L == 0 {
+		return 0
+	}
+	s, e := l.p.r.Advance(wide(Unpack(l.cell.Load())), now)
+	return l.p.r.Estimate(s, e)
+}
