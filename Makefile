@@ -31,15 +31,14 @@ lint: ## staticcheck, at a pinned version
 CROSS_ARGS ?=
 
 .PHONY: cross vet-all cross-selftest
-cross:
-	go run ./internal/cmd/cross $(CROSS_ARGS)
+cross: ## vet-all, then every package's tests on each arm64/amd64 CPU path, 386, s390x
+	$(GO) run ./internal/cmd/cross $(CROSS_ARGS)
 
-vet-all:
-	go run ./internal/cmd/cross -only vet
+vet-all: ## go vet on every GOOS/GOARCH the module claims, with and without purego
+	$(GO) run ./internal/cmd/cross -only vet
 
-# Shows that a planted data race and a planted wrong path each fail the harness.
-cross-selftest:
-	CELLRATE_CROSS_SELFTEST=1 go test -run TestSelf -v -timeout 30m ./internal/cmd/cross
+cross-selftest: ## show that a planted data race and a planted wrong path each fail cross
+	CELLRATE_CROSS_SELFTEST=1 $(GO) test -run TestSelf -v -timeout 30m ./internal/cmd/cross
 
 .PHONY: bench bench-quick stress
 
