@@ -15,7 +15,7 @@ generate-check: generate ## regenerate, fail if the committed assembly differs, 
 	git diff --exit-code -- asm/
 	$(GO) -C gen test -count=1 ./...
 
-test: ## vet, the unit tests, and the unit tests again under -race (-short); bench/'s accuracy tests
+test: ## vet, the unit tests, the unit tests again under -race (-short), bench/'s accuracy tests
 	$(GO) vet ./...
 	$(GO) test -count=1 ./...
 	$(GO) test -count=1 -race -short ./...
@@ -26,41 +26,40 @@ lint: ## staticcheck, at a pinned version, on every module
 	cd stress && $(GO) run $(STATICCHECK) ./...
 	cd bench && $(GO) run $(STATICCHECK) ./...
 
-stress-short: ## the stress suite at its -short size under -race (what CI runs on amd64)
+stress-short: ## the stress suite at its -short size under -race, natively
 	cd stress && $(GO) test -short -race -count=1 ./...
 
-ci: generate-check test lint vet-all stress-short cross ## everything CI runs
+ci: generate-check test lint cross bench-quick ## everything CI runs
 
 # Cross-architecture proof (internal/cmd/cross): every package's tests on
 # arm64 (qemu-user with and without LSE, purego, -race in a qemu-system VM),
 # amd64 (qemu-user CPU models, purego, -race natively), 386 and s390x, with
 # the required atomic128 path for each CPU; and go vet on every target.
-# Installs the Debian packages it lacks when run as root.
-# CROSS_ARGS adds modules, e.g. CROSS_ARGS += -race-module stress
-CROSS_ARGS ?=
+# Installs the Debian packages it lacks when run as root. By default the
+# -race rows also run the stress module at its -short size.
+CROSS_ARGS ?= -race-module stress
 
 .PHONY: cross vet-all cross-selftest
-cross: ## every package's tests on every CPU path and target, arm64 -race in a VM
+cross: ## vet-all, then every package's tests on each arm64/amd64 CPU path, 386, s390x
 	$(GO) run ./internal/cmd/cross $(CROSS_ARGS)
 
-vet-all: ## go vet for every GOOS/GOARCH, with and without purego, GOAMD64=v1 and v3
+vet-all: ## go vet on every GOOS/GOARCH the module claims, with and without purego
 	$(GO) run ./internal/cmd/cross -only vet
 
-cross-selftest: ## show that a planted data race and a planted wrong path each fail the harness
-	CELLRATE_CROSS_SELFTEST=1 go test -run TestSelf -v -timeout 30m ./internal/cmd/cross
+cross-selftest: ## show that a planted data race and a planted wrong path each fail cross
+	CELLRATE_CROSS_SELFTEST=1 $(GO) test -run TestSelf -v -timeout 30m ./internal/cmd/cross
 
 .PHONY: bench bench-quick stress
 
-bench: ## benchmarks vs the peer libraries; writes bench/report/ (about 5 min)
+bench: ## the main job: benchmarks vs the peer libraries; writes bench/report/ (about 4 min)
 	cd bench && $(GO) run ./cmd/report -out report
 
-bench-quick: ## the same in under two minutes, into bench/out/quick/ (not committed)
+bench-quick: ## the same in under a minute, into bench/out/quick/ (not committed)
 	cd bench && $(GO) run ./cmd/report -quick -out out/quick
 
 # Every stress run takes STRESS_DUR (per CPU path, per limiter), with the
 # race detector and without it (which changes what is atomic in
-# striped.Counter); a soak: make stress STRESS_DUR=1m. CI runs the -short
-# size instead: cd stress && go test -short -race ./...
+# striped.Counter); a soak: make stress STRESS_DUR=1m.
 STRESS_DUR ?= 3s
 stress: ## the long stress runs (stress/), -race and not, STRESS_DUR per test
 	cd stress && $(GO) test -race -count=1 -timeout 60m ./... -stress.dur=$(STRESS_DUR)

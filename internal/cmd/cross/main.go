@@ -55,7 +55,8 @@ type options struct {
 
 // testEnv is the environment a row's probe and tests get beyond the host's.
 func (o *options) testEnv(r row) []string {
-	return append([]string{"CELLRATE_EXPECT_PATH=" + r.Expect}, o.env...)
+	env := append([]string{"CELLRATE_EXPECT_PATH=" + r.Expect}, r.Env...)
+	return append(env, o.env...)
 }
 
 // testArgs are the flags every test binary runs with.
