@@ -345,17 +345,17 @@ func (l *Limiter) TakeUpToAt(now, k int64) Loan {
 func (l *Limiter) GiveBack(loan *Loan, k int64) int64 { return l.GiveBackAt(l.now(), loan, k) }
 
 // GiveBackAt returns up to k unused tokens of loan (at most loan.N) to the
-// bucket at now, and returns how many units it credited (Params.Unit per
-// token). It empties the loan: give back once, what is left over.
+// bucket, and returns how many units it credited (Params.Unit per token). It
+// empties the loan: give back once, what is left over.
 //
-// Rule, so that the bound still holds with the loan counted as admitted at
-// its take: the bucket keeps at most burst tokens, and after the give-back it
-// still lacks at least the units taken from it since the loan (its deficit
-// cannot fall below that). Given back at once, that is everything; given back
-// after the bucket refilled to full, the loan's tokens have expired and
-// nothing is credited. While reservations are owed (the bucket is in debt)
-// only a give-back with nothing taken since the loan credits anything. After
-// a SetParams nothing is credited.
+// Rule: a give-back credits only while the bucket is exactly as the loan
+// left it, with nothing taken or refilled into the state since; it then
+// makes the loan as if it had taken k tokens fewer, which keeps the bound
+// with the loan counted as admitted at its take. Once anything else has
+// used the bucket, the loan's tokens are spent and nothing is credited:
+// with callers' times arriving out of order, crediting tokens later could
+// hand out refill that a stale caller already saw. now is accepted for
+// symmetry with the other methods; the credit does not depend on it.
 func (l *Limiter) GiveBackAt(now int64, loan *Loan, k int64) int64 {
 	k = min(k, loan.N)
 	c := loan.c
@@ -363,24 +363,11 @@ func (l *Limiter) GiveBackAt(now int64, loan *Loan, k int64) int64 {
 	if k <= 0 || c == nil {
 		return 0
 	}
-	u := uint64(now) ^ signBit
-	for {
-		t, d := c.state.Load()
-		if d >= retiredBit {
-			return 0
-		}
-		ps := &c.ps
-		_, base, nt := ps.refill(t, d, u)
-		floor := ps.since(loan.t, loan.d, t, d)
-		if base > ps.cap && floor != 0 {
-			return 0
-		}
-		nd := base - min(base, uint64(k)*ps.p)
-		nd = max(nd, min(base, floor))
-		if nd == base || c.state.CompareAndSwap(t, d, nt, nd) {
-			return int64(base - nd)
-		}
+	units := uint64(k) * c.ps.p
+	if c.state.CompareAndSwap(loan.t, loan.d, loan.t, loan.d-units) {
+		return int64(units)
 	}
+	return 0
 }
 
 // Reservation is a cost taken from the bucket now, to be used after a wait.

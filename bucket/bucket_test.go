@@ -167,41 +167,16 @@ func (m *model) take(now, k int64) modelLoan {
 	return modelLoan{n: n, t: nt, tok: m.tok, epoch: m.epoch}
 }
 
-// giveBack credits up to k of the loan: the deficit after it is at least
-// the tokens taken since the loan, (t-t1)*r + tok1 - tok, and nothing is
-// credited while in debt unless nothing was taken since.
+// giveBack credits up to k of the loan while the bucket is exactly as the
+// loan left it, and nothing otherwise.
 func (m *model) giveBack(now int64, ln *modelLoan, k int64) *big.Rat {
 	k = min(k, ln.n)
 	ln.n = 0
-	if k <= 0 || ln.epoch != m.epoch {
+	if k <= 0 || ln.epoch != m.epoch || ln.t.Cmp(m.t) != 0 || ln.tok.Cmp(m.tok) != 0 {
 		return new(big.Rat)
 	}
-	_, base, nt := m.at(bigNow(now))
-	deficit := new(big.Rat).Sub(m.b, base)
-	taken := new(big.Rat).SetInt(new(big.Int).Sub(m.t, ln.t))
-	taken.Mul(taken, m.r)
-	taken.Add(taken, ln.tok).Sub(taken, m.tok)
-	if taken.Sign() < 0 {
-		taken.SetInt64(0)
-	}
-	if deficit.Cmp(m.b) > 0 && taken.Sign() != 0 {
-		return new(big.Rat)
-	}
-	nd := new(big.Rat).Sub(deficit, new(big.Rat).SetInt64(k))
-	if nd.Sign() < 0 {
-		nd.SetInt64(0)
-	}
-	floor := taken
-	if floor.Cmp(deficit) > 0 {
-		floor = deficit
-	}
-	if nd.Cmp(floor) < 0 {
-		nd = floor
-	}
-	credit := new(big.Rat).Sub(deficit, nd)
-	if credit.Sign() > 0 {
-		m.tok, m.t = new(big.Rat).Sub(m.b, nd), nt
-	}
+	credit := new(big.Rat).SetInt64(k)
+	m.tok = new(big.Rat).Add(m.tok, credit)
 	return credit
 }
 
