@@ -274,20 +274,3 @@ func convert(from, to *Params, s State, now int64) State {
 func errDenominator(den int64) error {
 	return fmt.Errorf("bucket: cost denominator must be >= 1, got %d", den)
 }
-
-// since returns the units taken from a bucket between state (t1, d1) and
-// the later state (t2, d2): the growth of its empty-time t*e + d, saturating.
-func (ps Params) since(t1, d1, t2, d2 uint64) uint64 {
-	if t2 < t1 {
-		return maxDeficit // not a later state
-	}
-	hi, lo := bits.Mul64(t2-t1, ps.e)
-	lo, carry := bits.Add64(lo, d2, 0)
-	if hi != 0 || carry != 0 || lo < d1 {
-		if hi == 0 && carry == 0 {
-			return 0 // a give-back lowered it: nothing net was taken
-		}
-		return maxDeficit
-	}
-	return lo - d1
-}
