@@ -37,6 +37,8 @@ import (
 	"sync/atomic"
 	"time"
 
+	"golang.org/x/sys/cpu"
+
 	"github.com/cellrate/cellrate/atomic128"
 	"github.com/cellrate/cellrate/limit"
 	"github.com/cellrate/cellrate/nanotime"
@@ -47,10 +49,12 @@ import (
 // value) and hands its settled state to the next, so a decision always sees
 // a state and the Params it was made under together.
 type cell struct {
-	state atomic128.Uint64Pair
 	ps    Params
 	since int64                // now of the SetParams that made this cell
 	next  atomic.Pointer[cell] // the successor, set once retirement begins
+	_     cpu.CacheLinePad     // state's line holds nothing the reads of ps would miss on
+	state atomic128.Uint64Pair
+	_     cpu.CacheLinePad
 }
 
 // pending is the Deficit of a successor cell before its state is carried

@@ -12,8 +12,10 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+	"unsafe"
 
 	"github.com/cellrate/cellrate/internal/bound"
+	"github.com/cellrate/cellrate/internal/limittest"
 	"github.com/cellrate/cellrate/limit"
 )
 
@@ -735,4 +737,11 @@ func satAdd(a, b int64) int64 {
 		return s
 	}
 	return math.MaxInt64
+}
+
+// TestLayout: the state has a cache line to itself within its cell, so
+// admissions on other cores do not evict the parameters every decision reads.
+func TestLayout(t *testing.T) {
+	var c cell
+	limittest.OwnLine(t, "bucket cell", unsafe.Sizeof(c), unsafe.Offsetof(c.next)+unsafe.Sizeof(c.next), unsafe.Offsetof(c.state), unsafe.Sizeof(c.state))
 }

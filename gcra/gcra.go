@@ -204,8 +204,8 @@ func (ps Params) result(tat uint64, ok bool, uh, ul, slh, sll uint64) limit.Resu
 // The zero value is not usable: make a Limiter with New. A Limiter must not
 // be copied after first use.
 type Limiter struct {
-	_   cpu.CacheLinePad
 	ps  Params
+	_   cpu.CacheLinePad // tat's line holds nothing the reads of ps would miss on
 	tat atomic.Uint64
 	_   cpu.CacheLinePad
 }

@@ -10,8 +10,10 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+	"unsafe"
 
 	"github.com/cellrate/cellrate/internal/bound"
+	"github.com/cellrate/cellrate/internal/limittest"
 	"github.com/cellrate/cellrate/limit"
 )
 
@@ -432,4 +434,11 @@ func TestWholeIntervalIsExactAtOneInstant(t *testing.T) {
 			t.Fatal("admitted past the burst")
 		}
 	}
+}
+
+// TestLayout: the TAT has a cache line to itself, so admissions on other
+// cores do not evict the parameters every decision reads.
+func TestLayout(t *testing.T) {
+	var l Limiter
+	limittest.OwnLine(t, "gcra.Limiter", unsafe.Sizeof(l), unsafe.Offsetof(l.ps)+unsafe.Sizeof(l.ps), unsafe.Offsetof(l.tat), unsafe.Sizeof(l.tat))
 }

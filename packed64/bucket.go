@@ -6,6 +6,8 @@ import (
 	"sync/atomic"
 	"time"
 
+	"golang.org/x/sys/cpu"
+
 	"github.com/cellrate/cellrate/limit"
 	"github.com/cellrate/cellrate/nanotime"
 )
@@ -214,9 +216,11 @@ func (p BucketParams) TokensAt(w BucketWord, now, ref int64) float64 {
 // The zero Bucket admits nothing; use NewBucket. A Bucket must not be
 // copied after first use.
 type Bucket struct {
-	word atomic.Uint64
 	hw   HighWater
 	p    BucketParams
+	_    cpu.CacheLinePad // word's line holds nothing the reads of p and hw would miss on
+	word atomic.Uint64
+	_    cpu.CacheLinePad
 }
 
 var _ limit.Limiter = (*Bucket)(nil)

@@ -29,11 +29,15 @@ func TestZeroAllocs(t *testing.T) {
 }
 
 // TestSizes reports the bytes per limiter for the README's memory table and
-// fails if a word stops being 8 bytes.
+// fails if a word stops being 8 bytes or shares its cache line.
 func TestSizes(t *testing.T) {
 	if unsafe.Sizeof(BucketWord(0)) != 8 || unsafe.Sizeof(WindowWord(0)) != 8 {
 		t.Fatal("a word is not 8 bytes")
 	}
+	var b Bucket
+	limittest.OwnLine(t, "Bucket", unsafe.Sizeof(b), unsafe.Offsetof(b.p)+unsafe.Sizeof(b.p), unsafe.Offsetof(b.word), 8)
+	var w Window
+	limittest.OwnLine(t, "Window", unsafe.Sizeof(w), unsafe.Offsetof(w.p)+unsafe.Sizeof(w.p), unsafe.Offsetof(w.word), 8)
 	t.Logf("word 8 bytes; Bucket %d bytes (BucketParams %d), Window %d bytes (WindowParams %d), HighWater %d",
 		unsafe.Sizeof(Bucket{}), unsafe.Sizeof(BucketParams{}), unsafe.Sizeof(Window{}), unsafe.Sizeof(WindowParams{}),
 		unsafe.Sizeof(HighWater{}))

@@ -6,6 +6,8 @@ import (
 	"sync/atomic"
 	"time"
 
+	"golang.org/x/sys/cpu"
+
 	"github.com/cellrate/cellrate/internal/slide"
 	"github.com/cellrate/cellrate/limit"
 	"github.com/cellrate/cellrate/nanotime"
@@ -166,9 +168,11 @@ func (p WindowParams) EstimateAt(w WindowWord, now, ref int64) float64 {
 // The zero Window admits nothing; use NewWindow. A Window must not be
 // copied after first use.
 type Window struct {
-	word atomic.Uint64
 	hw   HighWater
 	p    WindowParams
+	_    cpu.CacheLinePad // word's line holds nothing the reads of p and hw would miss on
+	word atomic.Uint64
+	_    cpu.CacheLinePad
 }
 
 var _ limit.Limiter = (*Window)(nil)

@@ -85,6 +85,8 @@ package window
 import (
 	"time"
 
+	"golang.org/x/sys/cpu"
+
 	"github.com/cellrate/cellrate/atomic128"
 	"github.com/cellrate/cellrate/limit"
 	"github.com/cellrate/cellrate/nanotime"
@@ -95,8 +97,10 @@ import (
 // The zero Limiter has limit 0 and admits nothing; use New. A Limiter must
 // not be copied after first use.
 type Limiter struct {
-	cell atomic128.Uint64Pair
 	p    Params
+	_    cpu.CacheLinePad // cell's line holds nothing the reads of p would miss on
+	cell atomic128.Uint64Pair
+	_    cpu.CacheLinePad
 }
 
 var _ limit.Limiter = (*Limiter)(nil)

@@ -11,7 +11,6 @@ import (
 	"time"
 	"unsafe"
 
-	"github.com/cellrate/cellrate/atomic128"
 	"github.com/cellrate/cellrate/internal/bound"
 	"github.com/cellrate/cellrate/internal/limittest"
 	"github.com/cellrate/cellrate/limit"
@@ -340,12 +339,11 @@ func TestZeroAllocs(t *testing.T) {
 }
 
 // TestSizes reports the bytes per limiter for the README's memory table and
-// fails if the layout grows: the cell plus four words of parameters.
+// fails if the cell shares a cache line with the parameters or grows.
 func TestSizes(t *testing.T) {
-	cell := unsafe.Sizeof(atomic128.Uint64Pair{})
-	if s := unsafe.Sizeof(Limiter{}); s != cell+32 {
-		t.Errorf("Limiter is %d bytes, want %d", s, cell+32)
-	}
+	var l Limiter
+	cell := unsafe.Sizeof(l.cell)
+	limittest.OwnLine(t, "window.Limiter", unsafe.Sizeof(l), unsafe.Offsetof(l.p)+unsafe.Sizeof(l.p), unsafe.Offsetof(l.cell), cell)
 	if s := unsafe.Sizeof(State{}); s != 16 {
 		t.Errorf("State is %d bytes, want 16", s)
 	}

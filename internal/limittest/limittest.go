@@ -8,6 +8,9 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+	"unsafe"
+
+	"golang.org/x/sys/cpu"
 
 	"github.com/cellrate/cellrate/limit"
 )
@@ -93,4 +96,19 @@ func Parallel(b *testing.B, allow func(int64) bool) {
 	if haveCPUTime {
 		b.ReportMetric(float64(processCPU()-c0)/float64(b.N), "cpu-ns/op")
 	}
+}
+
+// OwnLine fails t unless the field at [off, off+size) of a struct of
+// structSize bytes has a whole cache line of padding on each side, after
+// the fields that end at prevEnd: so the cache-coherence traffic of writing
+// that field never evicts the read-mostly fields beside it, nor a
+// neighbouring object's.
+func OwnLine(t *testing.T, name string, structSize, prevEnd, off, size uintptr) {
+	t.Helper()
+	line := unsafe.Sizeof(cpu.CacheLinePad{})
+	if off < prevEnd+line || structSize < off+size+line {
+		t.Errorf("%s at [%d, %d) of %d bytes after fields ending at %d: want %d bytes of padding on each side",
+			name, off, off+size, structSize, prevEnd, line)
+	}
+	t.Logf("%s: %d bytes, hot field at [%d, %d)", name, structSize, off, off+size)
 }
