@@ -6,7 +6,7 @@
 // most b + r*t, exactly, on every schedule: concurrent callers, stale or
 // out-of-order now values, jumps of years, now anywhere in the int64 range.
 // Reserved tokens count at their time to act (now+Wait), loans (TakeUpToAt)
-// at their take, less what GiveBackAt returned. A stale now never refills
+// at their take, less what GiveBack returned. A stale now never refills
 // the bucket. A denial writes nothing.
 //
 // Exactness: the state is (T, Deficit), a 64-bit timestamp in ns and a
@@ -305,7 +305,7 @@ func (l *Limiter) TokensAt(now int64) float64 {
 }
 
 // A Loan records the tokens a TakeUpToAt took, so that the unused ones
-// can be given back exactly (GiveBackAt). The zero Loan holds nothing.
+// can be given back exactly (GiveBack). The zero Loan holds nothing.
 type Loan struct {
 	// N is the number of whole tokens taken.
 	N int64
@@ -345,10 +345,7 @@ func (l *Limiter) TakeUpToAt(now, k int64) Loan {
 	}
 }
 
-// GiveBack is GiveBackAt with the Limiter's clock.
-func (l *Limiter) GiveBack(loan *Loan, k int64) int64 { return l.GiveBackAt(l.now(), loan, k) }
-
-// GiveBackAt returns up to k unused tokens of loan (at most loan.N) to the
+// GiveBack returns up to k unused tokens of loan (at most loan.N) to the
 // bucket, and returns how many units it credited (Params.Unit per token). It
 // empties the loan: give back once, what is left over.
 //
@@ -358,9 +355,9 @@ func (l *Limiter) GiveBack(loan *Loan, k int64) int64 { return l.GiveBackAt(l.no
 // with the loan counted as admitted at its take. Once anything else has
 // used the bucket, the loan's tokens are spent and nothing is credited:
 // with callers' times arriving out of order, crediting tokens later could
-// hand out refill that a stale caller already saw. now is accepted for
-// symmetry with the other methods; the credit does not depend on it.
-func (l *Limiter) GiveBackAt(now int64, loan *Loan, k int64) int64 {
+// hand out refill that a stale caller already saw. The credit does not
+// depend on the time, so GiveBack takes none and reads no clock.
+func (l *Limiter) GiveBack(loan *Loan, k int64) int64 {
 	k = min(k, loan.N)
 	c := loan.c
 	loan.N = 0

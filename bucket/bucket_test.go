@@ -332,10 +332,10 @@ func runSchedule(t testing.TB, rng *rand.Rand, sc sched, count int, setParams bo
 		case op < 11 && len(loans) > 0:
 			j := rng.IntN(len(loans))
 			k := rng.Int64N(loans[j].l.N + 1)
-			got := l.GiveBackAt(now, &loans[j].l, k)
+			got := l.GiveBack(&loans[j].l, k)
 			want := m.giveBack(now, &loans[j].m, k)
 			if new(big.Rat).SetFrac64(got, ps.Unit()).Cmp(want) != 0 {
-				fail("GiveBackAt", got, want)
+				fail("GiveBack", got, want)
 			}
 			uses[loans[j].use].Cost -= got
 		case op < 12 && setParams:
@@ -602,10 +602,10 @@ func TestGiveBackRule(t *testing.T) {
 	if ln.N != 4 {
 		t.Fatalf("took %d", ln.N)
 	}
-	if got := l.GiveBackAt(0, &ln, 3); got != 3*int64(time.Second) {
+	if got := l.GiveBack(&ln, 3); got != 3*int64(time.Second) {
 		t.Fatalf("gave back %d units at once", got)
 	}
-	if l.GiveBackAt(0, &ln, 1) != 0 {
+	if l.GiveBack(&ln, 1) != 0 {
 		t.Fatal("a loan gave back twice")
 	}
 	// A loan outlived by a full refill has expired.
@@ -615,7 +615,7 @@ func TestGiveBackRule(t *testing.T) {
 			t.Fatal("refill refused")
 		}
 	}
-	if got := l.GiveBackAt(int64(100*time.Second), &ln, 10); got != 0 {
+	if got := l.GiveBack(&ln, 10); got != 0 {
 		t.Fatalf("an expired loan gave back %d units", got)
 	}
 }
@@ -651,8 +651,8 @@ func TestConcurrentBound(t *testing.T) {
 					case 1:
 						ln := l.TakeUpToAt(now, 1+rng.Int64N(sc.burst))
 						taken := ln.N * ps.Unit()
-						later := clock.Add(rng.Int64N(T + 1))
-						taken -= l.GiveBackAt(later, &ln, rng.Int64N(ln.N+1))
+						clock.Add(rng.Int64N(T + 1))
+						taken -= l.GiveBack(&ln, rng.Int64N(ln.N+1))
 						per[g] = append(per[g], use{At: now, Cost: taken, Kind: "take"})
 					case 2:
 						r, _ := l.ReserveAt(now, 1)
@@ -726,7 +726,7 @@ func TestZeroAllocs(t *testing.T) {
 		_ = l.TokensAt(now)
 		_ = l.Tokens()
 		ln := l.TakeUpToAt(now, 3)
-		l.GiveBackAt(now, &ln, 1)
+		l.GiveBack(&ln, 1)
 	}); a != 0 {
 		t.Fatalf("%v allocs per run", a)
 	}

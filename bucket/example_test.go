@@ -45,7 +45,7 @@ func ExampleLoan() {
 	l, _ := bucket.NewPer(100, time.Second, 10)
 	loan := l.TakeUpToAt(0, 8)
 	fmt.Println("borrowed", loan.N)
-	units := l.GiveBackAt(0, &loan, 5)
+	units := l.GiveBack(&loan, 5)
 	p := l.Params()
 	fmt.Println("gave back", units/p.Unit(), "tokens; left", l.TokensAt(0))
 	// Output:
