@@ -48,7 +48,12 @@ type cellrate struct{ l limit.Limiter }
 
 func (c cellrate) Allow() bool { return c.l.AllowAt(nanotime.Now()) }
 
+// AllowNAt takes the bool-only AllowAt for one unit, as x/time/rate's
+// AllowN does; AllowNAt also computes Remaining and RetryAfter.
 func (c cellrate) AllowNAt(now, n int64) bool {
+	if n == 1 {
+		return c.l.AllowAt(now)
+	}
 	r, _ := c.l.AllowNAt(now, n)
 	return r.OK
 }
