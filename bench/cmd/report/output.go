@@ -33,13 +33,31 @@ func fmtNS(v float64) string {
 
 // header and row return a scenario table's header and an
 // implementation's row as cells: the median ns/op (± spread) and the ratio
-// to the baseline at each goroutine count.
+// to the baseline at each goroutine count, then the contention ratio.
 func header(t *table) []string {
 	h := []string{t.scenario}
 	for _, g := range t.gs {
 		h = append(h, g+" ns/op", "vs "+t.baseline)
 	}
+	if len(t.gs) > 1 {
+		h = append(h, t.gs[1]+" / "+t.gs[0])
+	}
 	return h
+}
+
+// contention is the ns/op at the second goroutine count (one per P) over
+// the ns/op on one goroutine: how much a call slows down when every P
+// makes it at once (RunParallel's ns/op is wall time over all calls).
+func (r *results) contention(t *table, impl string) string {
+	if len(t.gs) < 2 {
+		return ""
+	}
+	one := r.stat(t.name[[2]string{impl, t.gs[0]}])
+	all := r.stat(t.name[[2]string{impl, t.gs[1]}])
+	if !one.ok || !all.ok {
+		return "-"
+	}
+	return fmt.Sprintf("%.2fx", all.median/one.median)
 }
 
 func (r *results) row(t *table, impl string) []string {
@@ -57,6 +75,9 @@ func (r *results) row(t *table, impl string) []string {
 			ns += fmt.Sprintf(" (%g allocs/op)", a)
 		}
 		cells = append(cells, ns, vs)
+	}
+	if len(t.gs) > 1 {
+		cells = append(cells, r.contention(t, impl))
 	}
 	return cells
 }
@@ -115,6 +136,7 @@ func markdown(w io.Writer, r *results, acc []accRow, cfg config) {
 		"`g` is the number of goroutines: 1 is a plain loop, the others `RunParallel`. "+
 		"`clock` reads the implementation's own clock on every call; `injected` passes a time that moves %dns per call (peers that only read a clock interface get one that returns the injected time). "+
 		"`admit` offers far below the rate (1e9/s, burst 1e9); `deny` offers far above it (100/s, burst 1). "+
+		"The last column is the ns/op with one goroutine per P over the ns/op on one goroutine: how much each call slows down under contention. "+
 		"Every implementation made 0 allocations per call unless the table says otherwise.\n\n", cfg.count, 100)
 	fmt.Fprintf(w, "![ns/op per limiter and goroutine count](limiters.svg)\n\n")
 	line := func(cells []string) { fmt.Fprintf(w, "| %s |\n", strings.Join(cells, " | ")) }
@@ -123,7 +145,7 @@ func markdown(w io.Writer, r *results, acc []accRow, cfg config) {
 		h := header(t)
 		h[0] = "implementation"
 		line(h)
-		fmt.Fprintf(w, "|---|%s\n", strings.Repeat("--:|--:|", len(t.gs)))
+		fmt.Fprintf(w, "|---|%s%s\n", strings.Repeat("--:|--:|", len(t.gs)), strings.Repeat("--:|", len(h)-1-2*len(t.gs)))
 		for _, impl := range t.impls {
 			line(r.row(t, impl))
 		}
