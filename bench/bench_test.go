@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/puzpuzpuz/xsync/v4"
+	"golang.org/x/sys/cpu"
 
 	"github.com/cellrate/cellrate/atomic128"
 	"github.com/cellrate/cellrate/internal/path128"
@@ -42,9 +43,10 @@ func run(b *testing.B, g int, op func(t *int64) bool) float64 {
 	} else {
 		b.SetParallelism(g / runtime.GOMAXPROCS(0))
 		b.RunParallel(func(pb *testing.PB) {
-			var t, n, ops int64
+			var n, ops int64
+			c := new(paddedClock) // op's &t escapes: keep it off other goroutines' lines
 			for pb.Next() {
-				if op(&t) {
+				if op(&c.t) {
 					n++
 				}
 				ops++
@@ -54,6 +56,15 @@ func run(b *testing.B, g int, op func(t *int64) bool) float64 {
 		})
 	}
 	return float64(admitted.Load()) / float64(max(1, total.Load()))
+}
+
+// paddedClock is a goroutine's injected clock on a cache line of its own:
+// a plain int64 moves to the heap (op takes its address), where the
+// goroutines' clocks sat on one line and every call wrote it.
+type paddedClock struct {
+	_ cpu.CacheLinePad
+	t int64
+	_ cpu.CacheLinePad
 }
 
 // loads are the two regimes: nearly every call admitted, or nearly every
