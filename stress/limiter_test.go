@@ -85,8 +85,10 @@ func TestDriveExactBucket(t *testing.T) {
 }
 
 // TestDriveCatchesBrokenLimiters shows the limiter runs reject a cell that
-// loses updates and a step that credits time twice when the clock goes
-// backwards.
+// loses updates, a step that credits time twice when the clock goes
+// backwards, and a window that counts a stale time in its current window
+// (caught by the boundary drive; the random clocks rarely pile stale times
+// on one instant across many windows).
 func TestDriveCatchesBrokenLimiters(t *testing.T) {
 	d := proofFor(t)
 	s := seed(t)
@@ -99,6 +101,8 @@ func TestDriveCatchesBrokenLimiters(t *testing.T) {
 			testSubject("racy", testBucket{burst: 5, period: int64(time.Second)}, newRacy)},
 		{"rebase-on-backwards-clock", Drive{Goroutines: 1, PhaseOps: 1, Duration: d, Seed: s},
 			testSubject("rebase", testBucket{burst: 5, period: int64(time.Second), rebase: true}, newLocked)},
+		{"stale-time-in-current-window", Drive{Goroutines: crowd(), Duration: d, Seed: s, Boundary: true},
+			staleWindowSubject(7, 3*time.Second)},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
