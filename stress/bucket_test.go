@@ -50,24 +50,24 @@ func (b testBucket) anyStep(state any, now, n int64) (any, limit.Result, error) 
 	return b.step(state.(bucketState), now, n)
 }
 
-// lockedBucket runs the step under a mutex: correct.
-type lockedBucket struct {
-	b  testBucket
-	mu sync.Mutex
-	s  bucketState
+// locked runs a step under a mutex: correct if the step is.
+type locked[S any] struct {
+	step func(s S, now, n int64) (S, limit.Result, error)
+	mu   sync.Mutex
+	s    S
 }
 
-func newLocked(b testBucket) limit.Limiter { return &lockedBucket{b: b, s: b.init()} }
+func newLocked(b testBucket) limit.Limiter { return &locked[bucketState]{step: b.step, s: b.init()} }
 
-func (l *lockedBucket) AllowAt(now int64) bool {
+func (l *locked[S]) AllowAt(now int64) bool {
 	r, _ := l.AllowNAt(now, 1)
 	return r.OK
 }
 
-func (l *lockedBucket) AllowNAt(now, n int64) (limit.Result, error) {
+func (l *locked[S]) AllowNAt(now, n int64) (limit.Result, error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	next, r, err := l.b.step(l.s, now, n)
+	next, r, err := l.step(l.s, now, n)
 	if r.OK {
 		l.s = next
 	}

@@ -36,6 +36,10 @@ type Subject struct {
 	// callers pass, in whatever order they arrive: over every interval
 	// [t1, t2] of given times, at most Burst + Rate*(t2-t1) units.
 	GivenTimes bool
+	// Window, for a limiter that counts in fixed windows, is their length:
+	// a Boundary drive aims its times at their edges. Zero: the time Burst
+	// takes to come back at Rate.
+	Window time.Duration
 	// Init and Step, when set, are the state of a fresh limiter and its
 	// pure step function, for LimiterModel.
 	Init any
@@ -62,6 +66,10 @@ type Drive struct {
 	// checked against the bound over given times (for a Subject with
 	// GivenTimes) or over the whole run.
 	Free bool
+	// Boundary is Free with the times of a boundaryClock instead: clustered
+	// at the edges of the subject's windows, many of them stale by a few ns
+	// to a few windows.
+	Boundary bool
 }
 
 // A Report says what a run did.
@@ -129,8 +137,11 @@ func (d Drive) Run(s Subject) (Report, error) {
 	for g := range gens {
 		gens[g] = rand.New(rand.NewPCG(d.Seed, uint64(g)+1))
 	}
-	if d.Free {
-		return d.runFree(s, lim, c, gens, deadline)
+	switch {
+	case d.Boundary:
+		return d.runFree(s, lim, newBoundaryClock(s, c.now).caller, gens, deadline)
+	case d.Free:
+		return d.runFree(s, lim, c.shared(), gens, deadline)
 	}
 	var phases []phase
 	var rep Report
@@ -208,30 +219,42 @@ func (d Drive) Run(s Subject) (Report, error) {
 	return rep, nil
 }
 
-// runFree is Run for a Free drive: every goroutine steps its own copy of
-// the clock's parameters on one shared time, reads it, and decides.
-func (d Drive) runFree(s Subject, lim limit.Limiter, c clock, gens []*rand.Rand, deadline time.Time) (Report, error) {
-	var (
-		shared atomic.Int64
-		wg     sync.WaitGroup
-		stop   atomic.Bool
-	)
+// shared returns, for each goroutine of a Free drive, a source of times
+// that steps its own copy of c's parameters on one shared time and reads
+// it back.
+func (c clock) shared() func() func(*rand.Rand) int64 {
+	var shared atomic.Int64
 	shared.Store(c.now)
+	return func() func(*rand.Rand) int64 {
+		local := c
+		return func(r *rand.Rand) int64 {
+			local.now = shared.Load()
+			local.step(r)
+			shared.Store(local.now)
+			return shared.Load()
+		}
+	}
+}
+
+// runFree is Run for a Free or Boundary drive: every goroutine takes times
+// from its own source, made by times, and decides at each.
+func (d Drive) runFree(s Subject, lim limit.Limiter, times func() func(*rand.Rand) int64, gens []*rand.Rand, deadline time.Time) (Report, error) {
+	var (
+		wg   sync.WaitGroup
+		stop atomic.Bool
+	)
 	admitted := make([][]phase, d.Goroutines)
 	errs := make([]error, d.Goroutines)
 	for g := range d.Goroutines {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			r, local := gens[g], c
+			r, next := gens[g], times()
 			for i := 0; !stop.Load(); i++ {
 				if i%64 == 0 && time.Now().After(deadline) {
 					stop.Store(true)
 				}
-				local.now = shared.Load()
-				local.step(r)
-				shared.Store(local.now)
-				now, n := shared.Load(), cost(r, s.MaxN)
+				now, n := next(r), cost(r, s.MaxN)
 				got, err := decide(s, lim, now, n)
 				if err != nil {
 					errs[g] = fmt.Errorf("%s: at now=%d n=%d: %w", s.Name, now, n, err)

@@ -16,17 +16,24 @@ var subjects []Subject
 // drives are the shapes of every limiter run, d long in all: a crowd
 // deciding together at each instant, and one goroutine making one decision
 // per instant, each on a clock that goes backwards now and then and on one
-// that does not; and a crowd each reading a shared clock and deciding at
-// the stale time it read.
+// that does not; a crowd each reading a shared clock and deciding at the
+// stale time it read; and a crowd deciding at the edges of the subject's
+// windows, many of its times stale by a few ns to a few windows.
 func drives(t *testing.T, d time.Duration) map[string]Drive {
-	d, s := d/5, seed(t)
-	return map[string]Drive{
-		"crowd":               {Goroutines: crowd(), PhaseOps: 4, Duration: d, Seed: s},
-		"crowd-monotone":      {Goroutines: crowd(), PhaseOps: 4, Duration: d, Seed: s, Monotone: true},
-		"sequential":          {Goroutines: 1, PhaseOps: 1, Duration: d, Seed: s},
-		"sequential-monotone": {Goroutines: 1, PhaseOps: 1, Duration: d, Seed: s, Monotone: true},
-		"free":                {Goroutines: crowd(), Duration: d, Seed: s, Free: true},
+	s := seed(t)
+	all := map[string]Drive{
+		"crowd":               {Goroutines: crowd(), PhaseOps: 4, Seed: s},
+		"crowd-monotone":      {Goroutines: crowd(), PhaseOps: 4, Seed: s, Monotone: true},
+		"sequential":          {Goroutines: 1, PhaseOps: 1, Seed: s},
+		"sequential-monotone": {Goroutines: 1, PhaseOps: 1, Seed: s, Monotone: true},
+		"free":                {Goroutines: crowd(), Seed: s, Free: true},
+		"boundary-stale":      {Goroutines: crowd(), Seed: s, Boundary: true},
 	}
+	for name, dr := range all {
+		dr.Duration = d / time.Duration(len(all))
+		all[name] = dr
+	}
+	return all
 }
 
 func driveAll(t *testing.T, d time.Duration, s Subject) {
@@ -78,8 +85,10 @@ func TestDriveExactBucket(t *testing.T) {
 }
 
 // TestDriveCatchesBrokenLimiters shows the limiter runs reject a cell that
-// loses updates and a step that credits time twice when the clock goes
-// backwards.
+// loses updates, a step that credits time twice when the clock goes
+// backwards, and a window that counts a stale time in its current window
+// (caught by the boundary drive; the random clocks rarely pile stale times
+// on one instant across many windows).
 func TestDriveCatchesBrokenLimiters(t *testing.T) {
 	d := proofFor(t)
 	s := seed(t)
@@ -92,6 +101,8 @@ func TestDriveCatchesBrokenLimiters(t *testing.T) {
 			testSubject("racy", testBucket{burst: 5, period: int64(time.Second)}, newRacy)},
 		{"rebase-on-backwards-clock", Drive{Goroutines: 1, PhaseOps: 1, Duration: d, Seed: s},
 			testSubject("rebase", testBucket{burst: 5, period: int64(time.Second), rebase: true}, newLocked)},
+		{"stale-time-in-current-window", Drive{Goroutines: crowd(), Duration: d, Seed: s, Boundary: true},
+			staleWindowSubject(7, 3*time.Second)},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

@@ -31,7 +31,7 @@ func windowSubject(name string, lim int64, w time.Duration) Subject {
 		New: func() limit.Limiter {
 			return must(window.New(lim, w))
 		},
-		MaxN: lim, Burst: 2 * lim, Rate: RatePer(lim, w), GivenTimes: true,
+		MaxN: lim, Burst: 2 * lim, Rate: RatePer(lim, w), GivenTimes: true, Window: w,
 		Init: window.State{},
 		Step: func(s any, now, n int64) (any, limit.Result, error) { return p.Step(s.(window.State), now, n) },
 	}
@@ -98,7 +98,7 @@ func packedWindowSubject(name string, lim int64, w time.Duration) Subject {
 		New: func() limit.Limiter {
 			return must(packed64.NewWindow(lim, w))
 		},
-		MaxN: lim, Burst: 2 * lim, Rate: RatePer(lim, w), GivenTimes: true,
+		MaxN: lim, Burst: 2 * lim, Rate: RatePer(lim, w), GivenTimes: true, Window: p.Window(),
 		Extra: big.NewRat(lim, wu),
 	}
 }
