@@ -3,6 +3,8 @@ package striped
 import (
 	"sync/atomic"
 	"unsafe"
+
+	"github.com/cellrate/cellrate/internal/race"
 )
 
 // Counter is an int64 sum split into one cell a P, each cell on its own
@@ -60,7 +62,7 @@ type cell struct {
 // never a mix. This needs 64-bit words (a 32-bit platform would tear the
 // int64), and the race detector, which does not know that a pinned P
 // excludes other writers, is given atomic adds instead.
-const plainAdd = !raceEnabled && unsafe.Sizeof(uintptr(0)) == 8
+const plainAdd = !race.Enabled && unsafe.Sizeof(uintptr(0)) == 8
 
 // Add adds n to the counter.
 func (c *Counter) Add(n int64) {

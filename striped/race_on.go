@@ -1,5 +1,0 @@
-//go:build race
-
-package striped
-
-const raceEnabled = true
