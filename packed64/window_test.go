@@ -10,6 +10,7 @@ import (
 
 	"github.com/cellrate/cellrate/internal/bound"
 	"github.com/cellrate/cellrate/internal/limittest"
+	"github.com/cellrate/cellrate/internal/race"
 	"github.com/cellrate/cellrate/limit"
 )
 
@@ -167,7 +168,10 @@ func (r *windowRef) ns(u int64) int64 { return r.p.clk.origin + u<<r.p.clk.shift
 func TestWindowStepMatchesReference(t *testing.T) {
 	rng := rand.New(rand.NewPCG(17, 18))
 	runs := 400
-	if testing.Short() {
+	switch {
+	case race.Enabled: // pure: see package race
+		runs = 12
+	case testing.Short():
 		runs = 80
 	}
 	limits := []int64{1, 2, 3, 10, 1000, MaxWindowLimit}
@@ -226,7 +230,10 @@ func TestWindowStepMatchesReference(t *testing.T) {
 func TestWindowBoundStaleTimes(t *testing.T) {
 	rng := rand.New(rand.NewPCG(21, 22))
 	runs := 200
-	if testing.Short() {
+	switch {
+	case race.Enabled: // one goroutine: see package race
+		runs = 8
+	case testing.Short():
 		runs = 40
 	}
 	for run := range runs {

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/cellrate/cellrate/internal/limittest"
+	"github.com/cellrate/cellrate/internal/race"
 	"github.com/cellrate/cellrate/limit"
 )
 
@@ -184,7 +185,10 @@ func (s *schedule) next() (now, n int64) {
 func TestStepMatchesReference(t *testing.T) {
 	rng := rand.New(rand.NewPCG(1, 2))
 	runs := 400
-	if testing.Short() {
+	switch {
+	case race.Enabled: // pure: see package race
+		runs = 6
+	case testing.Short():
 		runs = 60
 	}
 	for run := range runs {

@@ -13,6 +13,7 @@ import (
 
 	"github.com/cellrate/cellrate/internal/bound"
 	"github.com/cellrate/cellrate/internal/limittest"
+	"github.com/cellrate/cellrate/internal/race"
 	"github.com/cellrate/cellrate/limit"
 )
 
@@ -206,6 +207,10 @@ func (c *logCheck) in(t, w int64) int64 {
 // measures how far the counter strays from an exact sliding log both ways.
 func TestLogError(t *testing.T) {
 	const l, w = 100, int64(time.Second)
+	steps := 200000
+	if race.Enabled { // pure: see package race
+		steps = 20000
+	}
 	for _, tc := range []struct {
 		name string
 		gap  func(*rand.Rand) int64 // time to the next request
@@ -230,7 +235,7 @@ func TestLogError(t *testing.T) {
 			admitted, exactAdm int64
 		)
 		now := int64(0)
-		for range 200000 {
+		for range steps {
 			now += tc.gap(rng)
 			n := tc.n(rng)
 			if exact.in(now, w)+n <= l {
