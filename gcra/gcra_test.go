@@ -14,6 +14,7 @@ import (
 
 	"github.com/cellrate/cellrate/internal/bound"
 	"github.com/cellrate/cellrate/internal/limittest"
+	"github.com/cellrate/cellrate/internal/race"
 	"github.com/cellrate/cellrate/limit"
 )
 
@@ -220,9 +221,13 @@ var rateCases = []rateCase{
 
 func TestStepMatchesModel(t *testing.T) {
 	rng := rand.New(rand.NewPCG(1, 2))
+	runs := 20
+	if race.Enabled { // pure: see package race
+		runs = 2
+	}
 	for _, c := range rateCases {
 		T := int64(c.period) / c.events
-		for range 20 {
+		for range runs {
 			ops := schedule(rng, T, c.burst, 400)
 			adm := runAgainstRef(t, c.events, c.period, c.burst, ops)
 			checkBound(t, adm, c.events, c.period, c.burst)
@@ -232,7 +237,11 @@ func TestStepMatchesModel(t *testing.T) {
 
 func TestRandomRates(t *testing.T) {
 	rng := rand.New(rand.NewPCG(3, 4))
-	for range 300 {
+	rates := 300
+	if race.Enabled { // pure: see package race
+		rates = 30
+	}
+	for range rates {
 		events := 1 + rng.Int64N(1<<rng.IntN(40))
 		period := time.Duration(events + rng.Int64N(events*(1+rng.Int64N(1<<20))))
 		burst := 1 + rng.Int64N(1<<rng.IntN(12))
