@@ -16,6 +16,7 @@ import (
 
 	"github.com/cellrate/cellrate/internal/bound"
 	"github.com/cellrate/cellrate/internal/limittest"
+	"github.com/cellrate/cellrate/internal/race"
 	"github.com/cellrate/cellrate/limit"
 )
 
@@ -379,8 +380,12 @@ var cases = []sched{
 
 func TestScheduleMatchesModel(t *testing.T) {
 	rng := rand.New(rand.NewPCG(1, 2))
+	runs := 20
+	if race.Enabled { // one goroutine: see package race
+		runs = 6
+	}
 	for _, sc := range cases {
-		for range 20 {
+		for range runs {
 			uses := runSchedule(t, rng, sc, 300, false)
 			ps, _ := NewParams(sc.events, sc.period, sc.burst)
 			checkBound(t, uses, ps)
@@ -390,8 +395,12 @@ func TestScheduleMatchesModel(t *testing.T) {
 
 func TestSetParamsMatchesModel(t *testing.T) {
 	rng := rand.New(rand.NewPCG(3, 4))
+	runs := 10
+	if race.Enabled { // one goroutine: see package race
+		runs = 6
+	}
 	for _, sc := range cases {
-		for range 10 {
+		for range runs {
 			runSchedule(t, rng, sc, 300, true)
 		}
 	}
@@ -419,6 +428,11 @@ func TestFractionalRatesDoNotDrift(t *testing.T) {
 	// A million batch-borrows of everything available, at a fixed odd step,
 	// over simulated years: the refill is exact, so the total taken is
 	// exactly the initial burst plus the whole tokens refilled by the end.
+	// Under -race, only the first tenth of them.
+	part := int64(1)
+	if race.Enabled { // one goroutine: see package race
+		part = 10
+	}
 	for _, c := range []struct {
 		rate  float64
 		years int64
@@ -431,7 +445,7 @@ func TestFractionalRatesDoNotDrift(t *testing.T) {
 		span := c.years * 365 * 24 * int64(time.Hour)
 		step := span/1e6 + 7
 		var n, last int64
-		for now := int64(0); now <= span; now += step {
+		for now := int64(0); now <= span/part; now += step {
 			n += l.TakeUpToAt(now, 1000).N
 			last = now
 		}
