@@ -382,7 +382,7 @@ func TestScheduleMatchesModel(t *testing.T) {
 	rng := rand.New(rand.NewPCG(1, 2))
 	runs := 20
 	if race.Enabled { // one goroutine: see package race
-		runs = 6
+		runs = 12
 	}
 	for _, sc := range cases {
 		for range runs {
@@ -395,12 +395,8 @@ func TestScheduleMatchesModel(t *testing.T) {
 
 func TestSetParamsMatchesModel(t *testing.T) {
 	rng := rand.New(rand.NewPCG(3, 4))
-	runs := 10
-	if race.Enabled { // one goroutine: see package race
-		runs = 6
-	}
 	for _, sc := range cases {
-		for range runs {
+		for range 10 {
 			runSchedule(t, rng, sc, 300, true)
 		}
 	}

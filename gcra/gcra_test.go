@@ -239,7 +239,7 @@ func TestRandomRates(t *testing.T) {
 	rng := rand.New(rand.NewPCG(3, 4))
 	rates := 300
 	if race.Enabled { // pure: see package race
-		rates = 30
+		rates = 60
 	}
 	for range rates {
 		events := 1 + rng.Int64N(1<<rng.IntN(40))

@@ -232,7 +232,7 @@ func TestWindowBoundStaleTimes(t *testing.T) {
 	runs := 200
 	switch {
 	case race.Enabled: // one goroutine: see package race
-		runs = 8
+		runs = 4
 	case testing.Short():
 		runs = 40
 	}
