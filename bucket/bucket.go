@@ -40,6 +40,7 @@ import (
 	"golang.org/x/sys/cpu"
 
 	"github.com/cellrate/cellrate/atomic128"
+	"github.com/cellrate/cellrate/internal/backoff"
 	"github.com/cellrate/cellrate/limit"
 	"github.com/cellrate/cellrate/nanotime"
 )
@@ -217,7 +218,8 @@ func (l *Limiter) Allow() bool { return l.AllowAt(l.now()) }
 func (l *Limiter) AllowAt(now int64) bool {
 	u := uint64(now) ^ signBit
 	c := l.cur.Load()
-	for {
+	var spin backoff.Spin
+	for ; ; spin.Wait() {
 		// load, by hand: atomic128's Load inlines here, load would not.
 		t, d := c.state.Load()
 		if d >= retiredBit {
@@ -260,7 +262,8 @@ func (l *Limiter) AllowFracAt(now, num, den int64) (limit.Result, error) {
 // the decision is made in, again if the Params change meanwhile.
 func (l *Limiter) allowCost(now, num, den int64) (limit.Result, error) {
 	c := l.cur.Load()
-	for {
+	var spin backoff.Spin
+	for ; ; spin.Wait() {
 		var t, d uint64
 		c, t, d = l.load(c)
 		var cost int64
@@ -327,7 +330,8 @@ func (l *Limiter) TakeUpToAt(now, k int64) Loan {
 	}
 	u := uint64(now) ^ signBit
 	c := l.cur.Load()
-	for {
+	var spin backoff.Spin
+	for ; ; spin.Wait() {
 		var t, d uint64
 		c, t, d = l.load(c)
 		ps := &c.ps
@@ -400,7 +404,8 @@ func (l *Limiter) Reserve(n int64) (Reservation, error) { return l.ReserveAt(l.n
 func (l *Limiter) ReserveAt(now, n int64) (Reservation, error) {
 	c := l.cur.Load()
 	u := uint64(now) ^ signBit
-	for {
+	var spin backoff.Spin
+	for ; ; spin.Wait() {
 		var t, d uint64
 		c, t, d = l.load(c)
 		ps := &c.ps

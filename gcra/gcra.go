@@ -32,6 +32,7 @@ import (
 
 	"golang.org/x/sys/cpu"
 
+	"github.com/cellrate/cellrate/internal/backoff"
 	"github.com/cellrate/cellrate/limit"
 	"github.com/cellrate/cellrate/nanotime"
 )
@@ -235,7 +236,8 @@ func (l *Limiter) AllowAt(now int64) bool {
 	// hi:lo = u*e + slack*p, the most tat*p may be for one more event.
 	lo, carry := bits.Add64(ul, ps.slP1[1], 0)
 	hi := uh + ps.slP1[0] + carry
-	for {
+	var spin backoff.Spin
+	for ; ; spin.Wait() {
 		tat := l.tat.Load()
 		kh, kl := bits.Mul64(tat, ps.p)
 		if kh > hi || (kh == hi && kl > lo) {
@@ -261,7 +263,8 @@ func (l *Limiter) AllowN(n int64) (limit.Result, error) { return l.AllowNAt(nano
 // AllowNAt admits n events at now if all n fit, else none. See Params.Step
 // for errors and for n == 0.
 func (l *Limiter) AllowNAt(now, n int64) (limit.Result, error) {
-	for {
+	var spin backoff.Spin
+	for ; ; spin.Wait() {
 		tat := l.tat.Load()
 		next, r, err := l.ps.Step(tat, now, n)
 		if !r.OK || next == tat || l.tat.CompareAndSwap(tat, next) {

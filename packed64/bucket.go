@@ -8,6 +8,7 @@ import (
 
 	"golang.org/x/sys/cpu"
 
+	"github.com/cellrate/cellrate/internal/backoff"
 	"github.com/cellrate/cellrate/limit"
 	"github.com/cellrate/cellrate/nanotime"
 )
@@ -270,7 +271,8 @@ func (p *BucketParams) allow(word *atomic.Uint64, hw *HighWater, now int64) bool
 		return false
 	}
 	u := p.clk.units(now)
-	for {
+	var spin backoff.Spin
+	for ; ; spin.Wait() {
 		old := word.Load()
 		h := hw.t.Load()
 		t, d, dn := p.refill(BucketWord(old), u, p.clk.units(h+p.clk.slack))
@@ -288,7 +290,8 @@ func (p *BucketParams) allow(word *atomic.Uint64, hw *HighWater, now int64) bool
 }
 
 func (p *BucketParams) allowN(word *atomic.Uint64, hw *HighWater, now, n int64) (limit.Result, error) {
-	for {
+	var spin backoff.Spin
+	for ; ; spin.Wait() {
 		old := word.Load()
 		next, r, err := p.Step(BucketWord(old), now, hw.Ref(p.clk.slack), n)
 		if !r.OK || err != nil || uint64(next) == old {

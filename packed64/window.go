@@ -8,6 +8,7 @@ import (
 
 	"golang.org/x/sys/cpu"
 
+	"github.com/cellrate/cellrate/internal/backoff"
 	"github.com/cellrate/cellrate/internal/slide"
 	"github.com/cellrate/cellrate/limit"
 	"github.com/cellrate/cellrate/nanotime"
@@ -223,7 +224,8 @@ func (p *WindowParams) allow(word *atomic.Uint64, hw *HighWater, now int64) bool
 		return false
 	}
 	u := p.clk.units(now)
-	for {
+	var spin backoff.Spin
+	for ; ; spin.Wait() {
 		old := word.Load()
 		h := hw.t.Load()
 		s, e, back := p.r.Advance(p.unwrap(WindowWord(old), p.clk.units(h+p.clk.slack)), u)
@@ -241,7 +243,8 @@ func (p *WindowParams) allow(word *atomic.Uint64, hw *HighWater, now int64) bool
 }
 
 func (p *WindowParams) allowN(word *atomic.Uint64, hw *HighWater, now, n int64) (limit.Result, error) {
-	for {
+	var spin backoff.Spin
+	for ; ; spin.Wait() {
 		old := word.Load()
 		next, r, err := p.Step(WindowWord(old), now, hw.Ref(p.clk.slack), n)
 		if !r.OK || err != nil || uint64(next) == old {

@@ -14,6 +14,7 @@ import (
 
 	"github.com/cellrate/cellrate/atomic128"
 	"github.com/cellrate/cellrate/bucket"
+	"github.com/cellrate/cellrate/internal/backoff"
 	"github.com/cellrate/cellrate/limit"
 	"github.com/cellrate/cellrate/nanotime"
 )
@@ -435,7 +436,8 @@ func (l *Limiter) lines(s bucket.State) (empty int64, full end) {
 // all of them or none if it holds fewer than need. It returns how many it
 // took and the end of their last slot.
 func (l *Limiter) borrow(c *cache, now, need, want int64) (m int64, z end, ok bool) {
-	for {
+	var spin backoff.Spin
+	for ; ; spin.Wait() {
 		t, d := l.state.Load()
 		s := bucket.State{T: t, Deficit: d}
 		_, r := l.ps.StepUnits(s, now, 0)

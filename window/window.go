@@ -88,6 +88,7 @@ import (
 	"golang.org/x/sys/cpu"
 
 	"github.com/cellrate/cellrate/atomic128"
+	"github.com/cellrate/cellrate/internal/backoff"
 	"github.com/cellrate/cellrate/limit"
 	"github.com/cellrate/cellrate/nanotime"
 )
@@ -128,7 +129,8 @@ func (l *Limiter) AllowAt(now int64) bool {
 	if l.p.r.L == 0 {
 		return false
 	}
-	for {
+	var spin backoff.Spin
+	for ; ; spin.Wait() {
 		v1, v2 := l.cell.Load()
 		next, ok := l.p.admit(Unpack(v1, v2), now, 1)
 		if !ok {
@@ -148,7 +150,8 @@ func (l *Limiter) AllowN(n int64) (limit.Result, error) { return l.AllowNAt(nano
 // limit.ErrNegativeCost for n < 0 and limit.ErrCostExceedsBurst for n above
 // the limit. n = 0 is always admitted and writes nothing.
 func (l *Limiter) AllowNAt(now, n int64) (limit.Result, error) {
-	for {
+	var spin backoff.Spin
+	for ; ; spin.Wait() {
 		v1, v2 := l.cell.Load()
 		s := Unpack(v1, v2)
 		next, r, err := l.p.Step(s, now, n)
