@@ -64,7 +64,8 @@ const pending = retiredBit | maxDeficit | (maxDeficit - 1)
 
 // Limiter is a token bucket that many goroutines may use at once. Every
 // decision is one 128-bit load, the step, and (only when it changes the
-// state) one 128-bit compare-and-swap, retried on conflict.
+// state) one 128-bit compare-and-swap, retried on conflict after a short
+// spin. The state sits on a cache line of its own.
 //
 // The zero value is not usable: make a Limiter with New or NewPer. A Limiter
 // must not be copied after first use.

@@ -199,8 +199,9 @@ func (ps Params) result(tat uint64, ok bool, uh, ul, slh, sll uint64) limit.Resu
 
 // Limiter is a GCRA in a sync/atomic cell. It is safe for concurrent use;
 // every decision is one load, the step, and (only when admitting) one
-// compare-and-swap, retried on conflict. The state is padded to its own
-// cache line.
+// compare-and-swap, retried on conflict after a short spin (which lets the
+// core that won keep the line for its next calls). The state is padded to
+// its own cache line.
 //
 // The zero value is not usable: make a Limiter with New. A Limiter must not
 // be copied after first use.

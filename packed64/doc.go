@@ -6,7 +6,8 @@
 //
 // Each limiter is a pure step over its word (BucketParams.Step,
 // WindowParams.Step) and a cell that runs it with sync/atomic: one load, the
-// step, one compare-and-swap, retried on conflict; a denial writes nothing.
+// step, one compare-and-swap, retried on conflict after a short spin; a
+// denial writes nothing.
 // PackBucket, UnpackBucket, PackWindow and UnpackWindow are pure, so a word
 // can live in a map, a file or a remote store.
 //

@@ -77,7 +77,8 @@
 // # Concurrency
 //
 // A Limiter runs Params.Step on an atomic128.Uint64Pair: one load, the step,
-// one 128-bit compare-and-swap, retried on conflict. A denial writes nothing.
+// one 128-bit compare-and-swap, retried on conflict after a short spin. A
+// denial writes nothing.
 // Step, Pack and Unpack are exported so the same counter can live in another
 // store.
 package window
