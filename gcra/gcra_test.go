@@ -451,3 +451,17 @@ func TestLayout(t *testing.T) {
 	var l Limiter
 	limittest.OwnLine(t, "gcra.Limiter", unsafe.Sizeof(l), unsafe.Offsetof(l.ps)+unsafe.Sizeof(l.ps), unsafe.Offsetof(l.tat), unsafe.Sizeof(l.tat))
 }
+
+// TestDenialWritesNothing runs denials on a limiter in read-only memory:
+// a mostly-denying GCRA must not write its cache line.
+func TestDenialWritesNothing(t *testing.T) {
+	l, err := New(3, time.Second, 5)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for l.AllowAt(1000) { // until it denies at this instant
+	}
+	ro := limittest.ReadOnly(t, l)
+	limittest.DenialsWriteNothing(t, ro, 1000, int64(time.Second), 1, 5)
+	limittest.DenialsWriteNothing(t, ro, 0, int64(time.Second), 1) // stale
+}

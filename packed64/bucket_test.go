@@ -513,3 +513,22 @@ func FuzzBucketStep(f *testing.F) {
 		}
 	})
 }
+
+// TestDenialWritesNothing runs denials on a Bucket and a Window in
+// read-only memory: a denial stores neither the word nor the HighWater.
+func TestDenialWritesNothing(t *testing.T) {
+	b, err := NewBucket(3, time.Second, 5)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for b.AllowAt(1000) {
+	}
+	limittest.DenialsWriteNothing(t, limittest.ReadOnly(t, b), 1000, int64(time.Second), 1, 5)
+	w, err := NewWindow(4, time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for w.AllowAt(1000) {
+	}
+	limittest.DenialsWriteNothing(t, limittest.ReadOnly(t, w), 1000, int64(3*time.Second), 1, 4)
+}

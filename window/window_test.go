@@ -11,6 +11,7 @@ import (
 	"time"
 	"unsafe"
 
+	"github.com/cellrate/cellrate/atomic128"
 	"github.com/cellrate/cellrate/internal/bound"
 	"github.com/cellrate/cellrate/internal/limittest"
 	"github.com/cellrate/cellrate/internal/race"
@@ -394,4 +395,21 @@ func FuzzStep(f *testing.F) {
 			}
 		}
 	})
+}
+
+// TestDenialWritesNothing runs denials on a counter in read-only memory, on
+// the atomic128 paths whose Load is a plain load (CMPXCHG16B, CASPAL and
+// LDAXP/STLXP load by storing).
+func TestDenialWritesNothing(t *testing.T) {
+	if p := atomic128.Path(); p != "cx16-vmovdqa" && p != "fallback" {
+		t.Skipf("atomic128 path %s loads by storing", p)
+	}
+	l, err := New(4, time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for l.AllowAt(1000) {
+	}
+	ro := limittest.ReadOnly(t, l)
+	limittest.DenialsWriteNothing(t, ro, 1000, int64(3*time.Second), 1, 4)
 }

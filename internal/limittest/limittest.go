@@ -3,6 +3,7 @@
 package limittest
 
 import (
+	"fmt"
 	"runtime"
 	"sync"
 	"sync/atomic"
@@ -111,4 +112,28 @@ func OwnLine(t *testing.T, name string, structSize, prevEnd, off, size uintptr) 
 			name, off, off+size, structSize, prevEnd, line)
 	}
 	t.Logf("%s: %d bytes, hot field at [%d, %d)", name, structSize, off, off+size)
+}
+
+// DenialsWriteNothing checks l, a copy made by ReadOnly that is full at
+// deniedAt: AllowAt and AllowNAt of each cost there must deny without a
+// store to its memory (a failed compare-and-swap stores too), and an
+// AllowAt at admittedAt must store, or the check proves nothing.
+func DenialsWriteNothing(t *testing.T, l limit.Limiter, deniedAt, admittedAt int64, costs ...int64) {
+	t.Helper()
+	check := func(what string, f func() bool) {
+		t.Helper()
+		var ok bool
+		if Faults(func() { ok = f() }) {
+			t.Errorf("a denying %s wrote the limiter", what)
+		} else if ok {
+			t.Errorf("%s admitted at %d on a full limiter", what, deniedAt)
+		}
+	}
+	check("AllowAt", func() bool { return l.AllowAt(deniedAt) })
+	for _, n := range costs {
+		check(fmt.Sprintf("AllowNAt(%d)", n), func() bool { r, _ := l.AllowNAt(deniedAt, n); return r.OK })
+	}
+	if !Faults(func() { l.AllowAt(admittedAt) }) {
+		t.Fatal("an admission did not fault: the limiter's memory is writable")
+	}
 }
