@@ -7,8 +7,6 @@
 // order). Limiters never read the clock inside an ...At method.
 package limit
 
-import "errors"
-
 // Never is the RetryAfter of a request that can never be admitted.
 const Never = int64(1<<63 - 1)
 
@@ -23,14 +21,6 @@ type Result struct {
 	// first be admitted if nothing else were admitted meanwhile; 0 when OK.
 	RetryAfter int64
 }
-
-var (
-	// ErrNegativeCost reports a request for a negative number of units.
-	ErrNegativeCost = errors.New("limit: n is negative")
-	// ErrCostExceedsBurst reports a request for more units than the
-	// limiter can ever hold at once: it would be denied forever.
-	ErrCostExceedsBurst = errors.New("limit: n exceeds the burst")
-)
 
 // Limiter is implemented by every limiter in cellrate.
 type Limiter interface {
