@@ -18,11 +18,9 @@ import (
 )
 
 // goroutines are the concurrency levels of every benchmark: one goroutine
-// in a plain loop, then RunParallel with one and eight goroutines per P.
-func goroutines() []int {
-	p := runtime.GOMAXPROCS(0)
-	return []int{1, p, 8 * p}
-}
+// in a plain loop, then RunParallel with one and eight goroutines per P
+// (GoroutineCounts: no count twice, whatever GOMAXPROCS is).
+func goroutines() []int { return GoroutineCounts(runtime.GOMAXPROCS(0)) }
 
 // run times op at g goroutines and returns the fraction of calls that
 // reported true; op gets a per-goroutine state it may use as an injected
@@ -41,7 +39,7 @@ func run(b *testing.B, g int, op func(t *int64) bool) float64 {
 		admitted.Add(n)
 		total.Add(int64(b.N))
 	} else {
-		b.SetParallelism(g / runtime.GOMAXPROCS(0))
+		b.SetParallelism(Parallelism(g, runtime.GOMAXPROCS(0)))
 		b.RunParallel(func(pb *testing.PB) {
 			var n, ops int64
 			c := new(paddedClock) // op's &t escapes: keep it off other goroutines' lines

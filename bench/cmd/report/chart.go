@@ -7,7 +7,6 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
-	"strconv"
 	"strings"
 
 	"gonum.org/v1/plot"
@@ -19,49 +18,58 @@ import (
 	"gonum.org/v1/plot/vg/vgsvg"
 )
 
-// A chart is a grid of panels, one per scenario, each with a line of
-// ns/op against goroutine count per implementation. It is written as SVG,
-// or as PNG with -format png.
-type chart struct {
-	file   string
-	groups []string // scenario prefixes, one panel each
-	cols   int
-}
+// A section's chart is a grid of panels, one per scenario that ran at
+// more than one goroutine count, each with a line of ns/op against
+// goroutine count per implementation. It is written as SVG, or as PNG
+// with -format png.
 
-var charts = []chart{
-	{"limiters", []string{"Limiter/admit/clock", "Limiter/admit/injected", "Limiter/deny/clock", "Limiter/deny/injected"}, 2},
-	{"primitives", []string{"Counter/add", "Pair/cas-inc"}, 2},
-}
-
-func (c chart) render(r *results, file string) error {
-	var tabs []*table
-	var impls []string
-	for _, t := range r.tables() {
-		if slices.Contains(c.groups, t.scenario) {
-			tabs = append(tabs, t)
-			for _, im := range t.impls {
-				if !slices.Contains(impls, im) {
-					impls = append(impls, im)
-				}
-			}
+// charted returns the tables a chart shows: those with more than one
+// goroutine count.
+func charted(tabs []*table) []*table {
+	var out []*table
+	for _, t := range tabs {
+		if len(t.gs) > 1 {
+			out = append(out, t)
 		}
 	}
+	return out
+}
+
+// render writes the chart of tabs to file; a section with no table to
+// chart writes nothing. A panic in the plotting library comes back as an
+// error naming the chart.
+func render(r *results, s section, tabs []*table, file string) (err error) {
+	tabs = charted(tabs)
 	if len(tabs) == 0 {
 		return nil
 	}
-	rows := (len(tabs) + c.cols - 1) / c.cols
+	defer func() {
+		if p := recover(); p != nil {
+			err = fmt.Errorf("chart %s: %v", file, p)
+		}
+	}()
+	var impls []string
+	for _, t := range tabs {
+		for _, im := range t.impls {
+			if !slices.Contains(impls, im) {
+				impls = append(impls, im)
+			}
+		}
+	}
+	cols := max(s.cols, 1)
+	rows := (len(tabs) + cols - 1) / cols
 	grid := make([][]*plot.Plot, rows)
 	for i := range grid {
-		grid[i] = make([]*plot.Plot, c.cols)
+		grid[i] = make([]*plot.Plot, cols)
 	}
 	for i, t := range tabs {
 		p, err := panel(r, t, impls)
 		if err != nil {
-			return err
+			return fmt.Errorf("chart %s: %w", file, err)
 		}
-		grid[i/c.cols][i%c.cols] = p
+		grid[i/cols][i%cols] = p
 	}
-	w, h := vg.Length(c.cols)*7*vg.Inch, vg.Length(rows)*5*vg.Inch
+	w, h := vg.Length(cols)*7*vg.Inch, vg.Length(rows)*5*vg.Inch
 	var img interface {
 		vg.CanvasSizer
 		io.WriterTo
@@ -70,7 +78,7 @@ func (c chart) render(r *results, file string) error {
 		img = vgimg.PngCanvas{Canvas: vgimg.New(w, h)}
 	}
 	dc := draw.New(img)
-	tiles := draw.Tiles{Rows: rows, Cols: c.cols, PadX: vg.Inch / 4, PadY: vg.Inch / 4, PadTop: vg.Inch / 8, PadBottom: vg.Inch / 8, PadLeft: vg.Inch / 8, PadRight: vg.Inch / 8}
+	tiles := draw.Tiles{Rows: rows, Cols: cols, PadX: vg.Inch / 4, PadY: vg.Inch / 4, PadTop: vg.Inch / 8, PadBottom: vg.Inch / 8, PadLeft: vg.Inch / 8, PadRight: vg.Inch / 8}
 	canvases := plot.Align(grid, tiles, dc)
 	for j := range grid {
 		for i, p := range grid[j] {
@@ -113,8 +121,10 @@ func panel(r *results, t *table, impls []string) (*plot.Plot, error) {
 	p.X.Scale = plot.LogScale{}
 	var ticks []plot.Tick
 	for _, g := range t.gs {
-		n, _ := strconv.Atoi(strings.TrimPrefix(g, "g="))
-		ticks = append(ticks, plot.Tick{Value: float64(n), Label: fmt.Sprint(n)})
+		if g < 1 { // parse refuses these; a log axis cannot show them
+			return nil, fmt.Errorf("scenario %s: goroutine count %d is not positive", t.scenario, g)
+		}
+		ticks = append(ticks, plot.Tick{Value: float64(g), Label: fmt.Sprint(g)})
 	}
 	p.X.Tick.Marker = plot.ConstantTicks(ticks)
 	p.Y.Min = 0
@@ -125,7 +135,7 @@ func panel(r *results, t *table, impls []string) (*plot.Plot, error) {
 	for _, impl := range t.impls {
 		var pts plotter.XYs
 		for k, g := range t.gs {
-			if s := r.stat(t.name[[2]string{impl, g}]); s.ok {
+			if s := r.stat(t.name[key{impl, g}]); s.ok {
 				pts = append(pts, plotter.XY{X: ticks[k].Value, Y: s.median})
 				top = max(top, s.median)
 			}

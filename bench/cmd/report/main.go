@@ -4,6 +4,15 @@
 // (bench.txt, for benchstat) and charts of ns/op per implementation and
 // goroutine count (limiters.svg, primitives.svg).
 //
+// The report is written into a fresh hidden directory beside the output
+// directory and moved into its place only once every file is written: a
+// run that fails or is interrupted leaves the old report as it was. The
+// header names the CPU model, the CPUs the process may use and GOMAXPROCS,
+// and says which goroutine counts exceed the CPUs.
+//
+// The report's sections (sections.go) say which benchmarks go where; its
+// doc says how to add one.
+//
 // Run it from the bench module's directory:
 //
 //	go run ./cmd/report           # full: -count 5 -benchtime 150ms
@@ -12,16 +21,21 @@
 package main
 
 import (
+	"bufio"
 	"bytes"
+	"context"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
 	"log"
 	"os"
 	"os/exec"
+	"os/signal"
 	"path/filepath"
 	"runtime"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/cellrate/cellrate/bench"
@@ -30,55 +44,175 @@ import (
 func main() {
 	log.SetFlags(0)
 	log.SetPrefix("report: ")
+	var o options
 	quick := flag.Bool("quick", false, "short benchmark times, one count, smaller schedules")
-	out := flag.String("out", "report", "output directory")
-	in := flag.String("in", "", "parse this saved `go test -bench` output instead of running the benchmarks")
-	pattern := flag.String("bench", ".", "benchmark regexp")
-	format := flag.String("format", "svg", "chart format: svg or png")
+	flag.StringVar(&o.out, "out", "report", "output directory, replaced as a whole once the report is written")
+	flag.StringVar(&o.in, "in", "", "parse this saved `go test -bench` output instead of running the benchmarks")
+	flag.StringVar(&o.pattern, "bench", ".", "benchmark regexp")
+	flag.StringVar(&o.format, "format", "svg", "chart format: svg or png")
 	flag.Parse()
-
-	cfg := config{count: 5, benchtime: "150ms", requests: 200_000}
-	if *quick {
-		cfg = config{count: 1, benchtime: "100ms", requests: 20_000, quick: true}
+	if o.format != "svg" && o.format != "png" {
+		log.Fatalf("-format %q: want svg or png", o.format)
 	}
-	cfg.command = fmt.Sprintf("`go test -run '^$' -bench '%s' -benchmem -benchtime %s .`, run %d time(s) over (one binary, rounds in turn)", *pattern, cfg.benchtime, cfg.count)
+	o.cfg = config{count: 5, benchtime: "150ms", requests: 200_000}
+	if *quick {
+		o.cfg = config{count: 1, benchtime: "100ms", requests: 20_000, quick: true}
+	}
+	o.cfg.command = fmt.Sprintf("`go test -run '^$' -bench '%s' -benchmem -benchtime %s .`, run %d time(s) over (one binary, rounds in turn)", o.pattern, o.cfg.benchtime, o.cfg.count)
 
+	// An interrupt stops the benchmarks and leaves the output directory
+	// as it was (run writes the report beside it and moves it in last).
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	if err := run(ctx, o, os.Stdout); err != nil {
+		stop()
+		log.Fatal(err) // after run's deferred clean-ups
+	}
+}
+
+type options struct {
+	out, in, pattern, format string
+	cfg                      config
+}
+
+// run makes the report: it runs the benchmarks (or reads -in), parses
+// them, runs the accuracy schedules, writes every file of the report into
+// a fresh directory beside o.out and only then moves it to o.out. Any
+// error, or ctx ending, leaves o.out untouched.
+func run(ctx context.Context, o options, stdout io.Writer) error {
 	var raw []byte
-	if *in != "" {
+	if o.in != "" {
 		var err error
-		if raw, err = os.ReadFile(*in); err != nil {
-			log.Fatal(err)
+		if raw, err = os.ReadFile(o.in); err != nil {
+			return err
 		}
 	} else {
 		before := loadavg()
-		raw = runBenchmarks(*pattern, cfg)
-		// benchfmt configuration lines, so that -in and benchstat read them.
-		raw = append([]byte("loadavg-before: "+before+"\n"), raw...)
+		var err error
+		if raw, err = runBenchmarks(ctx, o.pattern, o.cfg); err != nil {
+			return err
+		}
+		raw = append(machineLines(raw, before), raw...)
 		raw = append(raw, "loadavg-after: "+loadavg()+"\n"...)
 	}
-	res := parse(raw)
+	res, err := parse(raw)
+	if err != nil {
+		return fmt.Errorf("parsing the benchmark output: %w", err)
+	}
+	cfg := o.cfg
 	cfg.loadBefore, cfg.loadAfter = res.loadBefore, res.loadAfter
-	if len(res.samples) == 0 {
-		log.Fatal("no benchmark results")
-	}
 	acc := accuracy(cfg.requests)
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	err = publish(ctx, o.out, func(dir string) error {
+		if err := os.WriteFile(filepath.Join(dir, "bench.txt"), raw, 0o644); err != nil {
+			return err
+		}
+		tabs := res.tables(baseline)
+		for _, s := range all(tabs) {
+			if s.chart == "" {
+				continue
+			}
+			if err := render(res, s, s.tables(tabs), filepath.Join(dir, s.chart+"."+o.format)); err != nil {
+				return err
+			}
+		}
+		var md bytes.Buffer
+		markdown(&md, res, acc, cfg, o.format)
+		return os.WriteFile(filepath.Join(dir, "README.md"), md.Bytes(), 0o644)
+	})
+	if err != nil {
+		return err
+	}
+	text(stdout, res, acc)
+	fmt.Fprintf(stdout, "\nwrote %s/README.md, %s/bench.txt and the charts\n", o.out, o.out)
+	return nil
+}
 
-	if err := os.MkdirAll(*out, 0o755); err != nil {
-		log.Fatal(err)
+// publish calls fill with a fresh directory beside out, then puts that
+// directory in out's place: out holds either the whole old report or the
+// whole new one, never a mix. If fill fails or ctx ends first, the fresh
+// directory is removed and out is left as it was.
+func publish(ctx context.Context, out string, fill func(dir string) error) (err error) {
+	out = filepath.Clean(out)
+	parent, base := filepath.Split(out)
+	if parent == "" {
+		parent = "."
 	}
-	if *in == "" {
-		write(filepath.Join(*out, "bench.txt"), raw)
+	if err := os.MkdirAll(parent, 0o755); err != nil {
+		return err
 	}
-	for _, c := range charts {
-		if err := c.render(res, filepath.Join(*out, c.file+"."+*format)); err != nil {
-			log.Fatal(err)
+	// Hidden, and ignored by .gitignore, so that even a killed run
+	// leaves git status clean.
+	tmp, err := os.MkdirTemp(parent, "."+base+".tmp-")
+	if err != nil {
+		return err
+	}
+	defer func() {
+		if err != nil {
+			os.RemoveAll(tmp)
+		}
+	}()
+	if err := fill(tmp); err != nil {
+		return fmt.Errorf("writing the report (%s is unchanged): %w", out, err)
+	}
+	if err := os.Chmod(tmp, 0o755); err != nil {
+		return err
+	}
+	if err := ctx.Err(); err != nil {
+		return fmt.Errorf("%w (%s is unchanged)", err, out)
+	}
+	old := tmp + ".old"
+	switch err := os.Rename(out, old); {
+	case errors.Is(err, os.ErrNotExist):
+		return os.Rename(tmp, out)
+	case err != nil:
+		return err
+	}
+	if err := os.Rename(tmp, out); err != nil {
+		if err2 := os.Rename(old, out); err2 != nil {
+			return fmt.Errorf("%w; the old report is in %s", err, old)
+		}
+		return err
+	}
+	return os.RemoveAll(old)
+}
+
+// machineLines returns the configuration lines (benchfmt "key: value")
+// that record what the benchmarks ran on beyond what go test prints: the
+// load average before the run, GOMAXPROCS, the CPUs the process may use
+// and, when go test did not print it, the CPU model. The benchmark binary
+// inherits this process's affinity mask and environment, so they are the
+// same there.
+func machineLines(raw []byte, loadBefore string) []byte {
+	var b bytes.Buffer
+	fmt.Fprintf(&b, "loadavg-before: %s\n", loadBefore)
+	fmt.Fprintf(&b, "gomaxprocs: %d\n", runtime.GOMAXPROCS(0))
+	fmt.Fprintf(&b, "usable-cpus: %d\n", runtime.NumCPU())
+	if !bytes.Contains(raw, []byte("\ncpu: ")) && !bytes.HasPrefix(raw, []byte("cpu: ")) {
+		if m := cpuModel(); m != "" {
+			fmt.Fprintf(&b, "cpu: %s\n", m)
 		}
 	}
-	var md bytes.Buffer
-	markdown(&md, res, acc, cfg)
-	write(filepath.Join(*out, "README.md"), md.Bytes())
-	text(os.Stdout, res, acc)
-	fmt.Printf("\nwrote %s/README.md, %s/bench.txt and the charts\n", *out, *out)
+	return b.Bytes()
+}
+
+// cpuModel reads the CPU model from /proc/cpuinfo ("" where there is none).
+func cpuModel() string {
+	f, err := os.Open("/proc/cpuinfo")
+	if err != nil {
+		return ""
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		k, v, ok := strings.Cut(sc.Text(), ":")
+		if ok && (strings.TrimSpace(k) == "model name" || strings.TrimSpace(k) == "Model") {
+			return strings.TrimSpace(v)
+		}
+	}
+	return ""
 }
 
 type config struct {
@@ -110,38 +244,35 @@ func loadavg() string {
 // of other load on the machine lands on every implementation of a round
 // rather than on all the runs of one. It echoes the output to standard
 // error as it comes.
-func runBenchmarks(pattern string, cfg config) []byte {
+func runBenchmarks(ctx context.Context, pattern string, cfg config) ([]byte, error) {
 	start := time.Now()
 	dir, err := os.MkdirTemp("", "cellrate-bench")
 	if err != nil {
-		log.Fatal(err)
+		return nil, err
 	}
 	defer os.RemoveAll(dir)
 	bin := filepath.Join(dir, "bench.test")
-	build := exec.Command("go", "test", "-c", "-o", bin, ".")
+	build := exec.CommandContext(ctx, "go", "test", "-c", "-o", bin, ".")
 	build.Stdout, build.Stderr = os.Stderr, os.Stderr
 	if err := build.Run(); err != nil {
-		log.Fatalf("go test -c: %v", err)
+		return nil, fmt.Errorf("go test -c: %w", err)
 	}
-	log.Printf("%s (GOMAXPROCS %d)", cfg.command, runtime.GOMAXPROCS(0))
+	log.Printf("%s (GOMAXPROCS %d, %d usable CPUs)", cfg.command, runtime.GOMAXPROCS(0), runtime.NumCPU())
 	var buf bytes.Buffer
 	for round := range cfg.count {
 		log.Printf("round %d of %d", round+1, cfg.count)
-		cmd := exec.Command(bin, "-test.run", "^$", "-test.bench", pattern, "-test.benchmem", "-test.benchtime", cfg.benchtime)
+		cmd := exec.CommandContext(ctx, bin, "-test.run", "^$", "-test.bench", pattern, "-test.benchmem", "-test.benchtime", cfg.benchtime)
 		cmd.Stdout = io.MultiWriter(&buf, os.Stderr)
 		cmd.Stderr = os.Stderr
 		if err := cmd.Run(); err != nil {
-			log.Fatalf("benchmarks: %v", err)
+			if ctx.Err() != nil {
+				return nil, ctx.Err()
+			}
+			return nil, fmt.Errorf("benchmarks: %w", err)
 		}
 	}
 	log.Printf("benchmarks took %v", time.Since(start).Round(time.Second))
-	return buf.Bytes()
-}
-
-func write(name string, b []byte) {
-	if err := os.WriteFile(name, b, 0o644); err != nil {
-		log.Fatal(err)
-	}
+	return buf.Bytes(), nil
 }
 
 // accuracy runs every schedule through every implementation that denies.

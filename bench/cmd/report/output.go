@@ -32,28 +32,35 @@ func fmtNS(v float64) string {
 }
 
 // header and row return a scenario table's header and an
-// implementation's row as cells: the median ns/op (± spread) and the ratio
-// to the baseline at each goroutine count, then the contention ratio.
-func header(t *table) []string {
+// implementation's row as cells: the median ns/op (± spread) and, when
+// the table has a baseline, the ratio to it at each goroutine count, then
+// the contention ratio when the run had more than one P.
+func (r *results) header(t *table) []string {
 	h := []string{t.scenario}
 	for _, g := range t.gs {
-		h = append(h, g+" ns/op", "vs "+t.baseline)
+		h = append(h, fmt.Sprintf("g=%d ns/op", g))
+		if t.baseline != "" {
+			h = append(h, "vs "+t.baseline)
+		}
 	}
-	if len(t.gs) > 1 {
-		h = append(h, t.gs[1]+" / "+t.gs[0])
+	if r.contended(t) {
+		h = append(h, fmt.Sprintf("g=%d / g=1", r.procs))
 	}
 	return h
 }
 
-// contention is the ns/op at the second goroutine count (one per P) over
-// the ns/op on one goroutine: how much a call slows down when every P
-// makes it at once (RunParallel's ns/op is wall time over all calls).
+// contended reports whether t has a contention column: a g=GOMAXPROCS
+// column with GOMAXPROCS above 1 beside the g=1 one.
+func (r *results) contended(t *table) bool {
+	return r.procs > 1 && slices.Contains(t.gs, 1) && slices.Contains(t.gs, r.procs)
+}
+
+// contention is the ns/op at one goroutine per P over the ns/op on one
+// goroutine: how much a call slows down when every P makes it at once
+// (RunParallel's ns/op is wall time over all calls).
 func (r *results) contention(t *table, impl string) string {
-	if len(t.gs) < 2 {
-		return ""
-	}
-	one := r.stat(t.name[[2]string{impl, t.gs[0]}])
-	all := r.stat(t.name[[2]string{impl, t.gs[1]}])
+	one := r.stat(t.name[key{impl, 1}])
+	all := r.stat(t.name[key{impl, r.procs}])
 	if !one.ok || !all.ok {
 		return "-"
 	}
@@ -71,28 +78,62 @@ func (r *results) row(t *table, impl string) []string {
 		if ok {
 			vs = fmt.Sprintf("%.2fx", ratio)
 		}
-		if a := r.metrics[t.name[[2]string{impl, g}]]["allocs/op"]; a > 0 {
+		if a := r.metrics[t.name[key{impl, g}]]["allocs/op"]; a > 0 {
 			ns += fmt.Sprintf(" (%g allocs/op)", a)
 		}
-		cells = append(cells, ns, vs)
+		cells = append(cells, ns)
+		if t.baseline != "" {
+			cells = append(cells, vs)
+		}
 	}
-	if len(t.gs) > 1 {
+	if r.contended(t) {
 		cells = append(cells, r.contention(t, impl))
 	}
 	return cells
 }
 
+// machine describes where the benchmarks ran.
+func (r *results) machine() string {
+	cpu := r.cpu
+	if cpu == "" {
+		cpu = "CPU model not reported"
+	}
+	usable := "the CPUs this process could use were not recorded"
+	if r.usable > 0 {
+		usable = fmt.Sprintf("%s usable by this process (its affinity mask)", plural(r.usable, "CPU"))
+	}
+	return fmt.Sprintf("%s/%s, %s, %s, GOMAXPROCS %d", r.goos, r.goarch, cpu, usable, r.procs)
+}
+
+// gs is every goroutine count in the run, ascending.
+func gs(tabs []*table) []int {
+	var out []int
+	for _, t := range tabs {
+		out = append(out, t.gs...)
+	}
+	slices.Sort(out)
+	return slices.Compact(out)
+}
+
 // text prints benchstat-style tables: for each scenario, ns/op ± spread
 // and the ratio to the baseline at each goroutine count.
 func text(w io.Writer, r *results, acc []accRow) {
+	tabs := r.tables(baseline)
+	fmt.Fprintf(w, "%s.\n", r.machine())
+	for _, n := range cpuNotes(r.procs, r.usable, gs(tabs)) {
+		fmt.Fprintln(w, n)
+	}
+	fmt.Fprintln(w)
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 	line := func(cells []string) { fmt.Fprintln(tw, strings.Join(cells, "\t")+"\t") }
-	for _, t := range r.tables() {
-		line(header(t))
-		for _, impl := range t.impls {
-			line(r.row(t, impl))
+	for _, s := range all(tabs) {
+		for _, t := range s.tables(tabs) {
+			line(r.header(t))
+			for _, impl := range t.impls {
+				line(r.row(t, impl))
+			}
+			fmt.Fprintln(tw)
 		}
-		fmt.Fprintln(tw)
 	}
 	line([]string{"accuracy", "schedule", "admitted", "exact", "ratio", "excess"})
 	for _, a := range acc {
@@ -119,42 +160,61 @@ func absent(t *table) []string {
 	return out
 }
 
-// markdown writes the report.
-func markdown(w io.Writer, r *results, acc []accRow, cfg config) {
+// markdown writes the report; chartExt is the charts' file extension.
+func markdown(w io.Writer, r *results, acc []accRow, cfg config, chartExt string) {
 	mode := "full"
 	if cfg.quick {
 		mode = "quick"
 	}
+	tabs := r.tables(baseline)
 	fmt.Fprintf(w, "# cellrate benchmarks\n\n")
-	fmt.Fprintf(w, "Produced by `make bench` (%s mode) on %s: %s/%s, %s, GOMAXPROCS %d, %s.\n\n",
-		mode, time.Now().UTC().Format("2006-01-02"), r.goos, r.goarch, r.cpu, r.procs, runtime.Version())
+	fmt.Fprintf(w, "Produced by `make bench` (%s mode) on %s with %s.\n\n", mode, time.Now().UTC().Format("2006-01-02"), runtime.Version())
+	fmt.Fprintf(w, "Machine: %s.\n", r.machine())
+	for _, n := range cpuNotes(r.procs, r.usable, gs(tabs)) {
+		fmt.Fprintf(w, "%s\n", n)
+	}
+	fmt.Fprintln(w)
 	if cfg.loadBefore != "" && cfg.loadAfter != "" {
 		fmt.Fprintf(w, "Load average (1 min) before the run %s, after it %s.\n", cfg.loadBefore, cfg.loadAfter)
 	}
 	fmt.Fprintf(w, "Command, in `bench/`: %s; raw output in [bench.txt](bench.txt) (`benchstat bench.txt` reads it).\n", cfg.command)
 	fmt.Fprintf(w, "Each cell is the median ns/op of %d round(s) (± the largest distance of a round from it, when several) and its ratio to the baseline named in the header (below 1 is faster). "+
-		"`g` is the number of goroutines: 1 is a plain loop, the others `RunParallel`. "+
-		"`clock` reads the implementation's own clock on every call; `injected` passes a time that moves %dns per call (peers that only read a clock interface get one that returns the injected time). "+
-		"`admit` offers far below the rate (1e9/s, burst 1e9); `deny` offers far above it (100/s, burst 1). "+
-		"The last column is the ns/op with one goroutine per P over the ns/op on one goroutine: how much each call slows down under contention. "+
-		"Every implementation made 0 allocations per call unless the table says otherwise.\n\n", cfg.count, 100)
-	fmt.Fprintf(w, "![ns/op per limiter and goroutine count](limiters.svg)\n\n")
-	line := func(cells []string) { fmt.Fprintf(w, "| %s |\n", strings.Join(cells, " | ")) }
-	for _, t := range r.tables() {
-		fmt.Fprintf(w, "### %s\n\n", t.scenario)
-		h := header(t)
-		h[0] = "implementation"
-		line(h)
-		fmt.Fprintf(w, "|---|%s%s\n", strings.Repeat("--:|--:|", len(t.gs)), strings.Repeat("--:|", len(h)-1-2*len(t.gs)))
-		for _, impl := range t.impls {
-			line(r.row(t, impl))
-		}
-		if missing := absent(t); len(missing) > 0 {
-			fmt.Fprintf(w, "\nNot in this run: %s.\n", strings.Join(missing, "; "))
-		}
-		fmt.Fprintln(w)
+		"`g` is the number of goroutines: 1 is a plain loop, the others `RunParallel`. ", cfg.count)
+	if r.procs > 1 {
+		fmt.Fprintf(w, "The last column is the ns/op with one goroutine per P over the ns/op on one goroutine: how much each call slows down under contention. ")
 	}
-	fmt.Fprintf(w, "![ns/op of the primitives](primitives.svg)\n\n")
+	fmt.Fprintf(w, "Every implementation made 0 allocations per call unless the table says otherwise.\n\n")
+	if len(r.dups) > 0 {
+		fmt.Fprintf(w, "Left out, as repeats of another benchmark's name (go test added the #NN): %s.\n\n", strings.Join(r.dups, ", "))
+	}
+	line := func(cells []string) { fmt.Fprintf(w, "| %s |\n", strings.Join(cells, " | ")) }
+	for _, s := range all(tabs) {
+		st := s.tables(tabs)
+		if len(st) == 0 {
+			continue
+		}
+		fmt.Fprintf(w, "## %s\n\n", s.title)
+		if s.intro != "" {
+			fmt.Fprintf(w, "%s\n\n", s.intro)
+		}
+		if s.chart != "" && len(charted(st)) > 0 {
+			fmt.Fprintf(w, "![ns/op per implementation and goroutine count: %s](%s.%s)\n\n", strings.ToLower(s.title), s.chart, chartExt)
+		}
+		for _, t := range st {
+			fmt.Fprintf(w, "### %s\n\n", t.scenario)
+			h := r.header(t)
+			h[0] = "implementation"
+			line(h)
+			fmt.Fprintf(w, "|---|%s\n", strings.Repeat("--:|", len(h)-1))
+			for _, impl := range t.impls {
+				line(r.row(t, impl))
+			}
+			if missing := absent(t); len(missing) > 0 {
+				fmt.Fprintf(w, "\nNot in this run: %s.\n", strings.Join(missing, "; "))
+			}
+			fmt.Fprintln(w)
+		}
+	}
 	fmt.Fprintf(w, "## Accuracy\n\n")
 	fmt.Fprintf(w, "Each limiter (rate 1000/s, burst 50) gets the same %d requests, one after another on an injected clock. "+
 		"*exact* is what an exact integer token bucket admits greedily from them; "+
