@@ -66,6 +66,9 @@ func main() {
 	defer stop()
 	if err := run(ctx, o, os.Stdout); err != nil {
 		stop()
+		if errors.Is(err, context.Canceled) {
+			log.Fatalf("interrupted: %s is unchanged", o.out)
+		}
 		log.Fatal(err) // after run's deferred clean-ups
 	}
 }
