@@ -1,6 +1,8 @@
 // Package limit holds what every cellrate limiter shares: the Result of a
-// decision, the errors for costs no limiter can admit, and the Limiter
-// interface that stress tests and benchmarks drive them through.
+// decision, the errors for costs no limiter can admit, the typed error for a
+// parameter out of range, the Limiter interface that stress tests and
+// benchmarks drive them through, and All, the all-or-nothing composition of
+// Members.
 //
 // Time is an int64 count of nanoseconds on the monotonic clock of package
 // nanotime (or any clock with a fixed origin whose values the caller feeds in
@@ -30,4 +32,45 @@ type Limiter interface {
 	// ErrNegativeCost or ErrCostExceedsBurst, with a Result that is not OK,
 	// for an n that could never be admitted.
 	AllowNAt(now, n int64) (Result, error)
+}
+
+// Member is a Limiter that can take part in an all-or-nothing composition
+// (All): it admits as AllowNAt does, and it can give back exactly what one of
+// its own admissions took.
+//
+// Why a Receipt and not just a cost: a limiter whose capacity is capped (a
+// bucket, a GCRA) forgets the refill it wasted while full, so "give back n
+// units" alone cannot be exact. If another caller was admitted in between at
+// a later time, adding n back can hand out refill that the limiter, had the
+// refunded admission never happened, would have wasted at its cap, and so
+// break the limiter's bound. The Receipt carries what the admission changed,
+// so the member can undo exactly that.
+type Member interface {
+	Limiter
+	// TakeAt is AllowNAt(now, n) that also returns, when it admits n > 0, a
+	// Receipt of what the admission changed. Otherwise the Receipt is the
+	// zero Receipt, which Refund ignores.
+	TakeAt(now, n int64) (Result, Receipt, error)
+	// Refund gives back what the admission that returned rc took, so that
+	// the member's bound holds over the admissions not refunded. It is
+	// exact (the member ends as if that admission had never happened) at
+	// least when no other admission on the member came between the two,
+	// which is the case All makes common by refunding at once; each
+	// member's doc states when else it is exact and what it keeps
+	// otherwise: never more capacity than exactness would give. Each
+	// Receipt must be refunded at most once, and only to the member that
+	// issued it.
+	Refund(rc Receipt)
+}
+
+// Receipt records one admission of a Member, for Refund. Its fields are
+// filled by the member that admitted and read only by it: Before and After
+// are words of that member's state in its own encoding.
+type Receipt struct {
+	// At and N are the admission's now and cost; N == 0 marks a Receipt
+	// that refunds nothing.
+	At, N int64
+	// Before and After are the member's state words just before and just
+	// after the admission.
+	Before, After [2]uint64
 }
