@@ -27,10 +27,10 @@ func ExampleLimiter() {
 func ExampleParams_Step() {
 	// Step runs the same decision on a TAT kept anywhere: here a plain variable.
 	ps, _ := gcra.NewParams(1, time.Second, 1)
-	var tat uint64 // the zero TAT is a full limiter
+	var s gcra.State // the zero State is a full limiter
 	for _, now := range []int64{0, 5e8, 1e9} {
-		next, r, _ := ps.Step(tat, now, 1)
-		tat = next
+		next, r, _ := ps.Step(s, now, 1)
+		s = next
 		fmt.Println(now, r.OK, r.RetryAfter)
 	}
 	// Output:

@@ -5,197 +5,58 @@
 // whose now values lie in any closed interval of length t is at most
 // b + events*t/period, exactly (no rounding in the limiter's favour), on every
 // schedule: concurrent callers, now values out of order or stale, huge jumps,
-// now anywhere in the int64 range. A denial reads the state and writes
-// nothing, so a mostly-denying limiter does not write its cache line.
+// now anywhere in the int64 range. Reserved events count at their time to act
+// (now + Wait), refunded ones (Refund, Reservation.Cancel) not at all. A
+// denial reads the state and writes nothing, so a mostly-denying limiter does
+// not write its cache line.
 //
 // The arithmetic is integer. When the emission interval T = period/events is
 // a whole number of nanoseconds the limiter is exact both ways: it admits
-// everything the ideal GCRA admits. When it is not (3 per second is
-// 333333333.33 ns), 64 bits cannot hold an exact TAT over the whole int64
-// time range, so the TAT counts steps of T/floor(T) ns (1 to 2 ns): an event
-// is a whole number of steps, so a limiter that stays busy keeps the exact
-// rate forever. The one rounding is when a request finds the limiter full:
-// the TAT restarts at the first step at or after now, losing under one step
-// (< 2 ns) of refill, once per idle period, never in the caller's favour. With
-// injected time this can be seen: a full burst asked for at one instant that
-// is not on the step grid gets burst-1 events then, the last one < 2 ns later.
+// everything the ideal GCRA admits, up to the end of time below. When it is
+// not (3 per second is 333333333.33 ns), 64 bits cannot hold an exact TAT
+// over the whole int64 time range, so the TAT counts steps of T/floor(T) ns
+// (1 to 2 ns): an event is a whole number of steps, so a limiter that stays
+// busy keeps the exact rate forever. The one rounding is when a request finds
+// the limiter full: the TAT restarts at the first step at or after now,
+// losing under one step (< 2 ns) of refill, once per idle period, never in
+// the caller's favour. With injected time this can be seen: a full burst
+// asked for at one instant that is not on the step grid gets burst-1 events
+// then, the last one < 2 ns later.
+//
+// End of time: the TAT is a count of steps from math.MinInt64 in 64 bits, so
+// it ends 2^64 steps later, at or after math.MaxInt64. An admission or a
+// reservation whose new TAT would pass that end is refused, not wrapped:
+// near math.MaxInt64 a limiter admits only while its TAT fits, so
+// New(1, time.Second, 2) admits nothing at now = math.MaxInt64 (its TAT would
+// be one second past it), and RetryAfter is limit.Never then. Nothing else
+// adds a time to a duration without checking: a reservation whose time to act
+// would pass math.MaxInt64 is refused too.
 //
 // Time is int64 nanoseconds on a fixed-origin clock (package nanotime). Each
-// method has an ...At twin taking now; the plain form reads nanotime.Now.
+// method has an ...At twin taking now; the plain form reads the Limiter's
+// clock, nanotime.Now unless WithClock gave another.
+//
+// The rate and burst are fixed for a Limiter's life: there is no SetRate or
+// SetBurst. Changing them means re-encoding the TAT (its steps depend on the
+// rate) atomically with every decision; bucket does that by retiring its cell
+// with a bit of its 128-bit state, but all 64 bits of the TAT are needed to
+// cover the int64 time range, so none is left to mark a retired cell. Use
+// package bucket for a limiter whose rate changes while it runs.
 package gcra
 
 import (
+	"context"
+	"errors"
 	"fmt"
-	"math/bits"
 	"sync/atomic"
 	"time"
 
 	"golang.org/x/sys/cpu"
 
-	"github.com/cellrate/cellrate/internal/backoff"
+	"github.com/cellrate/cellrate/internal/cell"
 	"github.com/cellrate/cellrate/limit"
 	"github.com/cellrate/cellrate/nanotime"
 )
-
-// signBit maps int64 time onto uint64 in the same order: u = uint64(now) ^ signBit,
-// so math.MinInt64 is step 0 and the TAT never needs a sign.
-const signBit = 1 << 63
-
-// maxBurstNs bounds burst*T so the burst's slack, in steps, fits in 62 bits.
-const maxBurstNs = 1 << 62
-
-// Params is the rate and burst of a GCRA in the integer form Step uses. It is
-// immutable; the zero Params is invalid (make one with NewParams).
-//
-// A state is a TAT counted in steps of p/e nanoseconds (1 <= p/e < 2) from
-// math.MinInt64; one event is j steps, so p*j/e is exactly period/events.
-type Params struct {
-	p, e  uint64 // a step is p/e ns
-	j     uint64 // steps per event
-	burst uint64 // b, in events
-	slack uint64 // (b-1)*j: the TAT may lead now by this many steps before one event
-	slP1  [2]uint64
-}
-
-// NewParams returns the Params of a limiter that admits events per period on
-// average and at most burst at once.
-func NewParams(events int64, period time.Duration, burst int64) (Params, error) {
-	switch {
-	case events < 1:
-		return Params{}, fmt.Errorf("gcra: events must be >= 1, got %d", events)
-	case period < 1:
-		return Params{}, fmt.Errorf("gcra: period must be >= 1ns, got %v", period)
-	case burst < 1:
-		return Params{}, fmt.Errorf("gcra: burst must be >= 1, got %d", burst)
-	}
-	per, ev := uint64(period), uint64(events)
-	g := gcd(per, ev)
-	per, ev = per/g, ev/g
-	if per < ev {
-		return Params{}, fmt.Errorf("gcra: rate %d per %v exceeds one event per nanosecond", events, period)
-	}
-	j := per / ev
-	p, e := per, ev*j
-	g = gcd(p, e)
-	p, e = p/g, e/g
-	// burst*T = burst*per/ev must not exceed maxBurstNs.
-	hi, lo := bits.Mul64(uint64(burst), per)
-	if hi != 0 || lo/ev > maxBurstNs || (lo/ev == maxBurstNs && lo%ev != 0) {
-		return Params{}, fmt.Errorf("gcra: burst %d times the interval %v/%d exceeds 2^62ns", burst, period, events)
-	}
-	ps := Params{p: p, e: e, j: j, burst: uint64(burst), slack: (uint64(burst) - 1) * j}
-	ps.slP1[0], ps.slP1[1] = bits.Mul64(ps.slack, p)
-	return ps, nil
-}
-
-// Burst returns the most events the Params admit at once.
-func (ps Params) Burst() int64 { return int64(ps.burst) }
-
-// decide is the step for a cost of c steps whose slack*p is slh:sll. uh:ul
-// is u*e, now in steps times p. It returns the next TAT and whether the
-// request is admitted; only an idle restart divides.
-func (ps *Params) decide(tat, uh, ul, c, slh, sll uint64) (uint64, bool) {
-	kh, kl := bits.Mul64(tat, ps.p)
-	// Admit iff TAT - slack <= now, in units of 1/e ns: tat*p <= u*e + slack*p.
-	lo, carry := bits.Add64(ul, sll, 0)
-	hi := uh + slh + carry
-	if kh > hi || (kh == hi && kl > lo) {
-		return tat, false
-	}
-	if kh < uh || (kh == uh && kl < ul) {
-		return ps.restart(tat, uh, ul, c)
-	}
-	if next, carry := bits.Add64(tat, c, 0); carry == 0 {
-		return next, true
-	}
-	return tat, false // past the end of int64 time: never admit
-}
-
-// restart admits c steps when the TAT is behind now (u*e = uh:ul): the TAT
-// restarts at the first step at or after now. u*e/p < 2^64 because e <= p,
-// so uh < p. It refuses what would pass the end of int64 time.
-func (ps *Params) restart(tat, uh, ul, c uint64) (uint64, bool) {
-	q, r := ul, uint64(0) // whole-ns intervals have p == e == 1: now itself
-	if ps.p != 1 {
-		q, r = bits.Div64(uh, ul, ps.p)
-	}
-	carry := uint64(0)
-	if r != 0 {
-		q, carry = bits.Add64(q, 1, 0)
-	}
-	next, carry2 := bits.Add64(q, c, 0)
-	if carry|carry2 != 0 {
-		return tat, false
-	}
-	return next, true
-}
-
-// Step is the GCRA decision as a pure function: given the stored TAT, now
-// and a cost of n events, it returns the TAT to store and the Result. A
-// denial returns tat unchanged, so a store need not be written then. The
-// zero TAT is a full limiter at any now.
-//
-// n < 0 returns limit.ErrNegativeCost and n > burst limit.ErrCostExceedsBurst,
-// each with a Result that is not OK. n == 0 is admitted and changes nothing.
-func (ps Params) Step(tat uint64, now, n int64) (next uint64, r limit.Result, err error) {
-	switch {
-	case n < 0:
-		return tat, limit.Result{RetryAfter: limit.Never}, limit.ErrNegativeCost
-	case uint64(n) > ps.burst:
-		return tat, limit.Result{RetryAfter: limit.Never}, limit.ErrCostExceedsBurst
-	}
-	u := uint64(now) ^ signBit
-	uh, ul := bits.Mul64(u, ps.e)
-	c := uint64(n) * ps.j
-	slh, sll := bits.Mul64(ps.burst*ps.j-c, ps.p)
-	if n == 0 {
-		return tat, ps.result(tat, true, uh, ul, slh, sll), nil
-	}
-	next, ok := ps.decide(tat, uh, ul, c, slh, sll)
-	return next, ps.result(next, ok, uh, ul, slh, sll), nil
-}
-
-// result fills Remaining (whole events left after the decision) and
-// RetryAfter (ns until the same request would be admitted).
-func (ps Params) result(tat uint64, ok bool, uh, ul, slh, sll uint64) limit.Result {
-	r := limit.Result{OK: ok}
-	q, _ := bits.Div64(uh, ul, ps.p) // floor(now) in steps
-	if tat > q {
-		// Tokens at now: (b*j - (tat - now))/j steps, floored; now's fraction
-		// of a step cannot lift the whole-event floor.
-		if x, bj := tat-q, ps.burst*ps.j; x < bj {
-			r.Remaining = int64((bj - x) / ps.j)
-		}
-	} else {
-		r.Remaining = int64(ps.burst)
-	}
-	if ok {
-		return r
-	}
-	// Admitted once tat*p <= (u+w)*e + slack*p: w = ceil((tat*p - u*e - slack*p)/e).
-	kh, kl := bits.Mul64(tat, ps.p)
-	lo, carry := bits.Add64(ul, sll, 0)
-	hi := uh + slh + carry
-	if kh < hi || (kh == hi && kl <= lo) {
-		r.RetryAfter = limit.Never // refused only because time would overflow
-		return r
-	}
-	dl, borrow := bits.Sub64(kl, lo, 0)
-	dh := kh - hi - borrow
-	if dh >= ps.e {
-		r.RetryAfter = limit.Never
-		return r
-	}
-	w, rem := bits.Div64(dh, dl, ps.e)
-	switch {
-	case w >= uint64(limit.Never):
-		w = uint64(limit.Never)
-	case rem != 0:
-		w++
-	}
-	r.RetryAfter = int64(w)
-	return r
-}
 
 // Limiter is a GCRA in a sync/atomic cell. It is safe for concurrent use;
 // every decision is one load, the step, and (only when admitting) one
@@ -206,79 +67,262 @@ func (ps Params) result(tat uint64, ok bool, uh, ul, slh, sll uint64) limit.Resu
 // The zero value is not usable: make a Limiter with New. A Limiter must not
 // be copied after first use.
 type Limiter struct {
-	ps  Params
-	_   cpu.CacheLinePad // tat's line holds nothing the reads of ps would miss on
-	tat atomic.Uint64
-	_   cpu.CacheLinePad
+	ps    Params
+	clock nanotime.Clock // nil for nanotime.Now
+	_     cpu.CacheLinePad // tat's line holds nothing the reads of ps would miss on
+	tat   atomic.Uint64
+	_     cpu.CacheLinePad
+}
+
+// Option configures a Limiter.
+type Option func(*config)
+
+type config struct {
+	clock    nanotime.Clock
+	setClock bool
+}
+
+// WithClock makes the plain (non-At) methods and Wait read clock instead of
+// nanotime.Now: for example nanotime.Since(), which follows testing/synctest's
+// fake time. A nil clock is a *limit.ParamError (Param "clock") from New.
+func WithClock(clock nanotime.Clock) Option {
+	return func(c *config) { c.clock, c.setClock = clock, true }
 }
 
 // New returns a full Limiter that admits events per period on average and at
-// most burst at once. It returns an error naming the parameter that is out of
-// range: events, period or burst below 1, a rate above one event per
-// nanosecond, or burst*period/events above 2^62 ns (146 years).
-func New(events int64, period time.Duration, burst int64) (*Limiter, error) {
+// most burst at once. It returns NewParams' *limit.ParamError for parameters
+// out of range.
+func New(events int64, period time.Duration, burst int64, opts ...Option) (*Limiter, error) {
 	ps, err := NewParams(events, period, burst)
 	if err != nil {
 		return nil, err
 	}
-	return &Limiter{ps: ps}, nil
+	return NewFromParams(ps, opts...)
 }
 
-// Params returns the limiter's parameters, for running Step elsewhere.
+// NewRate returns a full Limiter that admits rate events per second on
+// average and at most burst at once; see RateParams for how the float is
+// read and which values are refused.
+func NewRate(rate float64, burst int64, opts ...Option) (*Limiter, error) {
+	ps, err := RateParams(rate, burst)
+	if err != nil {
+		return nil, err
+	}
+	return NewFromParams(ps, opts...)
+}
+
+// NewFromParams returns a full Limiter with Params ps, which must come from
+// NewParams or RateParams (the zero Params is a *limit.ParamError).
+func NewFromParams(ps Params, opts ...Option) (*Limiter, error) {
+	if ps.j == 0 {
+		return nil, paramErr("params", ps, nil, nil, "the zero Params: make them with NewParams")
+	}
+	var c config
+	for _, o := range opts {
+		o(&c)
+	}
+	if c.setClock && c.clock == nil {
+		return nil, paramErr("clock", nil, nil, nil, "a nil clock")
+	}
+	return &Limiter{ps: ps, clock: c.clock}, nil
+}
+
+// now reads the Limiter's clock.
+func (l *Limiter) now() int64 {
+	if l.clock != nil {
+		return l.now()
+	}
+	return nanotime.Now()
+}
+
+// Params returns the limiter's parameters, for running the steps elsewhere.
 func (l *Limiter) Params() Params { return l.ps }
 
-// Allow is AllowAt(nanotime.Now()).
-func (l *Limiter) Allow() bool { return l.AllowAt(nanotime.Now()) }
+// State returns the limiter's state now, for running the steps elsewhere.
+func (l *Limiter) State() State { return State(l.tat.Load()) }
+
+// Allow is AllowAt with the Limiter's clock.
+func (l *Limiter) Allow() bool { return l.AllowAt(l.now()) }
 
 // AllowAt reports whether one event may happen at now, and records it if so.
 func (l *Limiter) AllowAt(now int64) bool {
 	ps := &l.ps
-	uh, ul := bits.Mul64(uint64(now)^signBit, ps.e)
-	// hi:lo = u*e + slack*p, the most tat*p may be for one more event.
-	lo, carry := bits.Add64(ul, ps.slP1[1], 0)
-	hi := uh + ps.slP1[0] + carry
-	var spin backoff.Spin
-	for ; ; spin.Wait() {
-		tat := l.tat.Load()
-		kh, kl := bits.Mul64(tat, ps.p)
-		if kh > hi || (kh == hi && kl > lo) {
-			return false // a denial writes nothing
-		}
-		next := tat + ps.j
-		if kh < uh || (kh == uh && kl < ul) || next < tat {
-			// An idle restart or the end of time: decide's slow path.
-			var ok bool
-			if next, ok = ps.decide(tat, uh, ul, ps.j, ps.slP1[0], ps.slP1[1]); !ok {
-				return false
-			}
-		}
-		if l.tat.CompareAndSwap(tat, next) {
-			return true
-		}
-	}
+	a := ps.at(now, ps.j) // outside the loop: a retry does not redo it
+	return cell.Run64(&l.tat, func(tat uint64) (uint64, bool, bool) {
+		next, ok := ps.admit(State(tat), &a, ps.j)
+		return uint64(next), ok, ok // a denial writes nothing
+	})
 }
 
-// AllowN is AllowNAt(nanotime.Now(), n).
-func (l *Limiter) AllowN(n int64) (limit.Result, error) { return l.AllowNAt(nanotime.Now(), n) }
+// AllowN is AllowNAt with the Limiter's clock.
+func (l *Limiter) AllowN(n int64) (limit.Result, error) { return l.AllowNAt(l.now(), n) }
 
 // AllowNAt admits n events at now if all n fit, else none. See Params.Step
 // for errors and for n == 0.
 func (l *Limiter) AllowNAt(now, n int64) (limit.Result, error) {
-	var spin backoff.Spin
-	for ; ; spin.Wait() {
-		tat := l.tat.Load()
-		next, r, err := l.ps.Step(tat, now, n)
-		if !r.OK || next == tat || l.tat.CompareAndSwap(tat, next) {
-			return r, err
+	r, _, err := l.TakeAt(now, n)
+	return r, err
+}
+
+// TakeAt is AllowNAt that also returns, when it admits n > 0, the Receipt
+// Refund needs to give the events back (limit.Member).
+func (l *Limiter) TakeAt(now, n int64) (limit.Result, limit.Receipt, error) {
+	type out struct {
+		r   limit.Result
+		rc  limit.Receipt
+		err error
+	}
+	o := cell.Run64(&l.tat, func(tat uint64) (uint64, out, bool) {
+		next, r, err := l.ps.Step(State(tat), now, n)
+		o := out{r: r, err: err}
+		write := r.OK && uint64(next) != tat
+		if write {
+			o.rc = limit.Receipt{At: now, N: n, Before: [2]uint64{tat}, After: [2]uint64{uint64(next)}}
 		}
+		return uint64(next), o, write
+	})
+	return o.r, o.rc, o.err
+}
+
+// Refund gives back the events of the admission that returned rc (see
+// limit.Member), exactly when the TAT is still the one that admission
+// stored: when no other event was admitted since, or all admitted since were
+// given back. Otherwise it gives back nothing: later admissions were decided
+// with those events taken, and the TAT cannot tell how much of them the
+// limiter would have refilled anyway while full, so giving them back could
+// pass the bound. limit.All refunds at once, so that is rare; put a GCRA that
+// many callers share last in an All, where it is never refunded.
+func (l *Limiter) Refund(rc limit.Receipt) {
+	if rc.N == 0 {
+		return
+	}
+	before, after := State(rc.Before[0]), State(rc.After[0])
+	cell.Run64(&l.tat, func(tat uint64) (uint64, struct{}, bool) {
+		next, ok := l.ps.Undo(State(tat), before, after)
+		return uint64(next), struct{}{}, ok
+	})
+}
+
+// Remaining is RemainingAt with the Limiter's clock.
+func (l *Limiter) Remaining() int64 { return l.RemainingAt(l.now()) }
+
+// RemainingAt returns the whole events a request at now could take.
+func (l *Limiter) RemainingAt(now int64) int64 { return l.ps.Remaining(l.State(), now) }
+
+// Tokens is TokensAt with the Limiter's clock.
+func (l *Limiter) Tokens() float64 { return l.TokensAt(l.now()) }
+
+// TokensAt returns the events available at now, with their fraction (see
+// Params.Tokens). It is for display.
+func (l *Limiter) TokensAt(now int64) float64 { return l.ps.Tokens(l.State(), now) }
+
+// Reservation is a cost taken from the limiter now, to be used after a wait.
+// The zero Reservation is not OK and cancels to nothing.
+type Reservation struct {
+	// OK reports whether the events were taken. A reservation is refused
+	// only at the end of time (see the package doc).
+	OK bool
+	// Wait is how many nanoseconds after the reservation's now the caller
+	// must wait before acting; 0 when the events were there at once.
+	Wait int64
+
+	l             *Limiter
+	before, after State
+	act           int64 // the reservation's now plus Wait
+}
+
+// Reserve is ReserveAt with the Limiter's clock.
+func (l *Limiter) Reserve(n int64) (Reservation, error) { return l.ReserveAt(l.now(), n) }
+
+// ReserveAt takes n events at now whether or not they are available, by
+// pushing the TAT as an admission at now+Wait would (Params.Reserve), and
+// returns how long to wait: the caller acts at now+Wait. Later decisions see
+// the pushed TAT, so the bound holds for reserved events counted at their
+// time to act. n < 0 and n > burst return Step's errors and a Reservation
+// that is not OK.
+func (l *Limiter) ReserveAt(now, n int64) (Reservation, error) {
+	type out struct {
+		r   Reservation
+		err error
+	}
+	o := cell.Run64(&l.tat, func(tat uint64) (uint64, out, bool) {
+		next, wait, ok, err := l.ps.Reserve(State(tat), now, n)
+		if !ok {
+			return tat, out{Reservation{Wait: limit.Never}, err}, false
+		}
+		r := Reservation{OK: true, Wait: wait, l: l, before: State(tat), after: next, act: now + wait}
+		return uint64(next), out{r: r}, uint64(next) != tat
+	})
+	return o.r, o.err
+}
+
+// Cancel is CancelAt with the Limiter's clock.
+func (r *Reservation) Cancel() bool {
+	if r.l == nil {
+		return false
+	}
+	return r.CancelAt(r.l.now())
+}
+
+// CancelAt gives the reservation's events back, and reports whether it did.
+// Rule: only if now is not after the time to act and the TAT is still the
+// one the reservation stored (nothing was admitted or reserved on top of
+// it); the limiter is then exactly as if the reservation had never been
+// made, so the bound cannot break. Otherwise the events stay taken. Only the
+// first call can give anything back.
+func (r *Reservation) CancelAt(now int64) bool {
+	ok := r.OK && r.before != r.after && now <= r.act
+	r.OK = false
+	if !ok {
+		return false
+	}
+	return cell.Run64(&r.l.tat, func(tat uint64) (uint64, bool, bool) {
+		next, ok := r.l.ps.Undo(State(tat), r.before, r.after)
+		return uint64(next), ok, ok
+	})
+}
+
+// ErrDeadline is returned by Wait when the context's deadline comes before
+// the events would; errors.Is(ErrDeadline, context.DeadlineExceeded) holds.
+var ErrDeadline = fmt.Errorf("gcra: wait would pass the context deadline: %w", context.DeadlineExceeded)
+
+// ErrEndOfTime is returned by Wait when the reservation is refused at the
+// end of int64 time (see the package doc).
+var ErrEndOfTime = errors.New("gcra: the wait would pass the end of int64 time")
+
+// Wait blocks until n events may happen and takes them, or until ctx is
+// done. It reserves at once, so waiters are served in order; if ctx ends
+// first (or its deadline is sooner than the wait, in which case Wait returns
+// ErrDeadline without blocking) the reservation is cancelled under
+// CancelAt's rule. Its timer is stopped on every path.
+func (l *Limiter) Wait(ctx context.Context, n int64) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	now := l.now()
+	r, err := l.ReserveAt(now, n)
+	if err != nil {
+		return err
+	}
+	if !r.OK {
+		return ErrEndOfTime
+	}
+	if r.Wait == 0 {
+		return nil
+	}
+	if dl, ok := ctx.Deadline(); ok && time.Until(dl) < time.Duration(r.Wait) {
+		r.CancelAt(now)
+		return ErrDeadline
+	}
+	tm := time.NewTimer(time.Duration(r.Wait))
+	defer tm.Stop()
+	select {
+	case <-tm.C:
+		return nil
+	case <-ctx.Done():
+		r.CancelAt(l.now())
+		return ctx.Err()
 	}
 }
 
-func gcd(a, b uint64) uint64 {
-	for b != 0 {
-		a, b = b, a%b
-	}
-	return a
-}
-
-var _ limit.Limiter = (*Limiter)(nil)
+var _ limit.Member = (*Limiter)(nil)

@@ -18,93 +18,6 @@ import (
 	"github.com/cellrate/cellrate/limit"
 )
 
-// ref is the reference model: GCRA over exact rationals, in nanoseconds
-// counted from math.MinInt64. It shares no arithmetic with the package: the
-// TAT is a big.Rat, and the grid rounding of an idle restart is written as
-// ceil(now/step)*step with step = T/floor(T).
-type ref struct {
-	T, step *big.Rat
-	b       int64
-	tat     *big.Rat
-	end     *big.Rat // 2^64 steps: TATs at or past it are refused
-}
-
-func newRef(events int64, period time.Duration, burst int64) *ref {
-	T := new(big.Rat).SetFrac64(int64(period), events)
-	fl := new(big.Int).Quo(T.Num(), T.Denom())
-	step := new(big.Rat).Quo(T, new(big.Rat).SetInt(fl))
-	end := new(big.Rat).Mul(step, new(big.Rat).SetInt(new(big.Int).Lsh(big.NewInt(1), 64)))
-	return &ref{T: T, step: step, b: burst, tat: new(big.Rat), end: end}
-}
-
-func ratNow(now int64) *big.Rat {
-	x := new(big.Int).SetInt64(now)
-	x.Sub(x, big.NewInt(math.MinInt64))
-	return new(big.Rat).SetInt(x)
-}
-
-func floorRat(x *big.Rat) *big.Int {
-	q, m := new(big.Int), new(big.Int)
-	q.DivMod(x.Num(), x.Denom(), m) // Euclidean: floor for a positive denominator
-	return q
-}
-
-func ceilRat(x *big.Rat) *big.Int {
-	q := floorRat(x)
-	if !x.IsInt() {
-		q.Add(q, big.NewInt(1))
-	}
-	return q
-}
-
-func maxRat(a, b *big.Rat) *big.Rat {
-	if a.Cmp(b) >= 0 {
-		return a
-	}
-	return b
-}
-
-func (m *ref) step1(now, n int64) limit.Result {
-	u := ratNow(now)
-	nT := new(big.Rat).Mul(m.T, new(big.Rat).SetInt64(n))
-	bT := new(big.Rat).Mul(m.T, new(big.Rat).SetInt64(m.b))
-	tokens := func(tat *big.Rat) int64 { // whole events available at now
-		x := new(big.Rat).Sub(new(big.Rat).Add(u, bT), maxRat(tat, u))
-		x.Quo(x, m.T)
-		f := floorRat(x)
-		if f.Sign() < 0 {
-			return 0
-		}
-		return f.Int64()
-	}
-	if n == 0 {
-		return limit.Result{OK: true, Remaining: tokens(m.tat)}
-	}
-	lead := new(big.Rat).Sub(new(big.Rat).Add(maxRat(m.tat, u), nT), u)
-	if lead.Cmp(bT) <= 0 {
-		base := m.tat
-		if m.tat.Cmp(u) < 0 {
-			k := ceilRat(new(big.Rat).Quo(u, m.step))
-			base = new(big.Rat).Mul(new(big.Rat).SetInt(k), m.step)
-		}
-		next := new(big.Rat).Add(base, nT)
-		if next.Cmp(m.end) < 0 {
-			m.tat = next
-			return limit.Result{OK: true, Remaining: tokens(next)}
-		}
-	}
-	r := limit.Result{Remaining: tokens(m.tat), RetryAfter: limit.Never}
-	// Admitted at now+w once tat + nT - bT <= now + w.
-	w := new(big.Rat).Sub(new(big.Rat).Sub(new(big.Rat).Add(m.tat, nT), bT), u)
-	if w.Sign() > 0 {
-		c := ceilRat(w)
-		if c.IsInt64() {
-			r.RetryAfter = c.Int64()
-		}
-	}
-	return r
-}
-
 // op is one request of a schedule.
 type op struct{ now, n int64 }
 
@@ -178,7 +91,7 @@ func runAgainstRef(t testing.TB, events int64, period time.Duration, burst int64
 		t.Fatal(err)
 	}
 	m := newRef(events, period, burst)
-	var tat uint64
+	var tat State
 	var adm []admitted
 	for i, o := range ops {
 		next, got, err := ps.Step(tat, o.now, o.n)
@@ -324,22 +237,55 @@ func TestExtremes(t *testing.T) {
 
 func TestErrors(t *testing.T) {
 	for _, c := range []struct {
-		events int64
-		period time.Duration
-		burst  int64
-		want   string
+		events   int64
+		period   time.Duration
+		burst    int64
+		param    string
+		value    any
+		min, max any
 	}{
-		{0, time.Second, 1, "gcra: events must be >= 1, got 0"},
-		{-1, time.Second, 1, "gcra: events must be >= 1, got -1"},
-		{1, 0, 1, "gcra: period must be >= 1ns, got 0s"},
-		{1, time.Second, 0, "gcra: burst must be >= 1, got 0"},
-		{2, 1, 1, "gcra: rate 2 per 1ns exceeds one event per nanosecond"},
-		{1, 1 << 61, 3, "gcra: burst 3 times the interval 640511h56m49.213693952s/1 exceeds 2^62ns"},
+		{0, time.Second, 1, "events", int64(0), int64(1), nil},
+		{-1, time.Second, 1, "events", int64(-1), int64(1), nil},
+		{1, 0, 1, "period", time.Duration(0), time.Duration(1), nil},
+		{1, -time.Second, 1, "period", -time.Second, time.Duration(1), nil},
+		{1, time.Second, 0, "burst", int64(0), int64(1), nil},
+		{2, 1, 1, "events", int64(2), int64(1), int64(1)},
+		{7, 5, 1, "events", int64(7), int64(1), int64(5)},
+		{1, 1 << 61, 3, "burst", int64(3), int64(1), int64(2)},
+		{3, time.Second, 1 << 62, "burst", int64(1 << 62), int64(1), int64(13835058055)},
 	} {
 		_, err := New(c.events, c.period, c.burst)
-		if err == nil || err.Error() != c.want {
-			t.Errorf("New(%d, %v, %d) = %v, want %q", c.events, c.period, c.burst, err, c.want)
+		var pe *limit.ParamError
+		if !errors.As(err, &pe) || pe.Pkg != "gcra" || pe.Param != c.param || pe.Value != c.value || pe.Min != c.min || pe.Max != c.max {
+			t.Errorf("New(%d, %v, %d) = %#v, want %s %v in [%v, %v]", c.events, c.period, c.burst, err, c.param, c.value, c.min, c.max)
+			continue
 		}
+		// Max is the largest value that fits: it must be accepted.
+		if m, ok := pe.Max.(int64); ok {
+			ev, b := c.events, c.burst
+			if c.param == "events" {
+				ev = m
+			} else {
+				b = m
+			}
+			if _, err := New(ev, c.period, b); err != nil {
+				t.Errorf("New(%d, %v, %d) with the Max of %v: %v", ev, c.period, b, err, err)
+			}
+		}
+	}
+	if _, err := New(1, time.Second, 1, WithClock(nil)); !isParam(err, "clock") {
+		t.Errorf("WithClock(nil): %v", err)
+	}
+	if _, err := NewFromParams(Params{}); !isParam(err, "params") {
+		t.Errorf("NewFromParams(Params{}): %v", err)
+	}
+	for _, rate := range []float64{0, -1, math.NaN(), math.Inf(1), 1e-12, 2e9} {
+		if _, err := NewRate(rate, 1); !isParam(err, "rate") {
+			t.Errorf("NewRate(%v, 1): %v", rate, err)
+		}
+	}
+	if _, err := NewRate(1, 0); !isParam(err, "burst") {
+		t.Errorf("NewRate(1, 0): %v", err)
 	}
 	l, _ := New(1, time.Second, 2)
 	if r, err := l.AllowNAt(0, -1); !errors.Is(err, limit.ErrNegativeCost) || r.OK {
@@ -347,6 +293,30 @@ func TestErrors(t *testing.T) {
 	}
 	if r, err := l.AllowNAt(0, 3); !errors.Is(err, limit.ErrCostExceedsBurst) || r.OK || r.RetryAfter != limit.Never {
 		t.Errorf("n=3: %+v %v", r, err)
+	}
+}
+
+func isParam(err error, param string) bool {
+	var pe *limit.ParamError
+	return errors.As(err, &pe) && pe.Pkg == "gcra" && pe.Param == param
+}
+
+// TestRateParams: the float rate is read as the nearest small fraction of
+// events per second.
+func TestRateParams(t *testing.T) {
+	for _, c := range []struct {
+		rate   float64
+		events int64
+		period time.Duration
+	}{{0.5, 1, 2 * time.Second}, {1.0 / 3, 1, 3 * time.Second}, {100, 100, time.Second}, {1e9, 1, 1}, {3e8, 3, 10}} {
+		got, err := RateParams(c.rate, 4)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want, _ := NewParams(c.events, c.period, 4)
+		if got != want {
+			t.Errorf("RateParams(%v) = %+v, want %+v", c.rate, got, want)
+		}
 	}
 }
 

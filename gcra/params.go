@@ -1,0 +1,323 @@
+package gcra
+
+import (
+	"math/bits"
+	"time"
+
+	"github.com/cellrate/cellrate/internal/ratio"
+	"github.com/cellrate/cellrate/limit"
+)
+
+// signBit maps int64 time onto uint64 in the same order: u = uint64(now) ^ signBit,
+// so math.MinInt64 is step 0 and the TAT never needs a sign.
+const signBit = 1 << 63
+
+// maxBurstNs bounds burst*T so the burst's slack, in steps, fits in 62 bits.
+const maxBurstNs = 1 << 62
+
+// State is a GCRA's whole state: its theoretical arrival time (TAT), counted
+// in steps of Params' step (1 to 2 ns, see the package doc) from
+// math.MinInt64. The zero State is a full limiter at any now. States only
+// grow, except when Refund or a cancelled Reservation gives one back.
+type State uint64
+
+// Params is the rate and burst of a GCRA in the integer form the steps use.
+// It is immutable; the zero Params is invalid (make one with NewParams).
+//
+// A step is p/e nanoseconds (1 <= p/e < 2); one event is j steps, so p*j/e is
+// exactly period/events.
+type Params struct {
+	p, e  uint64 // a step is p/e ns
+	j     uint64 // steps per event
+	burst uint64 // b, in events
+	bj    uint64 // b*j: the most steps the TAT may lead now by, after an admission
+	slP1  [2]uint64
+}
+
+func paramErr(param string, value, lo, hi any, reason string) error {
+	return &limit.ParamError{Pkg: "gcra", Param: param, Value: value, Min: lo, Max: hi, Reason: reason}
+}
+
+// NewParams returns the Params of a limiter that admits events per period on
+// average and at most burst at once. It returns a *limit.ParamError for
+// events, period or burst below 1, a rate above one event per nanosecond
+// (Param "events", Max the period in ns), or burst*period/events above 2^62 ns
+// (146 years; Param "burst", Max the largest burst that fits).
+func NewParams(events int64, period time.Duration, burst int64) (Params, error) {
+	switch {
+	case events < 1:
+		return Params{}, paramErr("events", events, int64(1), nil, "")
+	case period < 1:
+		return Params{}, paramErr("period", period, time.Duration(1), nil, "")
+	case burst < 1:
+		return Params{}, paramErr("burst", burst, int64(1), nil, "")
+	}
+	return params(uint64(events), uint64(period), burst, func() error {
+		return paramErr("events", events, int64(1), int64(period), "the rate exceeds one event per nanosecond")
+	})
+}
+
+// RateParams returns the Params of a limiter that admits rate events per
+// second on average and at most burst at once. The float is read as the
+// fraction num/den nearest to it with den <= 2^32 and within 2^-50 of it
+// relatively (0.5, 1e-3 and 1.0/3 become 1/2, 1/1000 and 1/3 exactly), that
+// is num events per den seconds; use NewParams to give the rate exactly. It
+// returns a *limit.ParamError (Param "rate") for a rate that is not finite
+// and positive, has no such fraction (below about 2^-32), or exceeds one
+// event per nanosecond, and the errors of NewParams for burst.
+func RateParams(rate float64, burst int64) (Params, error) {
+	num, den, ok := ratio.Fraction(rate)
+	if !ok {
+		return Params{}, paramErr("rate", rate, 0x1p-32, 1e9, "not a finite number of events per second in range")
+	}
+	if burst < 1 {
+		return Params{}, paramErr("burst", burst, int64(1), nil, "")
+	}
+	// den <= 2^32: den seconds fit in int64 nanoseconds.
+	return params(num, den*uint64(time.Second), burst, func() error {
+		return paramErr("rate", rate, nil, 1e9, "the rate exceeds one event per nanosecond")
+	})
+}
+
+// params makes the Params of events per period ns; tooFast is the error for
+// a rate above one event per nanosecond.
+func params(events, period uint64, burst int64, tooFast func() error) (Params, error) {
+	g := gcd(period, events)
+	per, ev := period/g, events/g
+	if per < ev {
+		return Params{}, tooFast()
+	}
+	j := per / ev
+	p, e := per, ev*j
+	g = gcd(p, e)
+	p, e = p/g, e/g
+	// burst*T = burst*per/ev must not exceed maxBurstNs.
+	hi, lo := bits.Mul64(uint64(burst), per)
+	if hi != 0 || lo/ev > maxBurstNs || (lo/ev == maxBurstNs && lo%ev != 0) {
+		mh, ml := bits.Mul64(maxBurstNs, ev)
+		most, _ := bits.Div64(mh, ml, per) // maxBurstNs*ev < 2^62*2^63: mh < per
+		return Params{}, paramErr("burst", burst, int64(1), int64(most), "burst*period/events exceeds 2^62ns")
+	}
+	ps := Params{p: p, e: e, j: j, burst: uint64(burst), bj: uint64(burst) * j}
+	ps.slP1[0], ps.slP1[1] = bits.Mul64(ps.bj-j, p)
+	return ps, nil
+}
+
+// Burst returns the most events the Params admit at once.
+func (ps Params) Burst() int64 { return int64(ps.burst) }
+
+// Interval returns the emission interval period/events, rounded down to a
+// whole nanosecond: the time one event takes to refill.
+func (ps Params) Interval() time.Duration {
+	hi, lo := bits.Mul64(ps.p, ps.j)
+	q, _ := bits.Div64(hi, lo, ps.e)
+	return time.Duration(q)
+}
+
+// at is where a request of c steps stands at a now: u*e (now in steps,
+// times p) and u*e + (b*j - c)*p, the most tat*p may be for it to be
+// admitted.
+type at struct {
+	uh, ul, hi, lo uint64
+}
+
+// at returns where a request of c <= b*j steps stands at now.
+func (ps *Params) at(now int64, c uint64) at {
+	var a at
+	a.uh, a.ul = bits.Mul64(uint64(now)^signBit, ps.e)
+	slh, sll := ps.slP1[0], ps.slP1[1]
+	if c != ps.j {
+		slh, sll = bits.Mul64(ps.bj-c, ps.p)
+	}
+	var carry uint64
+	a.lo, carry = bits.Add64(a.ul, sll, 0)
+	// No overflow: u*e < 2^64*e, and slack*p <= b*j*p <= 2^62*e (burst*T <= 2^62 ns).
+	a.hi = a.uh + slh + carry
+	return a
+}
+
+// waits is the admission inequality, the one place it is written: a request
+// at a must wait iff TAT - slack > now, in units of 1/e ns tat*p > u*e +
+// slack*p. It returns tat*p too.
+func (ps *Params) waits(tat State, a *at) (kh, kl uint64, wait bool) {
+	kh, kl = bits.Mul64(uint64(tat), ps.p)
+	return kh, kl, kh > a.hi || kh == a.hi && kl > a.lo
+}
+
+// behind reports whether tat*p (kh:kl) is before now (u*e): the limiter
+// has been full since before now.
+func behind(kh, kl uint64, a *at) bool {
+	return kh < a.uh || kh == a.uh && kl < a.ul
+}
+
+// admit is the decision for c steps at a: the next TAT and whether the
+// request is admitted. Only an idle restart divides.
+func (ps *Params) admit(tat State, a *at, c uint64) (State, bool) {
+	kh, kl, wait := ps.waits(tat, a)
+	if wait {
+		return tat, false
+	}
+	if behind(kh, kl, a) {
+		return ps.restart(tat, a, c)
+	}
+	if next, carry := bits.Add64(uint64(tat), c, 0); carry == 0 {
+		return State(next), true
+	}
+	return tat, false // past the end of int64 time: never admit
+}
+
+// restart admits c steps when the TAT is behind now: the TAT restarts at
+// the first step at or after now. u*e/p < 2^64 because e <= p, so uh < p.
+// It refuses what would pass the end of int64 time.
+func (ps *Params) restart(tat State, a *at, c uint64) (State, bool) {
+	q, r := a.ul, uint64(0) // whole-ns intervals have p == e == 1: now itself
+	if ps.p != 1 {
+		q, r = bits.Div64(a.uh, a.ul, ps.p)
+	}
+	carry := uint64(0)
+	if r != 0 {
+		q, carry = bits.Add64(q, 1, 0)
+	}
+	next, carry2 := bits.Add64(q, c, 0)
+	if carry|carry2 != 0 {
+		return tat, false
+	}
+	return State(next), true
+}
+
+// check returns the error for a cost of n events, or nil.
+func (ps *Params) check(n int64) error {
+	switch {
+	case n < 0:
+		return limit.ErrNegativeCost
+	case uint64(n) > ps.burst:
+		return limit.ErrCostExceedsBurst
+	}
+	return nil
+}
+
+// Step is the GCRA decision as a pure function: given the state s, now and
+// a cost of n events, it returns the state to store and the Result. A denial
+// returns s unchanged, so a store need not be written then.
+//
+// n < 0 returns limit.ErrNegativeCost and n > burst limit.ErrCostExceedsBurst,
+// each with a Result that is not OK and RetryAfter limit.Never. n == 0 is
+// admitted and changes nothing.
+func (ps Params) Step(s State, now, n int64) (State, limit.Result, error) {
+	if err := ps.check(n); err != nil {
+		return s, limit.Result{RetryAfter: limit.Never}, err
+	}
+	c := uint64(n) * ps.j
+	a := ps.at(now, c)
+	next, ok := s, true
+	if n != 0 {
+		next, ok = ps.admit(s, &a, c)
+	}
+	return next, ps.result(next, ok, &a), nil
+}
+
+// result fills Remaining (whole events left after the decision) and
+// RetryAfter (ns until the same request would be admitted).
+func (ps *Params) result(tat State, ok bool, a *at) limit.Result {
+	r := limit.Result{OK: ok, Remaining: ps.remaining(tat, a)}
+	if ok {
+		return r
+	}
+	kh, kl, wait := ps.waits(tat, a)
+	if !wait {
+		r.RetryAfter = limit.Never // refused only because time would overflow
+		return r
+	}
+	// Admitted once tat*p <= (u+w)*e + slack*p: w = ceil((tat*p - u*e - slack*p)/e).
+	dl, borrow := bits.Sub64(kl, a.lo, 0)
+	dh := kh - a.hi - borrow
+	if dh >= ps.e {
+		r.RetryAfter = limit.Never
+		return r
+	}
+	w, rem := bits.Div64(dh, dl, ps.e)
+	switch {
+	case w >= uint64(limit.Never):
+		w = uint64(limit.Never)
+	case rem != 0:
+		w++
+	}
+	r.RetryAfter = int64(w)
+	return r
+}
+
+// remaining returns the whole events available at a's now.
+func (ps *Params) remaining(tat State, a *at) int64 {
+	q, _ := bits.Div64(a.uh, a.ul, ps.p) // floor(now) in steps
+	if uint64(tat) <= q {
+		return int64(ps.burst)
+	}
+	// Tokens at now: (b*j - (tat - now))/j steps, floored; now's fraction
+	// of a step cannot lift the whole-event floor.
+	if x := uint64(tat) - q; x < ps.bj {
+		return int64((ps.bj - x) / ps.j)
+	}
+	return 0
+}
+
+// Remaining returns the whole events a request at now could take from s.
+func (ps Params) Remaining(s State, now int64) int64 {
+	a := ps.at(now, 0)
+	return ps.remaining(s, &a)
+}
+
+// Tokens returns the events available at now in s, with their fraction:
+// burst when full, below 0 while reservations are owed. It is for display;
+// decisions never use floating point.
+func (ps Params) Tokens(s State, now int64) float64 {
+	a := ps.at(now, 0)
+	kh, kl := bits.Mul64(uint64(s), ps.p)
+	if behind(kh, kl, &a) {
+		return float64(ps.burst)
+	}
+	// lead = (tat*p - u*e)/(e*j) events.
+	dl, borrow := bits.Sub64(kl, a.ul, 0)
+	dh := kh - a.uh - borrow
+	lead := (float64(dh)*0x1p64 + float64(dl)) / float64(ps.e) / float64(ps.j)
+	return float64(ps.burst) - lead
+}
+
+// Reserve takes n events at now whether or not they are available: it
+// returns the state as if they were admitted at now+wait, the earliest time
+// Step would admit them (wait is 0 when Step admits them at now), so that
+// reserved events count at their time to act and the bound holds with them
+// counted there. ok is false, with s unchanged, when that time or the TAT
+// would pass the end of int64 time. Errors are Step's.
+func (ps Params) Reserve(s State, now, n int64) (next State, wait int64, ok bool, err error) {
+	next, r, err := ps.Step(s, now, n)
+	if err != nil || r.OK {
+		return next, 0, err == nil, err
+	}
+	act := now + r.RetryAfter
+	if r.RetryAfter == limit.Never || act < now {
+		return s, 0, false, nil
+	}
+	if next, r, _ = ps.Step(s, act, n); !r.OK {
+		return s, 0, false, nil // only at the end of time
+	}
+	return next, act - now, true, nil
+}
+
+// Undo gives back an admission that moved the state from before to after:
+// if s is still after (nothing admitted since, or everything admitted since
+// given back), it returns before and true. Otherwise it returns s and false:
+// a later admission was decided on the units taken, and the TAT cannot say
+// how much of them were refilled while the limiter was full since.
+func (ps Params) Undo(s, before, after State) (State, bool) {
+	if s == after {
+		return before, true
+	}
+	return s, false
+}
+
+func gcd(a, b uint64) uint64 {
+	for b != 0 {
+		a, b = b, a%b
+	}
+	return a
+}
