@@ -68,7 +68,7 @@ import (
 // be copied after first use.
 type Limiter struct {
 	ps    Params
-	clock nanotime.Clock // nil for nanotime.Now
+	clock nanotime.Clock   // nil for nanotime.Now
 	_     cpu.CacheLinePad // tat's line holds nothing the reads of ps would miss on
 	tat   atomic.Uint64
 	_     cpu.CacheLinePad
