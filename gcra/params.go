@@ -151,17 +151,25 @@ func behind(kh, kl uint64, a *at) bool {
 }
 
 // admit is the decision for c steps at a: the next TAT and whether the
-// request is admitted. Only an idle restart divides.
+// request is admitted. It inlines; the rare cases (a denial, an idle
+// restart, the end of time) are settled out of line by settle.
 func (ps *Params) admit(tat State, a *at, c uint64) (State, bool) {
 	kh, kl, wait := ps.waits(tat, a)
-	if wait {
+	next, carry := bits.Add64(uint64(tat), c, 0)
+	if wait || carry != 0 || behind(kh, kl, a) {
+		return ps.settle(tat, a, c, wait)
+	}
+	return State(next), true
+}
+
+// settle is admit's rare cases.
+func (ps *Params) settle(tat State, a *at, c uint64, wait bool) (State, bool) {
+	kh, kl := bits.Mul64(uint64(tat), ps.p)
+	switch {
+	case wait:
 		return tat, false
-	}
-	if behind(kh, kl, a) {
+	case behind(kh, kl, a):
 		return ps.restart(tat, a, c)
-	}
-	if next, carry := bits.Add64(uint64(tat), c, 0); carry == 0 {
-		return State(next), true
 	}
 	return tat, false // past the end of int64 time: never admit
 }

@@ -1,0 +1,349 @@
+package gcra
+
+import (
+	"context"
+	"errors"
+	"math"
+	"math/rand/v2"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"testing/synctest"
+	"time"
+
+	"github.com/cellrate/cellrate/internal/bound"
+	"github.com/cellrate/cellrate/limit"
+	"github.com/cellrate/cellrate/nanotime"
+)
+
+// TestEndOfTime: the end-of-time rule of the package doc, at both ends of
+// int64.
+func TestEndOfTime(t *testing.T) {
+	l, _ := New(1, time.Second, 2)
+	if l.AllowAt(math.MaxInt64) {
+		t.Fatal("admitted at MaxInt64: the TAT would pass the end of time")
+	}
+	if r, _ := l.AllowNAt(math.MaxInt64, 1); r.OK || r.RetryAfter != limit.Never || r.Remaining != 2 {
+		t.Fatalf("AllowNAt(MaxInt64, 1) = %+v, want denied, Never, 2 remaining", r)
+	}
+	if res, err := l.ReserveAt(math.MaxInt64, 1); err != nil || res.OK || res.Wait != limit.Never {
+		t.Fatalf("ReserveAt(MaxInt64, 1) = %+v, %v", res, err)
+	}
+	// One second before the end, one event's TAT still fits; a second not.
+	edge := int64(math.MaxInt64 - int64(time.Second))
+	if !l.AllowAt(edge) {
+		t.Fatal("refused with the TAT exactly fitting")
+	}
+	if l.AllowAt(edge) {
+		t.Fatal("admitted a TAT past the end")
+	}
+	if got := l.RemainingAt(math.MaxInt64); got != 2 {
+		t.Fatalf("RemainingAt(MaxInt64) = %d, want 2", got)
+	}
+	// The start of time is an ordinary instant.
+	l, _ = New(1, time.Second, 2)
+	if !l.AllowAt(math.MinInt64) || !l.AllowAt(math.MinInt64) || l.AllowAt(math.MinInt64) {
+		t.Fatal("MinInt64: want exactly the burst")
+	}
+	if r, _ := l.AllowNAt(math.MinInt64, 1); r.RetryAfter != int64(time.Second) {
+		t.Fatalf("RetryAfter at MinInt64 = %d", r.RetryAfter)
+	}
+	if tok := l.TokensAt(math.MinInt64); tok != 0 {
+		t.Fatalf("TokensAt(MinInt64) = %v", tok)
+	}
+	// A reservation whose time to act would pass MaxInt64 is refused:
+	// 1 per 2^61 ns with a burst of 2, emptied near the end.
+	l, _ = New(1, 1<<61, 2)
+	late := int64(math.MaxInt64 - 1<<61 - 5)
+	l.AllowAt(late)
+	l.AllowAt(late)
+	if res, _ := l.ReserveAt(late, 2); res.OK {
+		t.Fatalf("reservation past the end of time: %+v", res)
+	}
+	if res, _ := l.ReserveAt(late, 1); res.OK {
+		t.Fatalf("reservation whose TAT passes the end: %+v", res)
+	}
+}
+
+// TestReserveMatchesModel: a reservation is the model's admission at now +
+// wait, where wait is the model's RetryAfter; the bound holds with reserved
+// events counted at their time to act, on the schedules of
+// TestStepMatchesModel.
+func TestReserveMatchesModel(t *testing.T) {
+	rng := rand.New(rand.NewPCG(11, 12))
+	for _, c := range rateCases {
+		ps, _ := NewParams(c.events, c.period, c.burst)
+		T := int64(c.period) / c.events
+		for range 4 {
+			m := newRef(c.events, c.period, c.burst)
+			var s State
+			var adm []admitted
+			for i, o := range schedule(rng, T, c.burst, 300) {
+				if rng.IntN(3) != 0 {
+					next, r, _ := ps.Step(s, o.now, o.n)
+					if want := m.step1(o.now, o.n); r != want {
+						t.Fatalf("%+v op %d: Step %+v, model %+v", c, i, r, want)
+					}
+					if r.OK {
+						s = next
+						adm = append(adm, admitted(o))
+					}
+					continue
+				}
+				next, wait, ok, err := ps.Reserve(s, o.now, o.n)
+				if err != nil {
+					t.Fatal(err)
+				}
+				probe := *m
+				want := probe.step1(o.now, o.n)
+				wantOK := want.OK || want.RetryAfter != limit.Never && o.now <= math.MaxInt64-want.RetryAfter
+				if want.OK {
+					m.step1(o.now, o.n)
+				} else if wantOK {
+					if r := m.step1(o.now+want.RetryAfter, o.n); !r.OK {
+						wantOK = false // the TAT would pass the end of time
+					}
+				}
+				if ok != wantOK || ok && wait != want.RetryAfter {
+					t.Fatalf("%+v op %d %+v: Reserve wait %d ok %v, model %+v", c, i, o, wait, ok, want)
+				}
+				if !ok {
+					if next != s {
+						t.Fatal("a refused reservation changed the state")
+					}
+					continue
+				}
+				s = next
+				adm = append(adm, admitted{o.now + wait, o.n})
+			}
+			checkBound(t, adm, c.events, c.period, c.burst)
+		}
+	}
+}
+
+func TestCancel(t *testing.T) {
+	l, _ := New(1, time.Second, 2)
+	l.AllowAt(0)
+	l.AllowAt(0)
+	before := l.State()
+	res, err := l.ReserveAt(0, 1)
+	if err != nil || !res.OK || res.Wait != int64(time.Second) {
+		t.Fatalf("ReserveAt = %+v, %v", res, err)
+	}
+	if l.AllowAt(res.Wait - 1) {
+		t.Fatal("admitted before a reserved event's time to act")
+	}
+	if !res.CancelAt(0) || l.State() != before {
+		t.Fatal("cancel did not restore the state exactly")
+	}
+	if res.CancelAt(0) {
+		t.Fatal("cancelled twice")
+	}
+	// A reservation built on is not given back.
+	res, _ = l.ReserveAt(0, 1)
+	res2, _ := l.ReserveAt(0, 1)
+	if res.CancelAt(0) {
+		t.Fatal("cancelled a reservation another one was built on")
+	}
+	if !res2.CancelAt(0) {
+		t.Fatal("the last reservation could not cancel")
+	}
+	// Nor after its time to act.
+	res, _ = l.ReserveAt(0, 1)
+	if res.CancelAt(res.Wait + 1) {
+		t.Fatal("cancelled after the time to act")
+	}
+	var zero Reservation
+	if zero.OK || zero.Cancel() || zero.CancelAt(0) {
+		t.Fatal("the zero Reservation")
+	}
+	if res, err := l.ReserveAt(0, 3); !errors.Is(err, limit.ErrCostExceedsBurst) || res.OK {
+		t.Fatalf("ReserveAt(0, 3) = %+v, %v", res, err)
+	}
+}
+
+func TestWait(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		l, err := New(1, time.Second, 1, WithClock(nanotime.Since()))
+		if err != nil {
+			t.Fatal(err)
+		}
+		start := time.Now()
+		for range 3 {
+			if err := l.Wait(context.Background(), 1); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if d := time.Since(start); d != 2*time.Second {
+			t.Fatalf("three events at 1/s took %v, want 2s", d)
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), time.Second/2)
+		defer cancel()
+		if err := l.Wait(ctx, 1); !errors.Is(err, ErrDeadline) || !errors.Is(err, context.DeadlineExceeded) {
+			t.Fatalf("Wait past the deadline: %v", err)
+		}
+		if d := time.Since(start); d != 2*time.Second {
+			t.Fatalf("Wait past the deadline blocked for %v", d-2*time.Second)
+		}
+		ctx, cancel2 := context.WithCancel(context.Background())
+		go func() { time.Sleep(time.Second / 4); cancel2() }()
+		if err := l.Wait(ctx, 1); !errors.Is(err, context.Canceled) {
+			t.Fatalf("cancelled Wait: %v", err)
+		}
+		// Both cancelled reservations were given back: one event at 3s.
+		time.Sleep(3*time.Second - time.Since(start))
+		if !l.Allow() || l.Allow() {
+			t.Fatal("want exactly one event at 3s")
+		}
+		if err := l.Wait(context.Background(), 2); !errors.Is(err, limit.ErrCostExceedsBurst) {
+			t.Fatalf("Wait(2): %v", err)
+		}
+		if err := l.Wait(ctx, 1); !errors.Is(err, context.Canceled) {
+			t.Fatalf("Wait on a done context: %v", err)
+		}
+	})
+}
+
+// TestRefund: a Refund right after the admission restores the state
+// exactly; after another admission it gives nothing back.
+func TestRefund(t *testing.T) {
+	l, _ := New(1, time.Second, 3)
+	before := l.State()
+	r, rc, err := l.TakeAt(5, 2)
+	if !r.OK || err != nil || rc.N != 2 || rc.At != 5 {
+		t.Fatalf("TakeAt = %+v %+v %v", r, rc, err)
+	}
+	l.Refund(rc)
+	if l.State() != before {
+		t.Fatalf("state %d after refund, want %d", l.State(), before)
+	}
+	_, rc, _ = l.TakeAt(5, 2)
+	l.AllowAt(5)
+	after := l.State()
+	l.Refund(rc)
+	if l.State() != after {
+		t.Fatal("a refund after another admission gave events back")
+	}
+	// Denials and n == 0 have the zero Receipt.
+	if r, rc, _ := l.TakeAt(5, 1); r.OK || rc != (limit.Receipt{}) {
+		t.Fatalf("denial: %+v %+v", r, rc)
+	}
+	if _, rc, _ := l.TakeAt(5, 0); rc != (limit.Receipt{}) {
+		t.Fatalf("n == 0: %+v", rc)
+	}
+	l.Refund(limit.Receipt{})
+	if l.State() != after {
+		t.Fatal("the zero Receipt refunded")
+	}
+}
+
+// TestNaiveRefundBreaksBound is why Member.Refund takes a Receipt: giving
+// n events back by pulling the TAT back n intervals, after another caller
+// was admitted at a later time, passes the bound (burst 2, 1/s: three
+// events within 0.1 s).
+func TestNaiveRefundBreaksBound(t *testing.T) {
+	ps, _ := NewParams(1, time.Second, 2)
+	var s State
+	s, _, _ = ps.Step(s, 0, 1) // A, to be refunded
+	var uses []bound.Use
+	s, r, _ := ps.Step(s, 9e8, 1) // B
+	if !r.OK {
+		t.Fatal("B denied")
+	}
+	uses = append(uses, bound.Use{At: 9e8, Cost: 1})
+	s -= State(ps.j) // the naive refund of A
+	for _, now := range []int64{9e8, 1e9} {
+		if s, r, _ = ps.Step(s, now, 1); r.OK {
+			uses = append(uses, bound.Use{At: now, Cost: 1})
+		}
+	}
+	if bound.Check(uses, 2, 1, uint64(time.Second)) == nil {
+		t.Fatal("the naive refund kept the bound: the Receipt would not be needed")
+	}
+}
+
+// TestConcurrentRefund: goroutines take and refund at random on one
+// limiter while others admit; the bound holds over the admissions not
+// refunded.
+func TestConcurrentRefund(t *testing.T) {
+	l, _ := New(3, time.Microsecond, 4)
+	var clock atomic.Int64
+	const G = 6
+	iters := 3000
+	per := make([][]admitted, G)
+	var wg sync.WaitGroup
+	for g := range G {
+		wg.Go(func() {
+			rng := rand.New(rand.NewPCG(uint64(g), 13))
+			for range iters {
+				now := clock.Add(rng.Int64N(100))
+				n := 1 + rng.Int64N(2)
+				r, rc, _ := l.TakeAt(now, n)
+				if !r.OK {
+					continue
+				}
+				if g%2 == 0 && rng.IntN(2) == 0 {
+					l.Refund(rc)
+					continue
+				}
+				per[g] = append(per[g], admitted{now, n})
+			}
+		})
+	}
+	wg.Wait()
+	var all []admitted
+	for _, p := range per {
+		all = append(all, p...)
+	}
+	checkBound(t, all, 3, time.Microsecond, 4)
+}
+
+func TestTokensRemaining(t *testing.T) {
+	l, _ := New(2, time.Second, 4) // one event per 0.5 s
+	if l.TokensAt(0) != 4 || l.RemainingAt(0) != 4 {
+		t.Fatal("a new limiter is not full")
+	}
+	l.AllowNAt(0, 3)
+	for _, c := range []struct {
+		now  int64
+		tok  float64
+		left int64
+	}{{0, 1, 1}, {25e7, 1.5, 1}, {5e8, 2, 2}, {2e9, 4, 4}, {-5e8, 0, 0}} {
+		if got := l.TokensAt(c.now); math.Abs(got-c.tok) > 1e-9 {
+			t.Errorf("TokensAt(%d) = %v, want %v", c.now, got, c.tok)
+		}
+		if got := l.RemainingAt(c.now); got != c.left {
+			t.Errorf("RemainingAt(%d) = %d, want %d", c.now, got, c.left)
+		}
+	}
+	l.ReserveAt(0, 3) // into debt
+	if got := l.TokensAt(0); math.Abs(got+2) > 1e-9 || l.RemainingAt(0) != 0 {
+		t.Errorf("in debt: TokensAt %v RemainingAt %d", got, l.RemainingAt(0))
+	}
+}
+
+func TestWithClock(t *testing.T) {
+	now := int64(0)
+	l, err := New(1, time.Second, 1, WithClock(func() int64 { return now }))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !l.Allow() || l.Allow() {
+		t.Fatal("want one event at 0")
+	}
+	if r, _ := l.AllowN(1); r.RetryAfter != int64(time.Second) {
+		t.Fatalf("AllowN: %+v", r)
+	}
+	now = int64(time.Second)
+	if l.Remaining() != 1 || l.Tokens() != 1 || !l.Allow() {
+		t.Fatal("the clock was not read")
+	}
+	if res, _ := l.Reserve(1); res.Wait != int64(time.Second) || !res.Cancel() {
+		t.Fatalf("Reserve: %+v", res)
+	}
+	// The default clock is nanotime.Now.
+	d, _ := New(1, time.Hour, 1)
+	if !d.Allow() || d.Allow() {
+		t.Fatal("default clock")
+	}
+}
