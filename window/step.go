@@ -1,7 +1,6 @@
 package window
 
 import (
-	"fmt"
 	"math"
 	"time"
 
@@ -42,16 +41,21 @@ type Params struct {
 	r slide.Rule // L and W in ns
 }
 
-// NewParams validates a limit of units per window and the window length.
-// The limit must be in [1, MaxLimit] and the window at least 1ns.
+// NewParams validates a limit of units per window and the window length. It
+// returns a *limit.ParamError for a limit outside [1, MaxLimit] or a window
+// below 1ns.
 func NewParams(limit int64, window time.Duration) (Params, error) {
 	if limit < 1 || limit > MaxLimit {
-		return Params{}, fmt.Errorf("window: limit must be in [1, %d], got %d", uint64(MaxLimit), limit)
+		return Params{}, paramErr("limit", limit, int64(1), int64(MaxLimit))
 	}
 	if window < 1 {
-		return Params{}, fmt.Errorf("window: window must be >= 1ns, got %v", window)
+		return Params{}, paramErr("window", window, time.Duration(1), nil)
 	}
 	return Params{r: slide.New(uint64(limit), uint64(window))}, nil
+}
+
+func paramErr(param string, value, lo, hi any) error {
+	return &limit.ParamError{Pkg: "window", Param: param, Value: value, Min: lo, Max: hi}
 }
 
 // Limit returns the units admitted per window.
@@ -67,20 +71,14 @@ func (p Params) Window() time.Duration { return time.Duration(p.r.W) }
 // limit.ErrNegativeCost or limit.ErrCostExceedsBurst. n = 0 is always
 // admitted, with s unchanged and Remaining as of now.
 //
-// Step is pure: it reads no clock and may run on any copy of a State.
-func (p *Params) Step(s State, now, n int64) (State, limit.Result, error) {
+// Step is pure: it reads no clock and may run on any copy of a State. The
+// decision is slide.Rule.Decide, the one place the counter's math lives.
+func (p Params) Step(s State, now, n int64) (State, limit.Result, error) {
 	if err := p.check(n); err != nil {
 		return s, limit.Result{RetryAfter: limit.Never}, err
 	}
 	if p.r.L == 0 {
 		return s, limit.Result{OK: true}, nil // the zero Params, n == 0
-	}
-	// An admission, the common case, is decided here, inlined; Decide
-	// settles the rest.
-	r, e, back := p.r.Advance(wide(s), now)
-	if un := uint64(n); un != 0 && back <= p.r.W && p.r.Fits(r, e, un) {
-		r.Count(back, un)
-		return narrow(r), limit.Result{OK: true, Remaining: p.r.Remaining(r, e)}, nil
 	}
 	d := p.r.Decide(wide(s), now, uint64(n))
 	switch {
@@ -90,6 +88,25 @@ func (p *Params) Step(s State, now, n int64) (State, limit.Result, error) {
 		return s, limit.Result{OK: true, Remaining: d.Left}, nil
 	}
 	return narrow(d.Next), limit.Result{OK: true, Remaining: d.Left}, nil
+}
+
+// Remaining returns the whole units a request at now could take from s.
+func (p Params) Remaining(s State, now int64) int64 {
+	if p.r.L == 0 {
+		return 0
+	}
+	return p.r.Decide(wide(s), now, 0).Left
+}
+
+// Undo gives back an admission that moved the state from before to after:
+// if s is still after (nothing admitted since, or everything admitted since
+// given back), it returns before and true; otherwise s and false (see
+// Limiter.Refund for why nothing is given back then).
+func (p Params) Undo(s, before, after State) (State, bool) {
+	if s == after {
+		return before, true
+	}
+	return s, false
 }
 
 func (p *Params) check(n int64) error {
@@ -102,7 +119,8 @@ func (p *Params) check(n int64) error {
 	return nil
 }
 
-// admit is Step without the Result, for the hot path; n must be in [1, L].
+// admit is Step without the Result, for AllowAt's hot path, built from the
+// same slide.Rule steps as Decide; n must be in [1, L].
 func (p *Params) admit(s State, now int64, n uint64) (State, bool) {
 	r, e, back := p.r.Advance(wide(s), now)
 	if back > p.r.W || !p.r.Fits(r, e, n) {

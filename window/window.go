@@ -79,8 +79,32 @@
 // A Limiter runs Params.Step on an atomic128.Uint64Pair: one load, the step,
 // one 128-bit compare-and-swap, retried on conflict after a short spin. A
 // denial writes nothing.
+//
 // Step, Pack and Unpack are exported so the same counter can live in another
 // store.
+//
+// # What a window cannot do
+//
+// There is no Reserve or Wait: a reservation takes units now to be used
+// later, but the counter has no time to charge them at. Counted in the
+// current window they would be counted away from the time they are used
+// (the estimate would forget them a window after now, not after their use);
+// counted in a future window, which the two counts do not hold, they would
+// need a third. A caller that must wait sleeps for RetryAfter and asks
+// again. There is no SetRate or SetBurst either: counts already admitted
+// under one limit and window have no meaning under another window length.
+//
+// # Time at the ends of int64
+//
+// Times are compared as differences in uint64 (Advance), never as a sum
+// that could wrap: a window start plus W is formed only where it is at most
+// now, a start minus W only where it is above a now, and RetryAfter is
+// summed with its carry checked (slide.After). End-of-time rule: a request
+// that would first fit at a time past math.MaxInt64 gets RetryAfter
+// limit.Never (that time never comes), as does a wait longer than
+// math.MaxInt64 ns. Otherwise the contract holds for now anywhere in the
+// int64 range, including a window that starts within W of math.MaxInt64
+// (its end is never formed).
 package window
 
 import (
@@ -90,6 +114,7 @@ import (
 
 	"github.com/cellrate/cellrate/atomic128"
 	"github.com/cellrate/cellrate/internal/backoff"
+	"github.com/cellrate/cellrate/internal/cell"
 	"github.com/cellrate/cellrate/limit"
 	"github.com/cellrate/cellrate/nanotime"
 )
@@ -99,33 +124,81 @@ import (
 // The zero Limiter has limit 0 and admits nothing; use New. A Limiter must
 // not be copied after first use.
 type Limiter struct {
-	p    Params
-	_    cpu.CacheLinePad // cell's line holds nothing the reads of p would miss on
-	cell atomic128.Uint64Pair
-	_    cpu.CacheLinePad
+	p     Params
+	clock nanotime.Clock   // nil for nanotime.Now
+	_     cpu.CacheLinePad // cell's line holds nothing the reads of p would miss on
+	cell  atomic128.Uint64Pair
+	_     cpu.CacheLinePad
 }
 
-var _ limit.Limiter = (*Limiter)(nil)
+var _ limit.Member = (*Limiter)(nil)
+
+// Option configures a Limiter.
+type Option func(*config)
+
+type config struct {
+	clock    nanotime.Clock
+	setClock bool
+}
+
+// WithClock makes the plain (non-At) methods read clock instead of
+// nanotime.Now: for example nanotime.Since(), which follows testing/synctest's
+// fake time. A nil clock is a *limit.ParamError (Param "clock") from New.
+func WithClock(clock nanotime.Clock) Option {
+	return func(c *config) { c.clock, c.setClock = clock, true }
+}
 
 // New returns a Limiter admitting at most limit units in any window of the
-// given length (up to the approximation bound in the package doc). limit
-// must be in [1, MaxLimit] and window at least 1ns.
-func New(limit int64, window time.Duration) (*Limiter, error) {
+// given length (up to the approximation bound in the package doc). It
+// returns NewParams' *limit.ParamError for a limit outside [1, MaxLimit] or
+// a window below 1ns.
+func New(limit int64, window time.Duration, opts ...Option) (*Limiter, error) {
 	p, err := NewParams(limit, window)
 	if err != nil {
 		return nil, err
 	}
-	return &Limiter{p: p}, nil
+	return NewFromParams(p, opts...)
+}
+
+// NewFromParams returns an empty Limiter with Params p, which must come
+// from NewParams (the zero Params is a *limit.ParamError).
+func NewFromParams(p Params, opts ...Option) (*Limiter, error) {
+	if p.r.L == 0 {
+		return nil, paramErr("params", p, nil, nil)
+	}
+	var c config
+	for _, o := range opts {
+		o(&c)
+	}
+	if c.setClock && c.clock == nil {
+		return nil, paramErr("clock", nil, nil, nil)
+	}
+	return &Limiter{p: p, clock: c.clock}, nil
+}
+
+// now reads the Limiter's clock.
+func (l *Limiter) now() int64 {
+	if l.clock != nil {
+		return l.clock()
+	}
+	return nanotime.Now()
 }
 
 // Params returns the limiter's limit and window.
 func (l *Limiter) Params() Params { return l.p }
 
-// Allow is AllowAt(nanotime.Now()).
-func (l *Limiter) Allow() bool { return l.AllowAt(nanotime.Now()) }
+// State returns the limiter's state now, for running the steps elsewhere.
+func (l *Limiter) State() State { return Unpack(l.cell.Load()) }
+
+// Allow is AllowAt with the Limiter's clock.
+func (l *Limiter) Allow() bool { return l.AllowAt(l.now()) }
 
 // AllowAt reports whether one unit may be admitted at time now, and admits
 // it if so.
+//
+// AllowAt and TakeAt are hand loops, not cell.Run128: the runner's indirect
+// call to the step cost them more than 5% (the package benchmarks, before
+// and after, in one run). They run the same pure steps.
 func (l *Limiter) AllowAt(now int64) bool {
 	if l.p.r.L == 0 {
 		return false
@@ -144,30 +217,65 @@ func (l *Limiter) AllowAt(now int64) bool {
 	}
 }
 
-// AllowN is AllowNAt(nanotime.Now(), n).
-func (l *Limiter) AllowN(n int64) (limit.Result, error) { return l.AllowNAt(nanotime.Now(), n) }
+// AllowN is AllowNAt with the Limiter's clock.
+func (l *Limiter) AllowN(n int64) (limit.Result, error) { return l.AllowNAt(l.now(), n) }
 
 // AllowNAt admits n units at time now if all n fit. It returns
 // limit.ErrNegativeCost for n < 0 and limit.ErrCostExceedsBurst for n above
 // the limit. n = 0 is always admitted and writes nothing.
 func (l *Limiter) AllowNAt(now, n int64) (limit.Result, error) {
+	r, _, err := l.TakeAt(now, n)
+	return r, err
+}
+
+// TakeAt is AllowNAt that also returns, when it admits n > 0, the Receipt
+// Refund needs to give the units back (limit.Member).
+func (l *Limiter) TakeAt(now, n int64) (limit.Result, limit.Receipt, error) {
 	var spin backoff.Spin
 	for ; ; spin.Wait() {
 		v1, v2 := l.cell.Load()
 		s := Unpack(v1, v2)
 		next, r, err := l.p.Step(s, now, n)
-		if !r.OK || err != nil || next == s {
-			return r, err
+		if !r.OK || next == s {
+			return r, limit.Receipt{}, err
 		}
 		w1, w2 := Pack(next)
 		if l.cell.CompareAndSwap(v1, v2, w1, w2) {
-			return r, nil
+			return r, limit.Receipt{At: now, N: n, Before: [2]uint64{v1, v2}, After: [2]uint64{w1, w2}}, nil
 		}
 	}
 }
 
-// Estimate is EstimateAt(nanotime.Now()).
-func (l *Limiter) Estimate() float64 { return l.EstimateAt(nanotime.Now()) }
+// Refund gives back the units of the admission that returned rc (see
+// limit.Member), exactly when the state is still the one that admission
+// stored: when nothing was admitted since, or all admitted since were given
+// back. Otherwise it gives back nothing. Taking the units out of their
+// window's count would be exact for the bound while that window is still
+// counted, but a state cannot tell that window from a later one with the
+// same start (a counter emptied by refunds starts its next window at any
+// now), and taking units out of a window that does not hold them could pass
+// the bound. limit.All refunds at once, so that is rare; put a Limiter that
+// many callers share last in an All, where it is never refunded.
+func (l *Limiter) Refund(rc limit.Receipt) {
+	if rc.N == 0 {
+		return
+	}
+	before, after := Unpack(rc.Before[0], rc.Before[1]), Unpack(rc.After[0], rc.After[1])
+	cell.Run128(&l.cell, func(v1, v2 uint64) (uint64, uint64, struct{}, bool) {
+		next, ok := l.p.Undo(Unpack(v1, v2), before, after)
+		w1, w2 := Pack(next)
+		return w1, w2, struct{}{}, ok
+	})
+}
+
+// Remaining is RemainingAt with the Limiter's clock.
+func (l *Limiter) Remaining() int64 { return l.RemainingAt(l.now()) }
+
+// RemainingAt returns the whole units a request at now could take.
+func (l *Limiter) RemainingAt(now int64) int64 { return l.p.Remaining(l.State(), now) }
+
+// Estimate is EstimateAt with the Limiter's clock.
+func (l *Limiter) Estimate() float64 { return l.EstimateAt(l.now()) }
 
 // EstimateAt returns the estimated units admitted in the window ending at
 // now, Prev*(W-e)/W + Cur: the count the next decision compares with the

@@ -20,19 +20,22 @@ import (
 
 func TestNewValidates(t *testing.T) {
 	for _, c := range []struct {
-		limit int64
-		win   time.Duration
-		want  string
+		limit    int64
+		win      time.Duration
+		param    string
+		value    any
+		min, max any
 	}{
-		{0, time.Second, "window: limit must be in [1, 4294967295], got 0"},
-		{-1, time.Second, "window: limit must be in [1, 4294967295], got -1"},
-		{MaxLimit + 1, time.Second, "window: limit must be in [1, 4294967295], got 4294967296"},
-		{1, 0, "window: window must be >= 1ns, got 0s"},
-		{1, -time.Second, "window: window must be >= 1ns, got -1s"},
+		{0, time.Second, "limit", int64(0), int64(1), int64(MaxLimit)},
+		{-1, time.Second, "limit", int64(-1), int64(1), int64(MaxLimit)},
+		{MaxLimit + 1, time.Second, "limit", int64(MaxLimit + 1), int64(1), int64(MaxLimit)},
+		{1, 0, "window", time.Duration(0), time.Duration(1), nil},
+		{1, -time.Second, "window", -time.Second, time.Duration(1), nil},
 	} {
 		l, err := New(c.limit, c.win)
-		if err == nil || err.Error() != c.want || l != nil {
-			t.Errorf("New(%d, %v) = %v, %v; want error %q", c.limit, c.win, l, err, c.want)
+		var pe *limit.ParamError
+		if !errors.As(err, &pe) || l != nil || pe.Pkg != "window" || pe.Param != c.param || pe.Value != c.value || pe.Min != c.min || pe.Max != c.max {
+			t.Errorf("New(%d, %v) = %v, %#v; want %s %v in [%v, %v]", c.limit, c.win, l, err, c.param, c.value, c.min, c.max)
 		}
 	}
 	for _, c := range []struct {
@@ -42,6 +45,13 @@ func TestNewValidates(t *testing.T) {
 		if _, err := New(c.limit, c.win); err != nil {
 			t.Errorf("New(%d, %v): %v", c.limit, c.win, err)
 		}
+	}
+	var pe *limit.ParamError
+	if _, err := New(1, 1, WithClock(nil)); !errors.As(err, &pe) || pe.Param != "clock" {
+		t.Errorf("WithClock(nil): %v", err)
+	}
+	if _, err := NewFromParams(Params{}); !errors.As(err, &pe) || pe.Param != "params" {
+		t.Errorf("NewFromParams(Params{}): %v", err)
 	}
 }
 
@@ -364,8 +374,9 @@ func FuzzStep(f *testing.F) {
 	f.Fuzz(func(t *testing.T, l, w, start int64, prev, cur uint32, now, n int64) {
 		p, err := NewParams(l, time.Duration(w))
 		if err != nil {
-			if !strings.HasPrefix(err.Error(), "window: ") {
-				t.Fatalf("error %q does not name the package", err)
+			var pe *limit.ParamError
+			if !errors.As(err, &pe) || pe.Pkg != "window" || !strings.HasPrefix(err.Error(), "window: ") {
+				t.Fatalf("error %#v is not the package's ParamError", err)
 			}
 			return
 		}

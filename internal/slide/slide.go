@@ -167,13 +167,22 @@ func (r *Rule) Estimate(s State, e uint64) float64 {
 	return float64(s.Prev)*(float64(r.W-e)/float64(r.W)) + float64(s.Cur)
 }
 
-// After returns how long after now the offset at from start is, saturated
-// at math.MaxInt64; the subtraction is done in uint64 so that no
-// intermediate sum overflows.
+// After returns how long after now the offset at from start is, start +
+// at - now, or math.MaxInt64 when start + at is past math.MaxInt64 (a time
+// int64 cannot hold never comes) or the wait does not fit in int64. Times
+// are biased by 2^63, so that int64 order is uint64 order, and the sum's
+// carry is checked: start + at - now in 64 bits could wrap to a small wait.
+// A start + at before now returns 0 (callers pass offsets past now).
 func After(start int64, at uint64, now int64) int64 {
-	d := uint64(start) - uint64(now) + at
-	if int64(d) < 0 {
+	t, carry := bits.Add64(uint64(start)^1<<63, at, 0)
+	u := uint64(now) ^ 1<<63
+	switch {
+	case carry != 0:
+		return math.MaxInt64
+	case t < u:
+		return 0
+	case t-u > math.MaxInt64:
 		return math.MaxInt64
 	}
-	return int64(d)
+	return int64(t - u)
 }

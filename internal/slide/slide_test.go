@@ -1,6 +1,7 @@
 package slide
 
 import (
+	"math"
 	"math/big"
 	"math/rand/v2"
 	"testing"
@@ -61,6 +62,42 @@ func TestFitsAtEqualityWide(t *testing.T) {
 		}
 		if r.Fits(s, w/2-1, 1) || fitsRef(r, s, w/2-1, 1) {
 			t.Fatalf("L=%d W=%d: an estimate Prev/W above the limit was admitted", l, w)
+		}
+	}
+}
+
+// TestAfterEnds: the wait sums start - now and an offset of up to 2W, which
+// passes 64 bits near the ends of int64, and a time past math.MaxInt64
+// never comes.
+func TestAfterEnds(t *testing.T) {
+	const max, min = math.MaxInt64, math.MinInt64
+	for _, c := range []struct {
+		start int64
+		at    uint64
+		now   int64
+		want  int64
+	}{
+		{0, 5, 0, 5},
+		{10, 0, 3, 7},
+		{0, 10, 3, 7},
+		{max, 0, min, max},
+		{0, 1<<63 + 1<<62, min, max}, // 2^63 + 2^63 + 2^62: wrapped to 2^62 before
+		{max, 1 << 63, min, max},
+		{max, math.MaxUint64, min, max},
+		{min, 1 << 63, 0, 0},
+		{min, 1<<63 + 7, 0, 7},
+		{min, 0, max, 0},
+		{min, math.MaxUint64, max, 0},
+		{max, 0, max - 5, 5},
+		{-1, 1<<63 - 1, -1, max},
+		{-1, 1 << 63, -1, max},
+		{max - 10, 5, max - 20, 15},
+		{max - 10, 10, max - 20, 20},
+		{max - 10, 11, max - 20, max}, // the time to act is past MaxInt64
+		{max, 1, max, max},
+	} {
+		if got := After(c.start, c.at, c.now); got != c.want {
+			t.Errorf("After(%d, %d, %d) = %d, want %d", c.start, c.at, c.now, got, c.want)
 		}
 	}
 }
