@@ -262,6 +262,25 @@ func TestNaiveRefundBreaksBound(t *testing.T) {
 	}
 }
 
+// TestRefundAfterLaterAdmission runs TestNaiveRefundBreaksBound's schedule
+// through a Limiter: the refund comes after B, so it must give nothing back.
+func TestRefundAfterLaterAdmission(t *testing.T) {
+	l, _ := New(1, time.Second, 2)
+	_, rc, _ := l.TakeAt(0, 1) // A
+	var uses []bound.Use
+	for i, now := range []int64{9e8, 9e8, 1e9} {
+		if l.AllowAt(now) {
+			uses = append(uses, bound.Use{At: now, Cost: 1})
+		}
+		if i == 0 {
+			l.Refund(rc)
+		}
+	}
+	if err := bound.Check(uses, 2, 1, uint64(time.Second)); err != nil {
+		t.Fatal(err)
+	}
+}
+
 // TestConcurrentRefund: goroutines take and refund at random on one
 // limiter while others admit; the bound holds over the admissions not
 // refunded.

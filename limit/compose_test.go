@@ -1,0 +1,148 @@
+package limit_test
+
+import (
+	"math/rand/v2"
+	"slices"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/cellrate/cellrate/gcra"
+	"github.com/cellrate/cellrate/internal/bound"
+	"github.com/cellrate/cellrate/limit"
+	"github.com/cellrate/cellrate/window"
+)
+
+// TestAllMatchesSteps runs random schedules through an All of a per-key
+// GCRA, a global GCRA and a sliding window, one goroutine, and checks every
+// decision against the members' pure steps: admitted iff every member's step
+// admits, each member then in its step's next state, and otherwise every
+// member exactly as before (the refunds leave nothing taken).
+func TestAllMatchesSteps(t *testing.T) {
+	rng := rand.New(rand.NewPCG(1, 2))
+	for run := range 20 {
+		key, _ := gcra.New(1+rng.Int64N(5), time.Duration(1+rng.Int64N(1e6)), 1+rng.Int64N(6))
+		global, _ := gcra.New(1+rng.Int64N(5), time.Duration(1+rng.Int64N(1e6)), 1+rng.Int64N(6))
+		win, _ := window.New(1+rng.Int64N(8), time.Duration(1+rng.Int64N(1e6)))
+		members := []limit.Member{key, win, global}
+		rng.Shuffle(len(members), func(i, j int) { members[i], members[j] = members[j], members[i] })
+		all, err := limit.NewAll(members...)
+		if err != nil {
+			t.Fatal(err)
+		}
+		kp, gp, wp := key.Params(), global.Params(), win.Params()
+		now := rng.Int64N(1 << 50)
+		for i := range 500 {
+			now += rng.Int64N(2e5) - 2e4 // sometimes stale
+			n := 1 + rng.Int64N(3)
+			ks, rk, kerr := kp.Step(key.State(), now, n)
+			gs, rg, gerr := gp.Step(global.State(), now, n)
+			ws, rw, werr := wp.Step(win.State(), now, n)
+			want := rk.OK && rg.OK && rw.OK && kerr == nil && gerr == nil && werr == nil
+			k0, g0, w0 := key.State(), global.State(), win.State()
+			r, err := all.AllowNAt(now, n)
+			if r.OK != want {
+				t.Fatalf("run %d op %d (now %d, n %d): All %+v %v; members %+v %+v %+v", run, i, now, n, r, err, rk, rg, rw)
+			}
+			if want {
+				if key.State() != ks || global.State() != gs || win.State() != ws {
+					t.Fatalf("run %d op %d: members not in their steps' states", run, i)
+				}
+				if m := min(rk.Remaining, rg.Remaining, rw.Remaining); r.Remaining != m {
+					t.Fatalf("run %d op %d: Remaining %d, want %d", run, i, r.Remaining, m)
+				}
+			} else if key.State() != k0 || global.State() != g0 || win.State() != w0 {
+				t.Fatalf("run %d op %d: a denied request left units taken", run, i)
+			}
+		}
+	}
+}
+
+// TestAllConcurrentBound: goroutines share a global limit and four per-key
+// limits, each request through an All of its key's limit and the global
+// one, some straight to one member; every member's bound holds over all
+// the admissions it made, with the composition's counted in each member.
+func TestAllConcurrentBound(t *testing.T) {
+	const K, G = 4, 8
+	const kEvents, kPeriod, kBurst = 2, int64(10_000), 3
+	const gLimit, gWindow = 5, int64(10_000)
+	keys := make([]*gcra.Limiter, K)
+	for i := range keys {
+		keys[i], _ = gcra.New(kEvents, time.Duration(kPeriod), kBurst)
+	}
+	global, _ := window.New(gLimit, time.Duration(gWindow))
+	alls := make([]*limit.All, K)
+	for i := range alls {
+		alls[i], _ = limit.NewAll(keys[i], global) // the shared one last
+	}
+	iters := 4000
+	if testing.Short() {
+		iters = 1500
+	}
+	var clock atomic.Int64
+	keyUses := make([][][]bound.Use, G)
+	globalUses := make([][]bound.Use, G)
+	var composed atomic.Int64
+	var wg sync.WaitGroup
+	for g := range G {
+		keyUses[g] = make([][]bound.Use, K)
+		wg.Go(func() {
+			rng := rand.New(rand.NewPCG(uint64(g), 3))
+			k := g % K
+			for range iters {
+				now := clock.Add(rng.Int64N(300))
+				if rng.IntN(10) == 0 {
+					now -= rng.Int64N(2 * kPeriod) // stale
+				}
+				n := 1 + rng.Int64N(2)
+				switch rng.IntN(8) {
+				case 0:
+					if r, _ := keys[k].AllowNAt(now, n); r.OK {
+						keyUses[g][k] = append(keyUses[g][k], bound.Use{At: now, Cost: n})
+					}
+				case 1:
+					if r, _ := global.AllowNAt(now, n); r.OK {
+						globalUses[g] = append(globalUses[g], bound.Use{At: now, Cost: n})
+					}
+				default:
+					if r, _ := alls[k].AllowNAt(now, n); r.OK {
+						keyUses[g][k] = append(keyUses[g][k], bound.Use{At: now, Cost: n, Kind: "all"})
+						globalUses[g] = append(globalUses[g], bound.Use{At: now, Cost: n, Kind: "all"})
+						composed.Add(1)
+					}
+				}
+			}
+		})
+	}
+	wg.Wait()
+	if composed.Load() == 0 {
+		t.Fatal("the composition admitted nothing")
+	}
+	for k := range K {
+		var uses []bound.Use
+		for g := range G {
+			uses = append(uses, keyUses[g][k]...)
+		}
+		if err := bound.Check(uses, kBurst, kEvents, uint64(kPeriod)); err != nil {
+			t.Fatalf("key %d: %v", k, err)
+		}
+	}
+	if err := bound.Check(slices.Concat(globalUses...), 2*gLimit, gLimit, uint64(gWindow)); err != nil {
+		t.Fatalf("global: %v", err)
+	}
+}
+
+func TestAllZeroAllocs(t *testing.T) {
+	key, _ := gcra.New(1, time.Second, 2)
+	global, _ := window.New(3, time.Second)
+	all, _ := limit.NewAll(key, global)
+	now := int64(0)
+	if a := testing.AllocsPerRun(1000, func() {
+		now += 1e8
+		all.AllowAt(now)
+		_, _ = all.AllowNAt(now, 2)
+	}); a != 0 {
+		t.Fatalf("%v allocations per run", a)
+	}
+}
