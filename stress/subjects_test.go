@@ -56,8 +56,8 @@ func gcraSubject(name string, events int64, period time.Duration, burst int64) S
 			return must(gcra.New(events, period, burst))
 		},
 		MaxN: burst, Burst: burst, Rate: RatePer(events, period), GivenTimes: true,
-		Init: uint64(0),
-		Step: func(s any, now, n int64) (any, limit.Result, error) { return p.Step(s.(uint64), now, n) },
+		Init: gcra.State(0),
+		Step: func(s any, now, n int64) (any, limit.Result, error) { return p.Step(s.(gcra.State), now, n) },
 	}
 }
 
