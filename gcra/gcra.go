@@ -148,7 +148,7 @@ func (l *Limiter) Allow() bool { return l.AllowAt(l.now()) }
 
 // AllowAt reports whether one event may happen at now, and records it if so.
 //
-// AllowAt and TakeAt are hand loops, not cell.Run64: the runner's indirect
+// AllowAt, AllowNAt and TakeAt are hand loops, not cell.Run64: the runner's indirect
 // call to the step cost them more than 5% (the package benchmarks, before
 // and after, in one run). They run the same pure steps; AllowAt has
 // Params.admit written out (admit is too big to inline), its inequality
@@ -159,13 +159,13 @@ func (l *Limiter) AllowAt(now int64) bool {
 	var spin backoff.Spin
 	for ; ; spin.Wait() {
 		tat := l.tat.Load()
-		kh, kl, wait := ps.waits(State(tat), &a)
+		kh, kl, wait := ps.waits(State(tat), a)
 		if wait {
 			return false // a denial writes nothing
 		}
 		next, carry := bits.Add64(tat, ps.j, 0)
-		if carry != 0 || behind(kh, kl, &a) {
-			s, ok := ps.settle(State(tat), &a, ps.j, false)
+		if carry != 0 || behind(kh, kl, a) {
+			s, ok := ps.settle(State(tat), a, ps.j, false)
 			if !ok {
 				return false
 			}
@@ -183,8 +183,14 @@ func (l *Limiter) AllowN(n int64) (limit.Result, error) { return l.AllowNAt(l.no
 // AllowNAt admits n events at now if all n fit, else none. See Params.Step
 // for errors and for n == 0.
 func (l *Limiter) AllowNAt(now, n int64) (limit.Result, error) {
-	r, _, err := l.TakeAt(now, n)
-	return r, err
+	var spin backoff.Spin
+	for ; ; spin.Wait() {
+		tat := l.tat.Load()
+		next, r, err := l.ps.Step(State(tat), now, n)
+		if !r.OK || uint64(next) == tat || l.tat.CompareAndSwap(tat, uint64(next)) {
+			return r, err
+		}
+	}
 }
 
 // TakeAt is AllowNAt that also returns, when it admits n > 0, the Receipt

@@ -139,21 +139,21 @@ func (ps *Params) at(now int64, c uint64) at {
 // waits is the admission inequality, the one place it is written: a request
 // at a must wait iff TAT - slack > now, in units of 1/e ns tat*p > u*e +
 // slack*p. It returns tat*p too.
-func (ps *Params) waits(tat State, a *at) (kh, kl uint64, wait bool) {
+func (ps *Params) waits(tat State, a at) (kh, kl uint64, wait bool) {
 	kh, kl = bits.Mul64(uint64(tat), ps.p)
 	return kh, kl, kh > a.hi || kh == a.hi && kl > a.lo
 }
 
 // behind reports whether tat*p (kh:kl) is before now (u*e): the limiter
 // has been full since before now.
-func behind(kh, kl uint64, a *at) bool {
+func behind(kh, kl uint64, a at) bool {
 	return kh < a.uh || kh == a.uh && kl < a.ul
 }
 
 // admit is the decision for c steps at a: the next TAT and whether the
 // request is admitted. It inlines; the rare cases (a denial, an idle
 // restart, the end of time) are settled out of line by settle.
-func (ps *Params) admit(tat State, a *at, c uint64) (State, bool) {
+func (ps *Params) admit(tat State, a at, c uint64) (State, bool) {
 	kh, kl, wait := ps.waits(tat, a)
 	next, carry := bits.Add64(uint64(tat), c, 0)
 	if wait || carry != 0 || behind(kh, kl, a) {
@@ -163,7 +163,7 @@ func (ps *Params) admit(tat State, a *at, c uint64) (State, bool) {
 }
 
 // settle is admit's rare cases.
-func (ps *Params) settle(tat State, a *at, c uint64, wait bool) (State, bool) {
+func (ps *Params) settle(tat State, a at, c uint64, wait bool) (State, bool) {
 	kh, kl := bits.Mul64(uint64(tat), ps.p)
 	switch {
 	case wait:
@@ -177,7 +177,7 @@ func (ps *Params) settle(tat State, a *at, c uint64, wait bool) (State, bool) {
 // restart admits c steps when the TAT is behind now: the TAT restarts at
 // the first step at or after now. u*e/p < 2^64 because e <= p, so uh < p.
 // It refuses what would pass the end of int64 time.
-func (ps *Params) restart(tat State, a *at, c uint64) (State, bool) {
+func (ps *Params) restart(tat State, a at, c uint64) (State, bool) {
 	q, r := a.ul, uint64(0) // whole-ns intervals have p == e == 1: now itself
 	if ps.p != 1 {
 		q, r = bits.Div64(a.uh, a.ul, ps.p)
@@ -219,14 +219,14 @@ func (ps Params) Step(s State, now, n int64) (State, limit.Result, error) {
 	a := ps.at(now, c)
 	next, ok := s, true
 	if n != 0 {
-		next, ok = ps.admit(s, &a, c)
+		next, ok = ps.admit(s, a, c)
 	}
-	return next, ps.result(next, ok, &a), nil
+	return next, ps.result(next, ok, a), nil
 }
 
 // result fills Remaining (whole events left after the decision) and
 // RetryAfter (ns until the same request would be admitted).
-func (ps *Params) result(tat State, ok bool, a *at) limit.Result {
+func (ps *Params) result(tat State, ok bool, a at) limit.Result {
 	r := limit.Result{OK: ok, Remaining: ps.remaining(tat, a)}
 	if ok {
 		return r
@@ -255,7 +255,7 @@ func (ps *Params) result(tat State, ok bool, a *at) limit.Result {
 }
 
 // remaining returns the whole events available at a's now.
-func (ps *Params) remaining(tat State, a *at) int64 {
+func (ps *Params) remaining(tat State, a at) int64 {
 	q, _ := bits.Div64(a.uh, a.ul, ps.p) // floor(now) in steps
 	if uint64(tat) <= q {
 		return int64(ps.burst)
@@ -271,7 +271,7 @@ func (ps *Params) remaining(tat State, a *at) int64 {
 // Remaining returns the whole events a request at now could take from s.
 func (ps Params) Remaining(s State, now int64) int64 {
 	a := ps.at(now, 0)
-	return ps.remaining(s, &a)
+	return ps.remaining(s, a)
 }
 
 // Tokens returns the events available at now in s, with their fraction:
@@ -280,7 +280,7 @@ func (ps Params) Remaining(s State, now int64) int64 {
 func (ps Params) Tokens(s State, now int64) float64 {
 	a := ps.at(now, 0)
 	kh, kl := bits.Mul64(uint64(s), ps.p)
-	if behind(kh, kl, &a) {
+	if behind(kh, kl, a) {
 		return float64(ps.burst)
 	}
 	// lead = (tat*p - u*e)/(e*j) events.

@@ -72,13 +72,21 @@ func (p Params) Window() time.Duration { return time.Duration(p.r.W) }
 // admitted, with s unchanged and Remaining as of now.
 //
 // Step is pure: it reads no clock and may run on any copy of a State. The
-// decision is slide.Rule.Decide, the one place the counter's math lives.
+// counter's math lives in package slide: an admission is its Advance, Fits
+// and Count (take, which AllowAt runs too), the rest its Decide, built from
+// the same three.
 func (p Params) Step(s State, now, n int64) (State, limit.Result, error) {
 	if err := p.check(n); err != nil {
 		return s, limit.Result{RetryAfter: limit.Never}, err
 	}
 	if p.r.L == 0 {
 		return s, limit.Result{OK: true}, nil // the zero Params, n == 0
+	}
+	if n != 0 {
+		// The common case, an admission, by the steps AllowAt runs.
+		if r, e, ok := p.take(s, now, uint64(n)); ok {
+			return narrow(r), limit.Result{OK: true, Remaining: p.r.Remaining(r, e)}, nil
+		}
 	}
 	d := p.r.Decide(wide(s), now, uint64(n))
 	switch {
@@ -119,15 +127,16 @@ func (p *Params) check(n int64) error {
 	return nil
 }
 
-// admit is Step without the Result, for AllowAt's hot path, built from the
-// same slide.Rule steps as Decide; n must be in [1, L].
-func (p *Params) admit(s State, now int64, n uint64) (State, bool) {
+// take is an admission of n in [1, L] at now: s rotated to now's window
+// with the n units counted, the time e elapsed in that window, and true; or
+// false if they do not fit.
+func (p *Params) take(s State, now int64, n uint64) (slide.State, uint64, bool) {
 	r, e, back := p.r.Advance(wide(s), now)
 	if back > p.r.W || !p.r.Fits(r, e, n) {
-		return s, false
+		return r, e, false
 	}
 	r.Count(back, n)
-	return narrow(r), true
+	return r, e, true
 }
 
 // wide and narrow convert between the 32-bit counts stored and the

@@ -196,7 +196,7 @@ func (l *Limiter) Allow() bool { return l.AllowAt(l.now()) }
 // AllowAt reports whether one unit may be admitted at time now, and admits
 // it if so.
 //
-// AllowAt and TakeAt are hand loops, not cell.Run128: the runner's indirect
+// AllowAt, AllowNAt and TakeAt are hand loops, not cell.Run128: the runner's indirect
 // call to the step cost them more than 5% (the package benchmarks, before
 // and after, in one run). They run the same pure steps.
 func (l *Limiter) AllowAt(now int64) bool {
@@ -206,11 +206,11 @@ func (l *Limiter) AllowAt(now int64) bool {
 	var spin backoff.Spin
 	for ; ; spin.Wait() {
 		v1, v2 := l.cell.Load()
-		next, ok := l.p.admit(Unpack(v1, v2), now, 1)
+		next, _, ok := l.p.take(Unpack(v1, v2), now, 1)
 		if !ok {
 			return false
 		}
-		w1, w2 := Pack(next)
+		w1, w2 := Pack(narrow(next))
 		if l.cell.CompareAndSwap(v1, v2, w1, w2) {
 			return true
 		}
@@ -224,8 +224,19 @@ func (l *Limiter) AllowN(n int64) (limit.Result, error) { return l.AllowNAt(l.no
 // limit.ErrNegativeCost for n < 0 and limit.ErrCostExceedsBurst for n above
 // the limit. n = 0 is always admitted and writes nothing.
 func (l *Limiter) AllowNAt(now, n int64) (limit.Result, error) {
-	r, _, err := l.TakeAt(now, n)
-	return r, err
+	var spin backoff.Spin
+	for ; ; spin.Wait() {
+		v1, v2 := l.cell.Load()
+		s := Unpack(v1, v2)
+		next, r, err := l.p.Step(s, now, n)
+		if !r.OK || next == s {
+			return r, err
+		}
+		w1, w2 := Pack(next)
+		if l.cell.CompareAndSwap(v1, v2, w1, w2) {
+			return r, nil
+		}
+	}
 }
 
 // TakeAt is AllowNAt that also returns, when it admits n > 0, the Receipt

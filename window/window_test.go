@@ -326,11 +326,11 @@ func TestConcurrentConservation(t *testing.T) {
 		got := limittest.RaceAt(lim, now, workers)
 		want := int64(0)
 		for {
-			next, ok := p.admit(ref, now, 1)
+			next, _, ok := p.take(ref, now, 1)
 			if !ok {
 				break
 			}
-			ref, want = next, want+1
+			ref, want = narrow(next), want+1
 		}
 		if got != want {
 			t.Fatalf("at %d: goroutines admitted %d, a sequential counter %d", now, got, want)
