@@ -1,10 +1,12 @@
 package gcra_test
 
 import (
+	"errors"
 	"fmt"
 	"time"
 
 	"github.com/cellrate/cellrate/gcra"
+	"github.com/cellrate/cellrate/limit"
 )
 
 func ExampleLimiter() {
@@ -37,4 +39,51 @@ func ExampleParams_Step() {
 	// 0 true 0
 	// 500000000 false 500000000
 	// 1000000000 true 0
+}
+
+func ExampleLimiter_ReserveAt() {
+	// Reserve takes events now and says when to use them: here the burst
+	// of 2 is spent, so each next event waits one more interval (250ms).
+	l, _ := gcra.New(4, time.Second, 2)
+	for range 4 {
+		r, _ := l.ReserveAt(0, 1)
+		fmt.Println(r.OK, time.Duration(r.Wait))
+	}
+	// A reservation nothing was built on can be cancelled.
+	r, _ := l.ReserveAt(0, 1)
+	fmt.Println(r.CancelAt(0), l.RemainingAt(int64(750*time.Millisecond)))
+	// Output:
+	// true 0s
+	// true 0s
+	// true 250ms
+	// true 500ms
+	// true 1
+}
+
+func ExampleNewRate() {
+	// 0.5 events per second is read as 1 event per 2 seconds, exactly. The
+	// clock is injected: Allow reads it.
+	now := int64(0)
+	l, err := gcra.NewRate(0.5, 1, gcra.WithClock(func() int64 { return now }))
+	if err != nil {
+		panic(err)
+	}
+	fmt.Println(l.Allow(), l.Allow(), l.Params().Interval())
+	now += int64(2 * time.Second)
+	fmt.Println(l.Allow(), l.Tokens())
+	// Output:
+	// true false 2s
+	// true 0
+}
+
+func ExampleNew_paramError() {
+	// A parameter out of range is a *limit.ParamError: errors.As gives the
+	// parameter and the largest value that fits.
+	_, err := gcra.New(1, 1<<61, 3)
+	var pe *limit.ParamError
+	if errors.As(err, &pe) {
+		fmt.Println(pe.Param, pe.Value, "max", pe.Max)
+	}
+	// Output:
+	// burst 3 max 2
 }

@@ -57,3 +57,15 @@ func ExampleUnpack() {
 	// Output:
 	// 1000 0x700000002 {Start:1000 Prev:7 Cur:2}
 }
+
+func ExampleWithClock() {
+	// The plain methods read the injected clock.
+	now := int64(0)
+	l, _ := window.New(2, time.Second, window.WithClock(func() int64 { return now }))
+	fmt.Println(l.Allow(), l.Allow(), l.Allow(), l.Remaining())
+	now += int64(1500 * time.Millisecond) // half of the last window still counts
+	fmt.Println(l.Remaining())
+	// Output:
+	// true true false 0
+	// 1
+}

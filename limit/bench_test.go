@@ -1,0 +1,41 @@
+package limit_test
+
+import (
+	"testing"
+	"time"
+
+	"github.com/cellrate/cellrate/gcra"
+	"github.com/cellrate/cellrate/internal/limittest"
+	"github.com/cellrate/cellrate/limit"
+	"github.com/cellrate/cellrate/window"
+)
+
+// BenchmarkAll: a per-key GCRA and a global window through an All, beside
+// the same two asked with AllowNAt one after the other, without receipts or
+// refunds (the floor).
+func BenchmarkAll(b *testing.B) {
+	for _, c := range []struct {
+		name string
+		key  int64 // events per second of the key's limit
+	}{{"admitting", 1e9}, {"key-denying", 1}} {
+		key, _ := gcra.New(c.key, time.Second, 1)
+		global, _ := window.New(window.MaxLimit, time.Second)
+		all, _ := limit.NewAll(key, global)
+		b.Run(c.name+"/all", func(b *testing.B) { limittest.Serial(b, all.AllowAt, 1000) })
+		b.Run(c.name+"/both", func(b *testing.B) {
+			limittest.Serial(b, func(now int64) bool {
+				if r, _ := key.AllowNAt(now, 1); !r.OK {
+					return false
+				}
+				r, _ := global.AllowNAt(now, 1)
+				return r.OK
+			}, 1000)
+		})
+	}
+	// The global limit denies: the key's unit is taken and refunded.
+	key, _ := gcra.New(1e9, time.Second, 1)
+	global, _ := window.New(1, time.Hour)
+	global.AllowAt(0)
+	all, _ := limit.NewAll(key, global)
+	b.Run("global-denying/all", func(b *testing.B) { limittest.Serial(b, all.AllowAt, 1000) })
+}
