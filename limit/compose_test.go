@@ -145,4 +145,23 @@ func TestAllZeroAllocs(t *testing.T) {
 	}); a != 0 {
 		t.Fatalf("%v allocations per run", a)
 	}
+	// Every decision refunded: the global limits deny.
+	win, _ := window.New(1, time.Hour)
+	win.AllowAt(0)
+	g2, _ := gcra.New(1, time.Hour, 1)
+	g2.AllowAt(0)
+	for _, m := range []limit.Member{win, g2} {
+		key, _ := gcra.New(1, time.Hour, 1) // admits at 1, once
+		all, _ := limit.NewAll(key, m)
+		if a := testing.AllocsPerRun(1000, func() {
+			if all.AllowAt(1) {
+				t.Fatal("admitted")
+			}
+		}); a != 0 {
+			t.Fatalf("%v allocations per refunded run", a)
+		}
+		if !key.AllowAt(1) {
+			t.Fatal("the refunds left the key's unit taken")
+		}
+	}
 }
