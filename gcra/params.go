@@ -31,7 +31,6 @@ type Params struct {
 	j     uint64 // steps per event
 	burst uint64 // b, in events
 	bj    uint64 // b*j: the most steps the TAT may lead now by, after an admission
-	slP1  [2]uint64
 }
 
 func paramErr(param string, value, lo, hi any, reason string) error {
@@ -99,7 +98,6 @@ func params(events, period uint64, burst int64, tooFast func() error) (Params, e
 		return Params{}, paramErr("burst", burst, int64(1), int64(most), "burst*period/events exceeds 2^62ns")
 	}
 	ps := Params{p: p, e: e, j: j, burst: uint64(burst), bj: uint64(burst) * j}
-	ps.slP1[0], ps.slP1[1] = bits.Mul64(ps.bj-j, p)
 	return ps, nil
 }
 
@@ -125,10 +123,7 @@ type at struct {
 func (ps *Params) at(now int64, c uint64) at {
 	var a at
 	a.uh, a.ul = bits.Mul64(uint64(now)^signBit, ps.e)
-	slh, sll := ps.slP1[0], ps.slP1[1]
-	if c != ps.j {
-		slh, sll = bits.Mul64(ps.bj-c, ps.p)
-	}
+	slh, sll := bits.Mul64(ps.bj-c, ps.p)
 	var carry uint64
 	a.lo, carry = bits.Add64(a.ul, sll, 0)
 	// No overflow: u*e < 2^64*e, and slack*p <= b*j*p <= 2^62*e (burst*T <= 2^62 ns).
