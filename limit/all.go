@@ -57,6 +57,12 @@ func (a *All) AllowAt(now int64) bool {
 // the first member that denied or refused n, after the members before it
 // were refunded: its RetryAfter is that member's, a lower bound on the
 // composition's wait.
+//
+// An n above some member's burst is refused with that member's
+// ErrCostExceedsBurst when the members before it admit n; if one of them
+// denies first, All returns that denial, and a retry gets the error. Put the
+// member with the smallest burst first to always get the error at once (a
+// per-key limit before a global one does both).
 func (a *All) AllowNAt(now, n int64) (Result, error) {
 	if len(a.ms) == 0 {
 		if n < 0 {
