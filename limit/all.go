@@ -10,10 +10,10 @@ package limit
 // before All returns. So no member keeps units for a request All denied, as
 // far as the member's Refund is exact (see Member), and each member's own
 // bound holds over the admissions it made: All adds no way past a member's
-// bound. Put the most contended member (the global one) last: the last
-// member is never refunded, and the others are refunded while they are
-// rarely touched by other callers in between, where Refund is exact for
-// every member.
+// bound. Put the member that many callers share (the global one) last: the
+// last member is never refunded, and a refund is exact for every member
+// when no other caller was admitted by that member in between, which is rare
+// for a per-key limit.
 //
 // All is not atomic across members: between the first member's admission
 // and a refund, another caller can see the units taken and be denied by that
@@ -21,7 +21,7 @@ package limit
 // the units again; it never gets more than the member's bound allows.
 //
 // All is safe for concurrent use if its members are. The zero All has no
-// members: it admits every n >= 0, with Remaining Never. An All must not be copied after first use.
+// members: it admits every n >= 0, with Remaining Never.
 type All struct {
 	ms []Member
 }
