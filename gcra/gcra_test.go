@@ -45,7 +45,7 @@ func schedule(rng *rand.Rand, T int64, burst int64, count int) []op {
 	case 0:
 		now = math.MinInt64 + rng.Int64N(1<<20)
 	case 1:
-		now = math.MaxInt64 - rng.Int64N(max(T, 1)*burst*4+1<<20)
+		now = math.MaxInt64 - rng.Int64N(min(max(T, 1)*burst, 1<<60)*4+1<<20) // T*burst <= 2^62: *4 could wrap
 	}
 	ops := make([]op, count)
 	for i := range ops {

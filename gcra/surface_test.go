@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"math"
+	"math/big"
 	"math/rand/v2"
 	"sync"
 	"sync/atomic"
@@ -74,53 +75,101 @@ func TestEndOfTime(t *testing.T) {
 func TestReserveMatchesModel(t *testing.T) {
 	rng := rand.New(rand.NewPCG(11, 12))
 	for _, c := range rateCases {
-		ps, _ := NewParams(c.events, c.period, c.burst)
 		T := int64(c.period) / c.events
 		for range 4 {
-			m := newRef(c.events, c.period, c.burst)
-			var s State
-			var adm []admitted
-			for i, o := range schedule(rng, T, c.burst, 300) {
-				if rng.IntN(3) != 0 {
-					next, r, _ := ps.Step(s, o.now, o.n)
-					if want := m.step1(o.now, o.n); r != want {
-						t.Fatalf("%+v op %d: Step %+v, model %+v", c, i, r, want)
-					}
-					if r.OK {
-						s = next
-						adm = append(adm, admitted(o))
-					}
-					continue
-				}
-				next, wait, ok, err := ps.Reserve(s, o.now, o.n)
-				if err != nil {
-					t.Fatal(err)
-				}
-				probe := *m
-				want := probe.step1(o.now, o.n)
-				wantOK := want.OK || want.RetryAfter != limit.Never && o.now <= math.MaxInt64-want.RetryAfter
-				if want.OK {
-					m.step1(o.now, o.n)
-				} else if wantOK {
-					if r := m.step1(o.now+want.RetryAfter, o.n); !r.OK {
-						wantOK = false // the TAT would pass the end of time
-					}
-				}
-				if ok != wantOK || ok && wait != want.RetryAfter {
-					t.Fatalf("%+v op %d %+v: Reserve wait %d ok %v, model %+v", c, i, o, wait, ok, want)
-				}
-				if !ok {
-					if next != s {
-						t.Fatal("a refused reservation changed the state")
-					}
-					continue
-				}
-				s = next
-				adm = append(adm, admitted{o.now + wait, o.n})
-			}
-			checkBound(t, adm, c.events, c.period, c.burst)
+			reserveAgainstRef(t, c, rng, schedule(rng, T, c.burst, 300))
 		}
 	}
+}
+
+// reserveAgainstRef runs ops through Step, Reserve and Undo (of the last
+// reservation, when nothing came after it), against the model, and checks
+// the bound with reserved events counted at their time to act.
+func reserveAgainstRef(t *testing.T, c rateCase, rng *rand.Rand, ops []op) {
+	t.Helper()
+	ps, err := NewParams(c.events, c.period, c.burst)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := newRef(c.events, c.period, c.burst)
+	var s State
+	var adm []admitted
+	var undo struct {
+		before, after State
+		model         big.Rat
+		ok            bool
+	}
+	for i, o := range ops {
+		switch k := rng.IntN(6); {
+		case k < 3:
+			next, r, _ := ps.Step(s, o.now, o.n)
+			if want := m.step1(o.now, o.n); r != want {
+				t.Fatalf("%+v op %d: Step %+v, model %+v", c, i, r, want)
+			}
+			if r.OK && next != s {
+				s, undo.ok = next, false
+				adm = append(adm, admitted(o))
+			}
+			continue
+		case k == 3 && undo.ok:
+			// Give the last reservation back: the state and the model go
+			// back to before it, and its events leave the admissions.
+			next, ok := ps.Undo(s, undo.before, undo.after)
+			if !ok || next != undo.before {
+				t.Fatalf("%+v op %d: Undo of the last reservation: %d %v", c, i, next, ok)
+			}
+			s, undo.ok = next, false
+			m.tat.Set(&undo.model)
+			adm = adm[:len(adm)-1]
+			continue
+		}
+		next, wait, ok, err := ps.Reserve(s, o.now, o.n)
+		if err != nil {
+			t.Fatal(err)
+		}
+		probe := *m
+		want := probe.step1(o.now, o.n)
+		var before big.Rat
+		before.Set(m.tat)
+		wantOK := want.OK || want.RetryAfter != limit.Never && o.now <= math.MaxInt64-want.RetryAfter
+		if want.OK {
+			m.step1(o.now, o.n)
+		} else if wantOK {
+			if r := m.step1(o.now+want.RetryAfter, o.n); !r.OK {
+				wantOK = false // the TAT would pass the end of time
+			}
+		}
+		if ok != wantOK || ok && wait != want.RetryAfter {
+			t.Fatalf("%+v op %d %+v: Reserve wait %d ok %v, model %+v", c, i, o, wait, ok, want)
+		}
+		if !ok {
+			if next != s {
+				t.Fatal("a refused reservation changed the state")
+			}
+			continue
+		}
+		if next != s {
+			undo.before, undo.after, undo.ok = s, next, true
+			undo.model.Set(&before)
+			adm = append(adm, admitted{o.now + wait, o.n})
+		}
+		s = next
+	}
+	checkBound(t, adm, c.events, c.period, c.burst)
+}
+
+func FuzzReserve(f *testing.F) {
+	f.Add(int64(3), int64(time.Second), int64(2), uint64(1))
+	f.Add(int64(2), int64(3), int64(7), uint64(2))
+	f.Add(int64(1), int64(1<<61), int64(2), uint64(3))
+	f.Fuzz(func(t *testing.T, events, period, burst int64, seed uint64) {
+		if _, err := NewParams(events, time.Duration(period), burst); err != nil || burst > 1<<16 {
+			t.Skip()
+		}
+		rng := rand.New(rand.NewPCG(seed, seed>>7))
+		c := rateCase{events, time.Duration(period), burst}
+		reserveAgainstRef(t, c, rng, schedule(rng, period/events, burst, 200))
+	})
 }
 
 func TestCancel(t *testing.T) {
