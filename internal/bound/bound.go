@@ -25,8 +25,9 @@ func Check(uses []Use, burst, num, den uint64) error {
 }
 
 // CheckSlack is Check with every interval taken slack ns longer: the cost in
-// [t1, t2] may be at most burst + rate*(t2 - t1 + slack). The sums of costs
-// and of t2 - t1 + slack must fit in 64 bits.
+// [t1, t2] may be at most burst + rate*(t2 - t1 + slack). The sum of costs
+// must fit in 64 bits; t2 - t1 + slack is taken in 65 bits, so uses may lie
+// anywhere in int64 time.
 func CheckSlack(uses []Use, burst, slack, num, den uint64) error {
 	u := slices.DeleteFunc(slices.Clone(uses), func(x Use) bool { return x.Cost == 0 })
 	slices.SortFunc(u, func(a, b Use) int {
@@ -51,10 +52,12 @@ func CheckSlack(uses []Use, burst, slack, num, den uint64) error {
 			}
 			// sum*den <= burst*den + (at_j - at_i + slack)*num
 			lh, ll := bits.Mul64(sum, den)
-			dh, dl := bits.Mul64(uint64(u[j].At-u[i].At)+slack, num)
+			span, c0 := bits.Add64(uint64(u[j].At-u[i].At), slack, 0)
+			dh, dl := bits.Mul64(span, num)
+			dh, c1 := bits.Add64(dh, c0*num, 0) // the span's 2^64 bit
 			rl, c := bits.Add64(bl, dl, 0)
 			rh, c2 := bits.Add64(bh, dh, c)
-			if c2 == 0 && (lh > rh || (lh == rh && ll > rl)) {
+			if c1|c2 == 0 && (lh > rh || (lh == rh && ll > rl)) {
 				return fmt.Errorf("cost %d admitted in [%d, %d] (%d ns, slack %d ns) exceeds %d + %d/%d per ns: %v",
 					sum, u[i].At, u[j].At, u[j].At-u[i].At, slack, burst, num, den, u[i:j+1])
 			}

@@ -38,3 +38,23 @@ func TestCheckSlack(t *testing.T) {
 		}
 	}
 }
+
+// TestCheckSlackWholeRange: intervals as long as int64 time plus the slack
+// are measured in 65 bits, not wrapped to a short one. At 1 per MaxInt64 ns
+// with burst 1 and slack 2, [MinInt64, MaxInt64] holds 1 + (2^64+1)/MaxInt64,
+// just over 3.
+func TestCheckSlackWholeRange(t *testing.T) {
+	const lo, hi = -1 << 63, 1<<63 - 1
+	for _, c := range []struct {
+		uses []Use
+		bad  bool
+	}{
+		{[]Use{{lo, 1, ""}, {0, 1, ""}, {hi, 1, ""}}, false},
+		{[]Use{{lo, 1, ""}, {0, 2, ""}, {hi, 1, ""}}, true},
+		{[]Use{{hi - 1, 1, ""}, {hi, 1, ""}}, true},
+	} {
+		if err := CheckSlack(c.uses, 1, 2, 1, hi); (err != nil) != c.bad {
+			t.Errorf("%v: %v", c.uses, err)
+		}
+	}
+}
