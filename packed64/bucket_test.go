@@ -92,10 +92,38 @@ func newBucketRef(p *BucketParams) *bucketRef {
 }
 
 func (r *bucketRef) units(now int64) int64 {
-	d := new(big.Int).Sub(big.NewInt(now), big.NewInt(r.p.clk.origin))
-	q, m := new(big.Int).DivMod(d, r.unit, new(big.Int)) // Euclidean: floors for a positive divisor
+	return refUnits(now, r.p.clk.origin, r.unit)
+}
+
+// refUnits returns floor((now - origin) / unit), the difference taken as
+// the nearest int64 when it passes an end of int64 time: the package's
+// end-of-time rule.
+func refUnits(now, origin int64, unit *big.Int) int64 {
+	d := new(big.Int).Sub(big.NewInt(now), big.NewInt(origin))
+	if d.Cmp(big.NewInt(math.MaxInt64)) > 0 {
+		d.SetInt64(math.MaxInt64)
+	}
+	if d.Cmp(big.NewInt(math.MinInt64)) < 0 {
+		d.SetInt64(math.MinInt64)
+	}
+	q, m := new(big.Int).DivMod(d, unit, new(big.Int)) // Euclidean: floors for a positive divisor
 	_ = m
 	return q.Int64()
+}
+
+// refRetry returns how long after now unit at begins: limit.Never if that
+// is past the end of int64 time (after the last unit a time maps to) or
+// further than int64 ns away.
+func refRetry(at *big.Int, now, origin int64, unit *big.Int) int64 {
+	if at.Cmp(big.NewInt(refUnits(math.MaxInt64, origin, unit))) > 0 {
+		return limit.Never
+	}
+	when := new(big.Int).Mul(at, unit)
+	when.Add(when, big.NewInt(origin)).Sub(when, big.NewInt(now))
+	if !when.IsInt64() {
+		return limit.Never
+	}
+	return when.Int64()
 }
 
 // cost returns ceil(n*per*2^-shift/rate) in big integers.
@@ -141,8 +169,7 @@ func (r *bucketRef) step(now, n int64) limit.Result {
 	capacity := r.cost(int64(r.p.burst))
 	if need.Cmp(capacity) > 0 {
 		when := new(big.Int).Add(big.NewInt(u), need.Sub(need, capacity))
-		when.Mul(when, r.unit).Add(when, big.NewInt(r.p.clk.origin)).Sub(when, big.NewInt(now))
-		return limit.Result{Remaining: r.tokens(at), RetryAfter: when.Int64()}
+		return limit.Result{Remaining: r.tokens(at), RetryAfter: refRetry(when, now, r.p.clk.origin, r.unit)}
 	}
 	// The time never moves back: a stale u is written at t.
 	r.t = max(t, u)
@@ -396,17 +423,19 @@ func TestBucketBound(t *testing.T) {
 func FuzzBucketWrap(f *testing.F) {
 	f.Add(int64(1000), int64(5), uint64(1<<40+5), uint64(100), int64(1<<41), int64(1), uint64(7))
 	f.Add(int64(1000), int64(5), uint64(3), uint64(100), int64(1<<40+1000), int64(1), uint64(1<<40+2))
+	f.Add(int64(1), int64(6), uint64(math.MaxInt64-5), uint64(1<<23), int64(math.MaxInt64), int64(6), uint64(math.MaxUint64))
+	f.Add(int64(1), int64(1), uint64(1)<<63, uint64(1<<20), int64(math.MinInt64), int64(1), uint64(5))
 	f.Fuzz(func(t *testing.T, rate int64, burst int64, written, deficit uint64, now, n int64, refAhead uint64) {
 		p, err := NewBucketParams(rate, time.Second, burst, 0)
 		if err != nil {
 			return
 		}
-		tw := int64(written % (1 << (61 - p.clk.shift)))
+		// Written at any unit of int64 time; ref anywhere from the write to
+		// the end of time, many wraps on; now anywhere.
+		tw := int64(written) >> p.clk.shift
 		d := deficit % (p.cap + 1)
 		w := p.word(tw, d)
-		// ref is anywhere from the write to 2^61ns after it, many wraps on.
-		ref := (tw + int64(refAhead%(1<<(61-p.clk.shift)))) << p.clk.shift
-		now %= 1 << 61
+		ref := aheadOf(tw, refAhead, p.clk.shift)
 		_, got, err := p.Step(w, now, ref, n)
 		if err != nil {
 			return
@@ -416,11 +445,22 @@ func FuzzBucketWrap(f *testing.F) {
 		model := newBucketRef(&p)
 		model.t, model.deficit = tw, new(big.Int).SetUint64(d)
 		wantLeft := model.step(now, 0)
-		if want := model.step(now, n); got.OK && !want.OK || gotLeft.Remaining > wantLeft.Remaining {
+		if want := model.step(now, n); got.OK && !want.OK || gotLeft.Remaining > wantLeft.Remaining ||
+			!got.OK && !want.OK && got.RetryAfter < want.RetryAfter {
 			t.Fatalf("written at unit %d, deficit %d, now %d, ref %d: wrapped %+v (%d left), unwrapped %+v (%d left)",
 				tw, d, now, ref, got, gotLeft.Remaining, want, wantLeft.Remaining)
 		}
 	})
+}
+
+// aheadOf returns a time in ns whose unit (2^shift ns) is at or after unit
+// u and at most the unit of math.MaxInt64, chosen by x.
+func aheadOf(u int64, x uint64, shift uint8) int64 {
+	room := uint64(math.MaxInt64>>shift) - uint64(u)
+	if room != math.MaxUint64 {
+		x %= room + 1
+	}
+	return (u + int64(x)) << shift
 }
 
 func TestBucketConcurrentConservation(t *testing.T) {
@@ -480,11 +520,13 @@ func TestBucketZero(t *testing.T) {
 }
 
 // FuzzBucketStep feeds Step any word, time and cost: it must not panic,
-// must leave the word alone when it denies, and must never store a deficit
-// above the capacity.
+// must leave the word alone when it denies, must not point a wait past the
+// end of int64 time, and must never store a deficit above the capacity.
 func FuzzBucketStep(f *testing.F) {
 	f.Add(int64(10), int64(3), uint64(math.MaxUint64), int64(5), int64(7), int64(1))
 	f.Add(int64(3906250), int64(MaxBurst), uint64(1)<<40|1, int64(-1), int64(0), int64(MaxBurst))
+	end, _ := NewBucketParams(1, time.Second, 6, 0) // emptied at the last unit of time
+	f.Add(int64(1), int64(6), uint64(end.word(end.clk.units(math.MaxInt64), end.cap)), int64(math.MaxInt64-5), int64(math.MaxInt64), int64(1))
 	f.Fuzz(func(t *testing.T, events, burst int64, w uint64, now, ref, n int64) {
 		p, err := NewBucketParams(events, time.Second, burst, 0)
 		if err != nil {
@@ -500,8 +542,9 @@ func FuzzBucketStep(f *testing.F) {
 				t.Fatalf("error %v with %+v", err, r)
 			}
 		case !r.OK:
-			if next != BucketWord(w) || r.RetryAfter <= 0 || r.Remaining < 0 || r.Remaining >= n {
-				t.Fatalf("denial %+v changed the word or has no wait", r)
+			if next != BucketWord(w) || r.RetryAfter <= 0 || r.Remaining < 0 || r.Remaining >= n ||
+				r.RetryAfter != limit.Never && now > math.MaxInt64-r.RetryAfter {
+				t.Fatalf("denial %+v changed the word or has no wait, or a wait past the end of time", r)
 			}
 		case n > 0 && UnpackBucket(next).Deficit > p.cap:
 			t.Fatalf("stored deficit %d above capacity %d", UnpackBucket(next).Deficit, p.cap)

@@ -11,6 +11,7 @@ import (
 	"github.com/cellrate/cellrate/internal/bound"
 	"github.com/cellrate/cellrate/internal/limittest"
 	"github.com/cellrate/cellrate/internal/race"
+	"github.com/cellrate/cellrate/internal/slide"
 	"github.com/cellrate/cellrate/limit"
 )
 
@@ -73,10 +74,7 @@ func newWindowRef(p *WindowParams) *windowRef {
 		l: new(big.Int).SetUint64(p.r.L), wLen: new(big.Int).SetUint64(p.r.W)}
 }
 
-func (r *windowRef) units(now int64) int64 {
-	d := new(big.Int).Sub(big.NewInt(now), big.NewInt(r.p.clk.origin))
-	return d.Div(d, r.unitNs).Int64() // Euclidean: floors for a positive divisor
-}
+func (r *windowRef) units(now int64) int64 { return refUnits(now, r.p.clk.origin, r.unitNs) }
 
 // Where a caller's time falls against the model's windows.
 const (
@@ -85,21 +83,23 @@ const (
 	before        // before both: nothing admitted
 )
 
-// view returns the rotated counter and the elapsed units at now, and where
-// now falls.
-func (r *windowRef) view(now int64) (start, prev, cur, e int64, at int) {
-	u, w := r.units(now), int64(r.p.r.W)
+// view returns the rotated counter and the elapsed units at unit u, and
+// where u falls. Differences of unit times are taken in big integers, so
+// the model holds anywhere in int64 time.
+func (r *windowRef) view(u int64) (start, prev, cur, e int64, at int) {
+	w := int64(r.p.r.W)
+	d := new(big.Int).Sub(big.NewInt(u), big.NewInt(r.start)) // u - start
 	switch {
 	case r.prev == 0 && r.cur == 0:
 		return u, 0, 0, 0, inCur
-	case u < r.start-w:
+	case d.Cmp(big.NewInt(-w)) < 0:
 		return r.start, r.prev, r.cur, 0, before
-	case u < r.start:
+	case d.Sign() < 0:
 		return r.start, r.prev, r.cur, 0, inPrev
-	case u-r.start < w:
-		return r.start, r.prev, r.cur, u - r.start, inCur
-	case u-r.start < 2*w && r.cur != 0:
-		return r.start + w, r.cur, 0, u - r.start - w, inCur
+	case d.Cmp(big.NewInt(w)) < 0:
+		return r.start, r.prev, r.cur, d.Int64(), inCur
+	case d.Cmp(big.NewInt(2*w)) < 0 && r.cur != 0:
+		return r.start + w, r.cur, 0, d.Int64() - w, inCur
 	}
 	return u, 0, 0, 0, inCur
 }
@@ -109,8 +109,9 @@ func (r *windowRef) estimate(prev, cur, e int64) *big.Rat {
 	return x.Add(x, big.NewRat(cur, 1))
 }
 
-func (r *windowRef) fits(now, n int64) bool {
-	_, prev, cur, e, at := r.view(now)
+// fits reports whether n units fit at unit u.
+func (r *windowRef) fits(u, n int64) bool {
+	_, prev, cur, e, at := r.view(u)
 	if at == before {
 		return false
 	}
@@ -133,25 +134,28 @@ func (r *windowRef) step(now, n int64) limit.Result {
 	if n < 0 || uint64(n) > r.p.r.L {
 		return limit.Result{RetryAfter: limit.Never}
 	}
-	start, prev, cur, e, at := r.view(now)
+	u := r.units(now)
+	start, prev, cur, e, at := r.view(u)
 	if n == 0 {
 		return limit.Result{OK: true, Remaining: r.remaining(prev, cur, e, at)}
 	}
-	if !r.fits(now, n) {
-		// The first unit boundary at which n fits, by bisection over the
-		// model's own decision, which only improves as time passes.
-		lo, hi := r.units(now), r.units(now)+1
-		for !r.fits(r.ns(hi), n) {
-			lo, hi = hi, hi+2*(hi-lo)
+	if !r.fits(u, n) {
+		// The first unit at which n fits, by bisection over the model's own
+		// decision, which only improves as time passes; none after the
+		// last unit a time maps to is Never.
+		last := r.units(math.MaxInt64)
+		if u == last || !r.fits(last, n) {
+			return limit.Result{Remaining: r.remaining(prev, cur, e, at), RetryAfter: limit.Never}
 		}
-		for hi-lo > 1 {
-			if mid := lo + (hi-lo)/2; r.fits(r.ns(mid), n) {
+		lo, hi := u, last // n does not fit at lo and fits at hi
+		for uint64(hi)-uint64(lo) > 1 {
+			if mid := lo + int64((uint64(hi)-uint64(lo))/2); r.fits(mid, n) {
 				hi = mid
 			} else {
 				lo = mid
 			}
 		}
-		return limit.Result{Remaining: r.remaining(prev, cur, e, at), RetryAfter: r.ns(hi) - now}
+		return limit.Result{Remaining: r.remaining(prev, cur, e, at), RetryAfter: refRetry(big.NewInt(hi), now, r.p.clk.origin, r.unitNs)}
 	}
 	if at == inPrev {
 		prev += n
@@ -161,9 +165,6 @@ func (r *windowRef) step(now, n int64) limit.Result {
 	r.start, r.prev, r.cur = start, prev, cur
 	return limit.Result{OK: true, Remaining: r.remaining(prev, cur, e, at)}
 }
-
-// ns returns when unit u begins.
-func (r *windowRef) ns(u int64) int64 { return r.p.clk.origin + u<<r.p.clk.shift }
 
 func TestWindowStepMatchesReference(t *testing.T) {
 	rng := rand.New(rand.NewPCG(17, 18))
@@ -339,16 +340,18 @@ func TestWindowLogBound(t *testing.T) {
 func FuzzWindowWrap(f *testing.F) {
 	f.Add(int64(10), int64(1e9), uint64(1<<30+5), uint32(3), uint32(4), int64(1<<41), int64(1), uint64(7))
 	f.Add(int64(10), int64(1e6), uint64(3), uint32(3), uint32(4), int64(1<<36), int64(1), uint64(1<<28+1))
+	f.Add(int64(50), int64(1e9), uint64(math.MaxInt64-5), uint32(20), uint32(30), int64(math.MaxInt64), int64(1), uint64(math.MaxUint64))
+	f.Add(int64(1), int64(1), uint64(1)<<63, uint32(0), uint32(1), int64(math.MinInt64), int64(1), uint64(5))
 	f.Fuzz(func(t *testing.T, l, win int64, start uint64, prev, cur uint32, now, n int64, refAhead uint64) {
 		p, err := NewWindowParams(l, time.Duration(win), 0)
 		if err != nil {
 			return
 		}
-		su := int64(start % (1 << (61 - p.clk.shift)))
+		// Started at any unit of int64 time; ref anywhere from the write to
+		// the end of time, many wraps on; now anywhere.
+		su := int64(start) >> p.clk.shift
 		s := WindowState{Start: uint64(su) & p.clk.mask, Prev: uint64(prev) % (p.r.L + 1), Cur: uint64(cur) % (p.r.L + 1)}
-		// ref is anywhere from the write to 2^61ns after it, many wraps on.
-		ref := (su + int64(refAhead%(1<<(61-p.clk.shift)))) << p.clk.shift
-		now %= 1 << 61
+		ref := aheadOf(su, refAhead, p.clk.shift)
 		_, got, err := p.Step(PackWindow(s), now, ref, n)
 		if err != nil {
 			return
@@ -357,7 +360,8 @@ func FuzzWindowWrap(f *testing.F) {
 		model := newWindowRef(&p)
 		model.start, model.prev, model.cur = su, int64(s.Prev), int64(s.Cur)
 		wantLeft := model.step(now, 0)
-		if want := model.step(now, n); got.OK && !want.OK || gotLeft.Remaining > wantLeft.Remaining {
+		if want := model.step(now, n); got.OK && !want.OK || gotLeft.Remaining > wantLeft.Remaining ||
+			!got.OK && !want.OK && got.RetryAfter < want.RetryAfter {
 			t.Fatalf("word %+v (start %d), now %d, ref %d: wrapped %+v (%d left), unwrapped %+v (%d left)",
 				s, su, now, ref, got, gotLeft.Remaining, want, wantLeft.Remaining)
 		}
@@ -384,11 +388,13 @@ func TestWindowZero(t *testing.T) {
 }
 
 // FuzzWindowStep feeds Step any word, time and cost: it must not panic,
-// must leave the word alone when it denies, and must never store a count
-// above the limit.
+// must leave the word alone when it denies, must not point a wait past the
+// end of int64 time, and must never store a count above the limit.
 func FuzzWindowStep(f *testing.F) {
 	f.Add(int64(10), int64(1e9), uint64(math.MaxUint64), int64(5), int64(7), int64(1))
 	f.Add(int64(MaxWindowLimit), int64(MaxWindow), uint64(1)<<36|1, int64(-1), int64(0), int64(2))
+	end, _ := NewWindowParams(50, time.Second, 0) // filled at the last unit of time
+	f.Add(int64(50), int64(time.Second), uint64(end.word(slide.State{Start: end.clk.units(math.MaxInt64), Cur: 50})), int64(math.MaxInt64-5), int64(math.MaxInt64), int64(1))
 	f.Fuzz(func(t *testing.T, l, win int64, w uint64, now, ref, n int64) {
 		p, err := NewWindowParams(l, time.Duration(win), 0)
 		if err != nil {
@@ -404,8 +410,9 @@ func FuzzWindowStep(f *testing.F) {
 				t.Fatalf("error %v with %+v", err, r)
 			}
 		case !r.OK:
-			if next != WindowWord(w) || r.RetryAfter <= 0 || r.Remaining < 0 || r.Remaining >= n {
-				t.Fatalf("denial %+v changed the word or has no wait", r)
+			if next != WindowWord(w) || r.RetryAfter <= 0 || r.Remaining < 0 || r.Remaining >= n ||
+				r.RetryAfter != limit.Never && now > math.MaxInt64-r.RetryAfter {
+				t.Fatalf("denial %+v changed the word or has no wait, or a wait past the end of time", r)
 			}
 		case n > 0 && (s.Cur > uint64(l) || s.Prev > max(uint64(l), UnpackWindow(WindowWord(w)).Prev, UnpackWindow(WindowWord(w)).Cur)):
 			t.Fatalf("stored %+v above limit %d", s, l)
