@@ -150,8 +150,7 @@ func (p *BucketParams) Step(w BucketWord, now, ref, n int64) (BucketWord, limit.
 	c := p.costOf(uint64(n))
 	if dn+c > p.cap {
 		// At unit t+d+c-cap the deficit is cap-c; dn+c > cap puts it after now.
-		at := t + int64(d) + int64(c) - int64(p.cap)
-		return w, limit.Result{Remaining: p.tokens(dn), RetryAfter: p.clk.after(at, now)}, nil
+		return w, limit.Result{Remaining: p.tokens(dn), RetryAfter: p.clk.after(t, int64(d)+int64(c)-int64(p.cap), now)}, nil
 	}
 	return p.word(t, d+c), limit.Result{OK: true, Remaining: p.tokens(dn + c)}, nil
 }
@@ -274,13 +273,13 @@ func (p *BucketParams) allow(word *atomic.Uint64, hw *HighWater, now int64) bool
 	var spin backoff.Spin
 	for ; ; spin.Wait() {
 		old := word.Load()
-		h := hw.t.Load()
-		t, d, dn := p.refill(BucketWord(old), u, p.clk.units(h+p.clk.slack))
+		ref := hw.Ref(p.clk.slack)
+		t, d, dn := p.refill(BucketWord(old), u, p.clk.units(ref))
 		if dn+p.cost1 > p.cap {
 			return false
 		}
 		d += p.cost1
-		if now > h+p.clk.slack {
+		if now > ref {
 			hw.Raise(now, p.clk.slack)
 		}
 		if word.CompareAndSwap(old, uint64(p.word(t, d))) {

@@ -26,7 +26,7 @@
 // latest time at or before ref whose low bits match the field. The cells keep
 // ref in a HighWater, raised before each write when the writer's now is more
 // than Slack() past it, and read after the word, so every word they load was
-// written no later than HighWater + Slack.
+// written no later than HighWater + Slack (saturated at math.MaxInt64).
 //
 // Claim: no schedule of times, however it jumps or goes backwards and
 // however long a word sits idle, makes a word admit more than the same
@@ -50,6 +50,20 @@
 // The chance that a word idle for a random long time is read inside such a
 // span is below (Slack + a full refill or two windows) / Wrap, at most
 // 2^-12 + 2^-14 (TestWrapDips measures 1.5e-4 for a bucket and a window).
+//
+// # The ends of time
+//
+// Times may be any int64, math.MinInt64 and math.MaxInt64 included. No sum
+// of a time and a slack, window or wait wraps: the HighWater's zero value is
+// the start of time (math.MinInt64), so it suits any clock, and its
+// reference, the mark plus the slack, saturates at math.MaxInt64, which is at
+// or after every time a word is written with; a time further from the origin
+// than int64 reaches counts as the nearest int64 (with the origin 0, none
+// is). The claim above and the bounds below hold at both ends. Time stops at
+// math.MaxInt64: a bucket refills nothing after it and a window forgets
+// nothing, so a request that first fits in a unit beginning after
+// math.MaxInt64, or more than math.MaxInt64 ns after now, gets a RetryAfter
+// of limit.Never.
 //
 // # The bucket's bound
 //

@@ -129,7 +129,7 @@ func (p *WindowParams) Step(w WindowWord, now, ref, n int64) (WindowWord, limit.
 	d := p.r.Decide(p.unwrap(w, p.clk.units(ref)), u, un)
 	switch {
 	case !d.OK:
-		return w, limit.Result{Remaining: d.Left, RetryAfter: p.clk.after(d.Base+int64(d.Off), now)}, nil
+		return w, limit.Result{Remaining: d.Left, RetryAfter: p.clk.after(d.Base, int64(d.Off), now)}, nil
 	case n == 0:
 		return w, limit.Result{OK: true, Remaining: d.Left}, nil
 	}
@@ -227,13 +227,13 @@ func (p *WindowParams) allow(word *atomic.Uint64, hw *HighWater, now int64) bool
 	var spin backoff.Spin
 	for ; ; spin.Wait() {
 		old := word.Load()
-		h := hw.t.Load()
-		s, e, back := p.r.Advance(p.unwrap(WindowWord(old), p.clk.units(h+p.clk.slack)), u)
+		ref := hw.Ref(p.clk.slack)
+		s, e, back := p.r.Advance(p.unwrap(WindowWord(old), p.clk.units(ref)), u)
 		if back > p.r.W || !p.r.Fits(s, e, 1) {
 			return false
 		}
 		s.Count(back, 1)
-		if now > h+p.clk.slack {
+		if now > ref {
 			hw.Raise(now, p.clk.slack)
 		}
 		if word.CompareAndSwap(old, uint64(p.word(s))) {
