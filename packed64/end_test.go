@@ -421,3 +421,36 @@ func FuzzWindowsShared(f *testing.F) {
 		}
 	})
 }
+
+// TestSameWordRaisesMark: an admission whose word comes out bit for bit
+// the same (written a whole number of wraps after the old one, with the
+// same deficit or counts) still moves the word's time to now, so it must
+// raise the HighWater before it counts as written; otherwise the next step
+// decodes the word at the old time and refills what was just taken.
+func TestSameWordRaisesMark(t *testing.T) {
+	bp, _ := NewBucketParams(48, time.Second, 2, 0)
+	wp, _ := NewWindowParams(2, time.Second, 0)
+	bs := &Buckets{p: bp, words: make([]atomic.Uint64, 2)}
+	ws := &Windows{p: wp, words: make([]atomic.Uint64, 2)}
+	for _, c := range []struct {
+		name   string
+		wrap   int64
+		allowN func(now, n int64) (limit.Result, error)
+	}{
+		{"Bucket", int64(bp.Wrap()), (&Bucket{p: bp}).AllowNAt},
+		{"Buckets", int64(bp.Wrap()), func(now, n int64) (limit.Result, error) { return bs.AllowNAt(1, now, n) }},
+		{"Window", int64(wp.Wrap()), (&Window{p: wp}).AllowNAt},
+		{"Windows", int64(wp.Wrap()), func(now, n int64) (limit.Result, error) { return ws.AllowNAt(1, now, n) }},
+	} {
+		t1 := int64(1e12)
+		t2 := t1 + 1000*c.wrap // the same unit modulo the wrap
+		for _, now := range []int64{t1, t2} {
+			if r, _ := c.allowN(now, 1); !r.OK {
+				t.Fatalf("%s: denied one unit at %d", c.name, now)
+			}
+		}
+		if r, _ := c.allowN(t2+3e6, 2); r.OK {
+			t.Errorf("%s: admitted 2 units 3ms after admitting 1 of a burst of 2", c.name)
+		}
+	}
+}

@@ -246,8 +246,12 @@ func (p *WindowParams) allowN(word *atomic.Uint64, hw *HighWater, now, n int64) 
 	var spin backoff.Spin
 	for ; ; spin.Wait() {
 		old := word.Load()
-		next, r, err := p.Step(WindowWord(old), now, hw.Ref(p.clk.slack), n)
-		if !r.OK || err != nil || uint64(next) == old {
+		ref := hw.Ref(p.clk.slack)
+		next, r, err := p.Step(WindowWord(old), now, ref, n)
+		// An admission that leaves the same bits (a whole number of wraps
+		// on) still restamps the word at now: unless ref already covers
+		// now, the mark must rise and the CAS confirm the word after it.
+		if !r.OK || err != nil || n == 0 || uint64(next) == old && now <= ref {
 			return r, err
 		}
 		hw.Raise(now, p.clk.slack)
