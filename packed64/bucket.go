@@ -1,7 +1,6 @@
 package packed64
 
 import (
-	"fmt"
 	"math/bits"
 	"sync/atomic"
 	"time"
@@ -29,22 +28,34 @@ const (
 	BucketDeficitBits = 24
 )
 
-// BucketState is a BucketWord's fields. Time is below 2^40 and Deficit
+// BucketFields is a BucketWord's fields. Time is below 2^40 and Deficit
 // below 2^24.
-type BucketState struct {
+type BucketFields struct {
 	Time    uint64
 	Deficit uint64
 }
 
-// PackBucket returns the word holding s; bits beyond the field widths are
+// PackBucket returns the word holding f; bits beyond the field widths are
 // dropped.
-func PackBucket(s BucketState) BucketWord {
-	return BucketWord(s.Time<<BucketDeficitBits | s.Deficit&deficitMask)
+func PackBucket(f BucketFields) BucketWord {
+	return BucketWord(f.Time<<BucketDeficitBits | f.Deficit&deficitMask)
 }
 
 // UnpackBucket returns the fields of w.
-func UnpackBucket(w BucketWord) BucketState {
-	return BucketState{Time: uint64(w) >> BucketDeficitBits, Deficit: uint64(w) & deficitMask}
+func UnpackBucket(w BucketWord) BucketFields {
+	return BucketFields{Time: uint64(w) >> BucketDeficitBits, Deficit: uint64(w) & deficitMask}
+}
+
+// BucketState is what a bucket's steps read and return: its word and a
+// reference time for reading the word's wrapped time, at or after the time
+// of the step that wrote it (see the package doc). A word never written
+// (the zero word) may take any Ref, so the zero BucketState is a full
+// bucket. Keep the whole BucketState, 16 bytes, and the steps keep Ref
+// right; or keep only the 8-byte Word and one HighWater for many words, as
+// Buckets does, and build the state from both.
+type BucketState struct {
+	Word BucketWord
+	Ref  int64
 }
 
 const deficitMask = 1<<BucketDeficitBits - 1
@@ -58,8 +69,7 @@ const MaxBurst = 1<<(BucketDeficitBits-9) - 1
 const minTokenNs = 256
 
 // BucketParams is a validated token bucket: events tokens per period, up to
-// burst at once, with time counted from origin. The zero BucketParams admits
-// nothing.
+// burst at once. The zero BucketParams admits nothing.
 type BucketParams struct {
 	clk   clock
 	rate  uint64 // tokens per period
@@ -71,19 +81,25 @@ type BucketParams struct {
 }
 
 // NewBucketParams validates a bucket refilled with events tokens per
-// period, holding up to burst, with time units counted from origin (any
-// fixed time; 0 for nanotime). burst must be in [1, MaxBurst] and a token
-// must take at least 256ns to refill (events <= period/256ns).
-func NewBucketParams(events int64, period time.Duration, burst int64, origin int64) (BucketParams, error) {
-	if period < 1 {
-		return BucketParams{}, fmt.Errorf("packed64: period must be >= 1ns, got %v", period)
-	}
-	if most := int64(period) / minTokenNs; events < 1 || events > most {
-		return BucketParams{}, fmt.Errorf("packed64: events must be in [1, %d] per period %v (a token must take >= %dns to refill), got %d",
-			most, period, minTokenNs, events)
-	}
-	if burst < 1 || burst > MaxBurst {
-		return BucketParams{}, fmt.Errorf("packed64: burst must be in [1, %d], got %d", MaxBurst, burst)
+// period, holding up to burst. A parameter out of range is a
+// *limit.ParamError: period must be at least 256ns, events in
+// [1, period/256ns] (a token must take at least 256ns to refill) and burst
+// in [1, MaxBurst].
+func NewBucketParams(events int64, period time.Duration, burst int64) (BucketParams, error) {
+	const why = "a token must take at least 256ns to refill"
+	switch {
+	case events < 1:
+		return BucketParams{}, &limit.ParamError{Pkg: "packed64", Param: "events", Value: events, Min: int64(1), Max: max(1, int64(period)/minTokenNs)}
+	case period < minTokenNs:
+		e := &limit.ParamError{Pkg: "packed64", Param: "period", Value: period, Min: time.Duration(minTokenNs), Reason: why}
+		if events <= int64(time.Duration(1<<63-1)/minTokenNs) {
+			e.Min = time.Duration(events * minTokenNs)
+		}
+		return BucketParams{}, e
+	case events > int64(period)/minTokenNs:
+		return BucketParams{}, &limit.ParamError{Pkg: "packed64", Param: "events", Value: events, Min: int64(1), Max: int64(period) / minTokenNs, Reason: why}
+	case burst < 1 || burst > MaxBurst:
+		return BucketParams{}, &limit.ParamError{Pkg: "packed64", Param: "burst", Value: burst, Min: int64(1), Max: int64(MaxBurst)}
 	}
 	p := BucketParams{rate: uint64(events), per: uint64(period), burst: uint64(burst)}
 	// The finest unit whose full bucket fits the deficit field. The rate
@@ -95,7 +111,7 @@ func NewBucketParams(events int64, period time.Duration, burst int64, origin int
 			continue // the quotient needs more than 64 bits
 		}
 		if c := p.costOf(p.burst); c < 1<<BucketDeficitBits {
-			p.clk, p.cap = newClock(origin, shift, BucketTimeBits), c
+			p.clk, p.cap = newClock(shift, BucketTimeBits), c
 			break
 		}
 	}
@@ -125,34 +141,67 @@ func (p BucketParams) Slack() int64 { return p.clk.slack }
 // Burst returns the most tokens the bucket holds.
 func (p BucketParams) Burst() int64 { return int64(p.burst) }
 
+// Rate returns the refill rate: Events tokens per Period.
+func (p BucketParams) Rate() (events int64, period time.Duration) {
+	return int64(p.rate), time.Duration(p.per)
+}
+
 // Step decides whether n tokens may be taken at time now from the bucket
-// in w, ref being at or after the time of the step that wrote w (see the
-// package doc; a word never written may take any ref). It returns the word
-// to store if admitted (w itself, which need not be written, otherwise) and
-// the Result, or limit.ErrNegativeCost or limit.ErrCostExceedsBurst with w
-// and a Result whose RetryAfter is limit.Never. n = 0 is always admitted,
-// with w unchanged and Remaining as of now.
-func (p *BucketParams) Step(w BucketWord, now, ref, n int64) (BucketWord, limit.Result, error) {
+// in s. It returns the state to keep if admitted (s itself, which need not
+// be written, otherwise) and the Result, or limit.ErrNegativeCost or
+// limit.ErrCostExceedsBurst with s and a Result whose RetryAfter is
+// limit.Never. n = 0 is always admitted, with s unchanged and Remaining as
+// of now. The state returned has a Ref at or after its word's write: now,
+// or s.Ref if that is later.
+func (p BucketParams) Step(s BucketState, now, n int64) (BucketState, limit.Result, error) {
+	return p.step(s, now, n)
+}
+
+func (p *BucketParams) step(s BucketState, now, n int64) (BucketState, limit.Result, error) {
 	if n < 0 {
-		return w, limit.Result{RetryAfter: limit.Never}, limit.ErrNegativeCost
+		return s, limit.Result{RetryAfter: limit.Never}, limit.ErrNegativeCost
 	}
 	if uint64(n) > p.burst {
-		return w, limit.Result{RetryAfter: limit.Never}, limit.ErrCostExceedsBurst
+		return s, limit.Result{RetryAfter: limit.Never}, limit.ErrCostExceedsBurst
 	}
+	if p.burst == 0 {
+		return s, limit.Result{OK: true}, nil // the zero BucketParams, n == 0
+	}
+	u, refU := p.clk.units(now), p.clk.units(s.Ref)
 	if n == 0 {
-		if p.burst == 0 {
-			return w, limit.Result{OK: true}, nil // the zero BucketParams
-		}
-		_, _, dn := p.refill(w, p.clk.units(now), p.clk.units(ref))
-		return w, limit.Result{OK: true, Remaining: p.tokens(dn)}, nil
+		_, _, dn := p.refill(s.Word, u, refU)
+		return s, limit.Result{OK: true, Remaining: p.tokens(dn)}, nil
 	}
-	t, d, dn := p.refill(w, p.clk.units(now), p.clk.units(ref))
 	c := p.costOf(uint64(n))
-	if dn+c > p.cap {
+	t, d, dn := p.refill(s.Word, u, refU)
+	next, ok := p.take(t, d, dn, c)
+	if !ok {
 		// At unit t+d+c-cap the deficit is cap-c; dn+c > cap puts it after now.
-		return w, limit.Result{Remaining: p.tokens(dn), RetryAfter: p.clk.after(t, int64(d)+int64(c)-int64(p.cap), now)}, nil
+		return s, limit.Result{Remaining: p.tokens(dn), RetryAfter: p.clk.after(t, int64(d)+int64(c)-int64(p.cap), now)}, nil
 	}
-	return p.word(t, d+c), limit.Result{OK: true, Remaining: p.tokens(dn + c)}, nil
+	return BucketState{next, nextRef(s.Ref, s.Word&deficitMask == 0, now)}, limit.Result{OK: true, Remaining: p.tokens(dn + c)}, nil
+}
+
+// nextRef returns the Ref of a state written at now over a state with Ref
+// ref: now, or ref if that is later (a stale now keeps the word's time). A
+// word whose time does not matter (fresh: a full bucket, an empty window)
+// may have come with any Ref, so its next Ref is now.
+func nextRef(ref int64, fresh bool, now int64) int64 {
+	if fresh {
+		return now
+	}
+	return max(ref, now)
+}
+
+// take is the admission: c units from a bucket whose refill (see refill)
+// at the decision's unit gave t, d and dn. It returns the word to store and
+// whether the c units fit. Step and the cells' AllowAt both decide here;
+// it is small enough to inline into their loops.
+func (p *BucketParams) take(t int64, d, dn, c uint64) (BucketWord, bool) {
+	if dn+c > p.cap {
+		return 0, false
+	}
+	return p.word(t, d+c), true
 }
 
 // refill returns the state to build on at unit u, its time t and deficit
@@ -196,17 +245,27 @@ func (p *BucketParams) tokens(d uint64) int64 {
 	return int64(q)
 }
 
-// TokensAt returns the tokens the bucket in w holds at now, with their
+// TokensAt returns the tokens the bucket in s holds at now, with their
 // fraction, for reading; decisions never use floating point.
-func (p BucketParams) TokensAt(w BucketWord, now, ref int64) float64 {
+func (p BucketParams) TokensAt(s BucketState, now int64) float64 {
 	if p.per == 0 {
 		return 0
 	}
-	_, _, dn := p.refill(w, p.clk.units(now), p.clk.units(ref))
+	_, _, dn := p.refill(s.Word, p.clk.units(now), p.clk.units(s.Ref))
 	if dn >= p.cap {
 		return 0
 	}
 	return float64(p.cap-dn) * float64(p.div) / float64(p.per)
+}
+
+// RemainingAt returns the whole tokens the bucket in s holds at now: what
+// Step would take at most.
+func (p BucketParams) RemainingAt(s BucketState, now int64) int64 {
+	if p.per == 0 {
+		return 0
+	}
+	_, _, dn := p.refill(s.Word, p.clk.units(now), p.clk.units(s.Ref))
+	return p.tokens(dn)
 }
 
 // Bucket is a token bucket in one atomic 64-bit word, safe for concurrent
@@ -216,6 +275,13 @@ func (p BucketParams) TokensAt(w BucketWord, now, ref int64) float64 {
 // The zero Bucket admits nothing; use NewBucket. A Bucket must not be
 // copied after first use.
 type Bucket struct {
+	clock nanotime.Clock
+	c     bucketCell
+}
+
+// bucketCell is a Bucket without its clock: no pointers, so that a test
+// can run its denials on a read-only copy.
+type bucketCell struct {
 	hw   HighWater
 	p    BucketParams
 	_    cpu.CacheLinePad // word's line holds nothing the reads of p and hw would miss on
@@ -223,48 +289,82 @@ type Bucket struct {
 	_    cpu.CacheLinePad
 }
 
+func (c *bucketCell) AllowAt(now int64) bool { return c.p.allow(&c.word, &c.hw, now) }
+
+func (c *bucketCell) AllowNAt(now, n int64) (limit.Result, error) {
+	return c.p.allowN(&c.word, &c.hw, now, n)
+}
+
 var _ limit.Limiter = (*Bucket)(nil)
 
 // NewBucket returns a full Bucket refilled with events tokens per period,
-// holding up to burst, counting time from 0 (nanotime's clock). See
-// NewBucketParams for the bounds.
-func NewBucket(events int64, period time.Duration, burst int64) (*Bucket, error) {
-	p, err := NewBucketParams(events, period, burst, 0)
+// holding up to burst. A parameter out of range is a *limit.ParamError (see
+// NewBucketParams).
+func NewBucket(events int64, period time.Duration, burst int64, opts ...Option) (*Bucket, error) {
+	p, err := NewBucketParams(events, period, burst)
 	if err != nil {
 		return nil, err
 	}
-	return &Bucket{p: p}, nil
+	c, err := newConfig(opts)
+	if err != nil {
+		return nil, err
+	}
+	return &Bucket{clock: c.clock, c: bucketCell{p: p}}, nil
 }
 
 // Params returns the bucket's parameters.
-func (b *Bucket) Params() BucketParams { return b.p }
+func (b *Bucket) Params() BucketParams { return b.c.p }
 
-// Allow is AllowAt(nanotime.Now()).
-func (b *Bucket) Allow() bool { return b.AllowAt(nanotime.Now()) }
-
-// AllowAt reports whether a token may be taken at time now, and takes it if so.
-func (b *Bucket) AllowAt(now int64) bool { return b.p.allow(&b.word, &b.hw, now) }
-
-// AllowN is AllowNAt(nanotime.Now(), n).
-func (b *Bucket) AllowN(n int64) (limit.Result, error) { return b.AllowNAt(nanotime.Now(), n) }
-
-// AllowNAt takes n tokens at time now if all n are available.
-func (b *Bucket) AllowNAt(now, n int64) (limit.Result, error) {
-	return b.p.allowN(&b.word, &b.hw, now, n)
+// now reads the bucket's clock (nanotime.Now for the zero Bucket).
+func (b *Bucket) now() int64 {
+	if b.clock == nil {
+		return nanotime.Now()
+	}
+	return b.clock()
 }
 
-// Tokens is TokensAt(nanotime.Now()).
-func (b *Bucket) Tokens() float64 { return b.TokensAt(nanotime.Now()) }
+// Allow is AllowAt with the bucket's clock.
+func (b *Bucket) Allow() bool { return b.AllowAt(b.now()) }
+
+// AllowAt reports whether a token may be taken at time now, and takes it if so.
+func (b *Bucket) AllowAt(now int64) bool { return b.c.AllowAt(now) }
+
+// AllowN is AllowNAt with the bucket's clock.
+func (b *Bucket) AllowN(n int64) (limit.Result, error) { return b.AllowNAt(b.now(), n) }
+
+// AllowNAt takes n tokens at time now if all n are available.
+func (b *Bucket) AllowNAt(now, n int64) (limit.Result, error) { return b.c.AllowNAt(now, n) }
+
+// Tokens is TokensAt with the bucket's clock.
+func (b *Bucket) Tokens() float64 { return b.TokensAt(b.now()) }
 
 // TokensAt returns the tokens available at now, with their fraction.
 func (b *Bucket) TokensAt(now int64) float64 {
-	w := BucketWord(b.word.Load())
-	return b.p.TokensAt(w, now, b.hw.Ref(b.p.clk.slack))
+	return b.c.p.TokensAt(b.c.p.state(&b.c.word, &b.c.hw), now)
+}
+
+// Remaining is RemainingAt with the bucket's clock.
+func (b *Bucket) Remaining() int64 { return b.RemainingAt(b.now()) }
+
+// RemainingAt returns the whole tokens available at now.
+func (b *Bucket) RemainingAt(now int64) int64 {
+	return b.c.p.RemainingAt(b.c.p.state(&b.c.word, &b.c.hw), now)
+}
+
+// state loads a cell's word, then its reference (see HighWater).
+func (p *BucketParams) state(word *atomic.Uint64, hw *HighWater) BucketState {
+	w := BucketWord(word.Load())
+	return BucketState{w, hw.Ref(p.clk.slack)}
 }
 
 // allow takes one token from word, with the reference time kept in hw.
 // The high-water mark is loaded after the word, and raised before the
 // word is written (see HighWater).
+//
+// allow and allowN are the hot paths: their load/step/CAS loops are written
+// out around the same take and step that Step runs, because cell.Run64
+// with a closure cost 1.2-1.7x their CPU time in a one-run benchmark. The
+// rarer decisions run on cell.Run64.
 func (p *BucketParams) allow(word *atomic.Uint64, hw *HighWater, now int64) bool {
 	if p.burst == 0 {
 		return false
@@ -275,34 +375,42 @@ func (p *BucketParams) allow(word *atomic.Uint64, hw *HighWater, now int64) bool
 		old := word.Load()
 		ref := hw.Ref(p.clk.slack)
 		t, d, dn := p.refill(BucketWord(old), u, p.clk.units(ref))
-		if dn+p.cost1 > p.cap {
+		next, ok := p.take(t, d, dn, p.cost1)
+		if !ok {
 			return false
 		}
-		d += p.cost1
 		if now > ref {
 			hw.Raise(now, p.clk.slack)
 		}
-		if word.CompareAndSwap(old, uint64(p.word(t, d))) {
+		if word.CompareAndSwap(old, uint64(next)) {
 			return true
 		}
 	}
 }
 
+// allowN runs step on word. The raise comes after the step and before the
+// CAS that publishes the word; a raise whose CAS then fails is harmless, as
+// a higher mark never lets a word admit more (see HighWater).
 func (p *BucketParams) allowN(word *atomic.Uint64, hw *HighWater, now, n int64) (limit.Result, error) {
 	var spin backoff.Spin
 	for ; ; spin.Wait() {
 		old := word.Load()
 		ref := hw.Ref(p.clk.slack)
-		next, r, err := p.Step(BucketWord(old), now, ref, n)
-		// An admission that leaves the same bits (a whole number of wraps
-		// on) still restamps the word at now: unless ref already covers
-		// now, the mark must rise and the CAS confirm the word after it.
-		if !r.OK || err != nil || n == 0 || uint64(next) == old && now <= ref {
+		next, r, err := p.step(BucketState{BucketWord(old), ref}, now, n)
+		if !writes(r, err, n, uint64(next.Word) == old, now, ref) {
 			return r, err
 		}
 		hw.Raise(now, p.clk.slack)
-		if word.CompareAndSwap(old, uint64(next)) {
+		if word.CompareAndSwap(old, uint64(next.Word)) {
 			return r, nil
 		}
 	}
+}
+
+// writes reports whether a cell must store a step's word: an admission of
+// n > 0 always restamps the word at now, so even when its bits come out
+// the same (a whole number of wraps on) the mark must rise to cover now and
+// a CAS confirm the word after it, unless ref already covers now.
+func writes(r limit.Result, err error, n int64, same bool, now, ref int64) bool {
+	return r.OK && err == nil && n != 0 && !(same && now <= ref)
 }

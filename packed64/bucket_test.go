@@ -17,29 +17,41 @@ import (
 
 func TestBucketParamsValidate(t *testing.T) {
 	for _, c := range []struct {
-		rate  int64
-		per   time.Duration
-		burst int64
-		want  string
+		rate     int64
+		per      time.Duration
+		burst    int64
+		param    string
+		value    any
+		min, max any
 	}{
-		{1, 0, 1, "packed64: period must be >= 1ns, got 0s"},
-		{0, time.Second, 1, "packed64: events must be in [1, 3906250] per period 1s (a token must take >= 256ns to refill), got 0"},
-		{3906251, time.Second, 1, "packed64: events must be in [1, 3906250] per period 1s (a token must take >= 256ns to refill), got 3906251"},
-		{1, 255, 1, "packed64: events must be in [1, 0] per period 255ns (a token must take >= 256ns to refill), got 1"},
-		{1, time.Second, 0, "packed64: burst must be in [1, 32767], got 0"},
-		{1, time.Second, MaxBurst + 1, "packed64: burst must be in [1, 32767], got 32768"},
+		{1, 0, 1, "period", time.Duration(0), time.Duration(256), nil},
+		{3, 255, 1, "period", time.Duration(255), time.Duration(768), nil},
+		{0, time.Second, 1, "events", int64(0), int64(1), int64(3906250)},
+		{3906251, time.Second, 1, "events", int64(3906251), int64(1), int64(3906250)},
+		{1, 255, 1, "period", time.Duration(255), time.Duration(256), nil},
+		{math.MaxInt64, math.MaxInt64, 1, "events", int64(math.MaxInt64), int64(1), int64(math.MaxInt64 / 256)},
+		{1, time.Second, 0, "burst", int64(0), int64(1), int64(MaxBurst)},
+		{1, time.Second, MaxBurst + 1, "burst", int64(MaxBurst + 1), int64(1), int64(MaxBurst)},
 	} {
-		_, err := NewBucketParams(c.rate, c.per, c.burst, 0)
-		if err == nil || err.Error() != c.want {
-			t.Errorf("NewBucketParams(%d, %v, %d) error %v, want %q", c.rate, c.per, c.burst, err, c.want)
+		_, err := NewBucketParams(c.rate, c.per, c.burst)
+		var pe *limit.ParamError
+		if !errors.As(err, &pe) || pe.Pkg != "packed64" || pe.Param != c.param || pe.Value != c.value || pe.Min != c.min || pe.Max != c.max {
+			t.Errorf("NewBucketParams(%d, %v, %d) error %#v, want %s %v in [%v, %v]", c.rate, c.per, c.burst, pe, c.param, c.value, c.min, c.max)
 		}
+		if _, err2 := NewBucket(c.rate, c.per, c.burst); err2 == nil || err2.Error() != err.Error() {
+			t.Errorf("NewBucket: error %v, NewBucketParams %v", err2, err)
+		}
+	}
+	var pe *limit.ParamError
+	if _, err := NewBucket(1, time.Second, 1, WithClock(nil)); !errors.As(err, &pe) || pe.Param != "clock" {
+		t.Errorf("WithClock(nil): error %v", err)
 	}
 	for _, c := range []struct {
 		rate  int64
 		per   time.Duration
 		burst int64
 	}{{3906250, time.Second, MaxBurst}, {1, math.MaxInt64, MaxBurst}, {1, 256, 1}, {1, math.MaxInt64, 1}} {
-		p, err := NewBucketParams(c.rate, c.per, c.burst, 0)
+		p, err := NewBucketParams(c.rate, c.per, c.burst)
 		if err != nil {
 			t.Fatalf("NewBucketParams(%d, %v, %d): %v", c.rate, c.per, c.burst, err)
 		}
@@ -49,11 +61,14 @@ func TestBucketParamsValidate(t *testing.T) {
 		if p.Wrap() <= 0 || p.Slack() <= 0 || int64(p.Wrap()) < 4096*p.Slack() && p.Wrap() != math.MaxInt64 {
 			t.Errorf("wrap %v slack %d", p.Wrap(), p.Slack())
 		}
+		if e, per := p.Rate(); e != c.rate || per != c.per || p.Burst() != c.burst {
+			t.Errorf("Rate() = %d per %v, Burst() = %d", e, per, p.Burst())
+		}
 	}
 }
 
 func TestBucketPackRoundTrip(t *testing.T) {
-	for _, s := range []BucketState{{}, {1<<40 - 1, 1<<24 - 1}, {1, 0}, {0, 1}, {1 << 39, 1 << 23}} {
+	for _, s := range []BucketFields{{}, {1<<40 - 1, 1<<24 - 1}, {1, 0}, {0, 1}, {1 << 39, 1 << 23}} {
 		if got := UnpackBucket(PackBucket(s)); got != s {
 			t.Errorf("UnpackBucket(PackBucket(%+v)) = %+v", s, got)
 		}
@@ -76,108 +91,6 @@ func FuzzBucketPack(f *testing.F) {
 			t.Fatalf("round trip of %+v", s)
 		}
 	})
-}
-
-// bucketRef is the reference model: the same units, costs and capacity,
-// in big integers, with the full (never wrapped) time of the last write.
-type bucketRef struct {
-	p       *BucketParams
-	unit    *big.Int
-	t       int64 // unit count of the last write
-	deficit *big.Int
-}
-
-func newBucketRef(p *BucketParams) *bucketRef {
-	return &bucketRef{p: p, unit: new(big.Int).Lsh(big.NewInt(1), uint(p.clk.shift)), deficit: new(big.Int)}
-}
-
-func (r *bucketRef) units(now int64) int64 {
-	return refUnits(now, r.p.clk.origin, r.unit)
-}
-
-// refUnits returns floor((now - origin) / unit), the difference taken as
-// the nearest int64 when it passes an end of int64 time: the package's
-// end-of-time rule.
-func refUnits(now, origin int64, unit *big.Int) int64 {
-	d := new(big.Int).Sub(big.NewInt(now), big.NewInt(origin))
-	if d.Cmp(big.NewInt(math.MaxInt64)) > 0 {
-		d.SetInt64(math.MaxInt64)
-	}
-	if d.Cmp(big.NewInt(math.MinInt64)) < 0 {
-		d.SetInt64(math.MinInt64)
-	}
-	q, m := new(big.Int).DivMod(d, unit, new(big.Int)) // Euclidean: floors for a positive divisor
-	_ = m
-	return q.Int64()
-}
-
-// refRetry returns how long after now unit at begins: limit.Never if that
-// is past the end of int64 time (after the last unit a time maps to) or
-// further than int64 ns away.
-func refRetry(at *big.Int, now, origin int64, unit *big.Int) int64 {
-	if at.Cmp(big.NewInt(refUnits(math.MaxInt64, origin, unit))) > 0 {
-		return limit.Never
-	}
-	when := new(big.Int).Mul(at, unit)
-	when.Add(when, big.NewInt(origin)).Sub(when, big.NewInt(now))
-	if !when.IsInt64() {
-		return limit.Never
-	}
-	return when.Int64()
-}
-
-// cost returns ceil(n*per*2^-shift/rate) in big integers.
-func (r *bucketRef) cost(n int64) *big.Int {
-	num := new(big.Int).Mul(big.NewInt(n), new(big.Int).SetUint64(r.p.per))
-	den := new(big.Int).Mul(new(big.Int).SetUint64(r.p.rate), r.unit)
-	q, m := new(big.Int).DivMod(num, den, new(big.Int))
-	if m.Sign() != 0 {
-		q.Add(q, big.NewInt(1))
-	}
-	return q
-}
-
-func (r *bucketRef) tokens(d *big.Int) int64 {
-	left := new(big.Int).Sub(r.cost(int64(r.p.burst)), d)
-	if left.Sign() < 0 {
-		return 0
-	}
-	left.Mul(left, new(big.Int).Mul(new(big.Int).SetUint64(r.p.rate), r.unit))
-	return left.Quo(left, new(big.Int).SetUint64(r.p.per)).Int64()
-}
-
-func (r *bucketRef) step(now, n int64) limit.Result {
-	if n < 0 || n > int64(r.p.burst) {
-		return limit.Result{RetryAfter: limit.Never}
-	}
-	// The bucket is empty at unit z = t + deficit and refills one unit of
-	// deficit per unit of time: at u its deficit is z - u, at least 0.
-	t, d := r.t, new(big.Int).Set(r.deficit)
-	u := r.units(now)
-	if d.Sign() == 0 {
-		t = u
-	}
-	z := new(big.Int).Add(big.NewInt(t), d)
-	at := new(big.Int).Sub(z, big.NewInt(u)) // the deficit at u
-	if at.Sign() < 0 {
-		at.SetInt64(0)
-	}
-	if n == 0 {
-		return limit.Result{OK: true, Remaining: r.tokens(at)}
-	}
-	need := new(big.Int).Add(at, r.cost(n))
-	capacity := r.cost(int64(r.p.burst))
-	if need.Cmp(capacity) > 0 {
-		when := new(big.Int).Add(big.NewInt(u), need.Sub(need, capacity))
-		return limit.Result{Remaining: r.tokens(at), RetryAfter: refRetry(when, now, r.p.clk.origin, r.unit)}
-	}
-	// The time never moves back: a stale u is written at t.
-	r.t = max(t, u)
-	if z.Cmp(big.NewInt(r.t)) < 0 {
-		z.SetInt64(r.t)
-	}
-	r.deficit = z.Sub(z, big.NewInt(r.t)).Add(z, r.cost(n))
-	return limit.Result{OK: true, Remaining: r.tokens(need)}
 }
 
 type bucketCase struct {
@@ -225,8 +138,8 @@ func TestBucketStepMatchesReference(t *testing.T) {
 	}
 	for run := range runs {
 		c := randomBucket(rng)
-		origin := rng.Int64N(1<<50) - 1<<49
-		p, err := NewBucketParams(c.rate, c.per, c.burst, origin)
+		base := rng.Int64N(1<<50) - 1<<49 // times on both sides of 0
+		p, err := NewBucketParams(c.rate, c.per, c.burst)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -235,7 +148,7 @@ func TestBucketStepMatchesReference(t *testing.T) {
 		// Keep every gap inside the wrap, so the unwrapped model applies.
 		span = min(span, int64(p.Wrap())/64, 1<<50)
 		var w BucketWord
-		now := origin + rng.Int64N(1<<40)
+		now := base + rng.Int64N(1<<40)
 		high := now
 		for i := range 300 {
 			now += gap(rng, span, run%2 == 1)
@@ -247,9 +160,14 @@ func TestBucketStepMatchesReference(t *testing.T) {
 			case 1:
 				n = c.burst + 1 - rng.Int64N(3)
 			}
-			next, got, err := p.Step(w, now, high+rng.Int64N(p.Slack()+1), n)
+			s := BucketState{w, high + rng.Int64N(p.Slack()+1)}
+			ns, got, err := p.Step(s, now, n)
+			next := ns.Word
 			if err != limittest.WantErr(n, c.burst) {
 				t.Fatalf("n %d: error %v", n, err)
+			}
+			if ns != s && (ns.Ref < now || ns.Ref < s.Ref && s.Word&deficitMask != 0) {
+				t.Fatalf("run %d step %d: state %+v after %+v at %d: the new Ref is before the write", run, i, ns, s, now)
 			}
 			want := ref.step(now, n)
 			if got != want {
@@ -300,8 +218,8 @@ func staleTime(rng *rand.Rand, now, span int64, adm []admission) int64 {
 }
 
 // TestBucketBoundStaleTimes checks the bound over the times callers pass
-// when they pass them stale and out of order, through Step (any origin) and
-// through the Bucket cell (AllowAt and AllowNAt).
+// when they pass them stale and out of order, through Step and through the
+// Bucket cell (AllowAt and AllowNAt), on clocks on both sides of 0.
 func TestBucketBoundStaleTimes(t *testing.T) {
 	rng := rand.New(rand.NewPCG(15, 16))
 	runs := 200
@@ -310,22 +228,19 @@ func TestBucketBoundStaleTimes(t *testing.T) {
 	}
 	for run := range runs {
 		c := randomBucket(rng)
-		origin := rng.Int64N(1<<50) - 1<<49
+		base := rng.Int64N(1<<50) - 1<<49
 		cell := run%2 == 1
-		if cell {
-			origin = 0
-		}
-		p, err := NewBucketParams(c.rate, c.per, c.burst, origin)
+		p, err := NewBucketParams(c.rate, c.per, c.burst)
 		if err != nil {
 			t.Fatal(err)
 		}
-		l := &Bucket{p: p}
+		l := &Bucket{c: bucketCell{p: p}}
 		span := min(int64(c.per)/c.rate*c.burst, int64(p.Wrap())/64, 1<<50)
 		var (
 			w   BucketWord
 			adm []admission
 		)
-		clock := origin + span + rng.Int64N(1<<40)
+		clock := base + span + rng.Int64N(1<<40)
 		high := clock
 		for range 400 {
 			clock += gap(rng, span, false)
@@ -343,8 +258,8 @@ func TestBucketBoundStaleTimes(t *testing.T) {
 				r, _ := l.AllowNAt(now, n)
 				ok = r.OK
 			default:
-				next, r, _ := p.Step(w, now, high+rng.Int64N(p.Slack()+1), n)
-				w, ok = next, r.OK
+				next, r, _ := p.Step(BucketState{w, high + rng.Int64N(p.Slack()+1)}, now, n)
+				w, ok = next.Word, r.OK
 			}
 			if ok {
 				adm = append(adm, admission{now, n})
@@ -368,7 +283,7 @@ func TestBucketBound(t *testing.T) {
 	for range runs {
 		wrapped := false
 		c := randomBucket(rng)
-		p, _ := NewBucketParams(c.rate, c.per, c.burst, 0)
+		p, _ := NewBucketParams(c.rate, c.per, c.burst)
 		tok := int64(c.per) / c.rate
 		var (
 			w          BucketWord
@@ -402,9 +317,9 @@ func TestBucketBound(t *testing.T) {
 				ex.Sub(ex, new(big.Rat).SetInt64(n))
 				exact += n
 			}
-			next, r, _ := p.Step(w, now, now, n)
+			next, r, _ := p.Step(BucketState{w, now}, now, n)
 			if r.OK {
-				w, got = next, got+n
+				w, got = next.Word, got+n
 				adm = append(adm, admission{now, n})
 			}
 		}
@@ -426,7 +341,7 @@ func FuzzBucketWrap(f *testing.F) {
 	f.Add(int64(1), int64(6), uint64(math.MaxInt64-5), uint64(1<<23), int64(math.MaxInt64), int64(6), uint64(math.MaxUint64))
 	f.Add(int64(1), int64(1), uint64(1)<<63, uint64(1<<20), int64(math.MinInt64), int64(1), uint64(5))
 	f.Fuzz(func(t *testing.T, rate int64, burst int64, written, deficit uint64, now, n int64, refAhead uint64) {
-		p, err := NewBucketParams(rate, time.Second, burst, 0)
+		p, err := NewBucketParams(rate, time.Second, burst)
 		if err != nil {
 			return
 		}
@@ -436,11 +351,11 @@ func FuzzBucketWrap(f *testing.F) {
 		d := deficit % (p.cap + 1)
 		w := p.word(tw, d)
 		ref := aheadOf(tw, refAhead, p.clk.shift)
-		_, got, err := p.Step(w, now, ref, n)
+		_, got, err := p.Step(BucketState{w, ref}, now, n)
 		if err != nil {
 			return
 		}
-		_, gotLeft, _ := p.Step(w, now, ref, 0)
+		_, gotLeft, _ := p.Step(BucketState{w, ref}, now, 0)
 		// The unwrapped bucket: the same word with its true time.
 		model := newBucketRef(&p)
 		model.t, model.deficit = tw, new(big.Int).SetUint64(d)
@@ -468,9 +383,9 @@ func TestBucketConcurrentConservation(t *testing.T) {
 	// and the total taken does not depend on how requests are split.
 	b, _ := NewBucket(1000, time.Second, 500)
 	p := b.Params()
-	checkConservation(t, b, &b.word, int64(300*time.Millisecond), func(w uint64, now int64) (uint64, bool) {
-		next, r, _ := p.Step(BucketWord(w), now, now, 1)
-		return uint64(next), r.OK
+	checkConservation(t, b, &b.c.word, int64(300*time.Millisecond), func(w uint64, now int64) (uint64, bool) {
+		next, r, _ := p.Step(BucketState{BucketWord(w), now}, now, 1)
+		return uint64(next.Word), r.OK
 	})
 }
 
@@ -525,14 +440,16 @@ func TestBucketZero(t *testing.T) {
 func FuzzBucketStep(f *testing.F) {
 	f.Add(int64(10), int64(3), uint64(math.MaxUint64), int64(5), int64(7), int64(1))
 	f.Add(int64(3906250), int64(MaxBurst), uint64(1)<<40|1, int64(-1), int64(0), int64(MaxBurst))
-	end, _ := NewBucketParams(1, time.Second, 6, 0) // emptied at the last unit of time
+	end, _ := NewBucketParams(1, time.Second, 6) // emptied at the last unit of time
 	f.Add(int64(1), int64(6), uint64(end.word(end.clk.units(math.MaxInt64), end.cap)), int64(math.MaxInt64-5), int64(math.MaxInt64), int64(1))
 	f.Fuzz(func(t *testing.T, events, burst int64, w uint64, now, ref, n int64) {
-		p, err := NewBucketParams(events, time.Second, burst, 0)
+		p, err := NewBucketParams(events, time.Second, burst)
 		if err != nil {
 			return
 		}
-		next, r, err := p.Step(BucketWord(w), now, ref, n)
+		s := BucketState{BucketWord(w), ref}
+		ns, r, err := p.Step(s, now, n)
+		next := ns.Word
 		if err != limittest.WantErr(n, burst) {
 			t.Fatalf("n %d: error %v", n, err)
 		}
@@ -551,8 +468,11 @@ func FuzzBucketStep(f *testing.F) {
 		case r.Remaining < 0 || r.Remaining > burst-n || r.RetryAfter != 0:
 			t.Fatalf("admission %+v", r)
 		}
-		if tok := p.TokensAt(BucketWord(w), now, ref); tok < 0 || tok > float64(burst)+1 {
+		if tok := p.TokensAt(s, now); tok < 0 || tok > float64(burst)+1 {
 			t.Fatalf("TokensAt %v", tok)
+		}
+		if _, r0, _ := p.Step(s, now, 0); p.RemainingAt(s, now) != r0.Remaining {
+			t.Fatalf("RemainingAt %d, Step(n = 0) %+v", p.RemainingAt(s, now), r0)
 		}
 	})
 }
@@ -566,12 +486,12 @@ func TestDenialWritesNothing(t *testing.T) {
 	}
 	for b.AllowAt(1000) {
 	}
-	limittest.DenialsWriteNothing(t, limittest.ReadOnly(t, b), 1000, int64(time.Second), 1, 5)
+	limittest.DenialsWriteNothing(t, limittest.ReadOnly(t, &b.c), 1000, int64(time.Second), 1, 5)
 	w, err := NewWindow(4, time.Second)
 	if err != nil {
 		t.Fatal(err)
 	}
 	for w.AllowAt(1000) {
 	}
-	limittest.DenialsWriteNothing(t, limittest.ReadOnly(t, w), 1000, int64(3*time.Second), 1, 4)
+	limittest.DenialsWriteNothing(t, limittest.ReadOnly(t, &w.c), 1000, int64(3*time.Second), 1, 4)
 }

@@ -1,6 +1,7 @@
 package packed64
 
 import (
+	"errors"
 	"math/rand/v2"
 	"sync/atomic"
 	"testing"
@@ -9,6 +10,7 @@ import (
 
 	"github.com/cellrate/cellrate/internal/limittest"
 	"github.com/cellrate/cellrate/internal/slide"
+	"github.com/cellrate/cellrate/limit"
 )
 
 func TestZeroAllocs(t *testing.T) {
@@ -34,9 +36,9 @@ func TestSizes(t *testing.T) {
 	if unsafe.Sizeof(BucketWord(0)) != 8 || unsafe.Sizeof(WindowWord(0)) != 8 {
 		t.Fatal("a word is not 8 bytes")
 	}
-	var b Bucket
+	var b bucketCell
 	limittest.OwnLine(t, "Bucket", unsafe.Sizeof(b), unsafe.Offsetof(b.p)+unsafe.Sizeof(b.p), unsafe.Offsetof(b.word), 8)
-	var w Window
+	var w windowCell
 	limittest.OwnLine(t, "Window", unsafe.Sizeof(w), unsafe.Offsetof(w.p)+unsafe.Sizeof(w.p), unsafe.Offsetof(w.word), 8)
 	t.Logf("word 8 bytes; Bucket %d bytes (BucketParams %d), Window %d bytes (WindowParams %d), HighWater %d",
 		unsafe.Sizeof(Bucket{}), unsafe.Sizeof(BucketParams{}), unsafe.Sizeof(Window{}), unsafe.Sizeof(WindowParams{}),
@@ -104,8 +106,15 @@ func BenchmarkWindowAllowAtParallel(b *testing.B) {
 // TestTables: every slot of a table behaves as its own limiter, and a
 // table takes 8 bytes per limiter.
 func TestTables(t *testing.T) {
-	if _, err := NewBuckets(0, 1, time.Second, 1); err == nil || err.Error() != "packed64: count must be >= 1, got 0" {
+	var pe *limit.ParamError
+	if _, err := NewBuckets(0, 1, time.Second, 1); !errors.As(err, &pe) || pe.Param != "count" || pe.Value != 0 || pe.Min != 1 {
 		t.Fatalf("NewBuckets(0, ...) error %v", err)
+	}
+	if _, err := NewWindows(-1, 1, time.Second); !errors.As(err, &pe) || pe.Param != "count" || pe.Value != -1 {
+		t.Fatalf("NewWindows(-1, ...) error %v", err)
+	}
+	if _, err := NewWindows(1, 1, time.Second, WithClock(nil)); !errors.As(err, &pe) || pe.Param != "clock" {
+		t.Fatalf("NewWindows(WithClock(nil)) error %v", err)
 	}
 	if _, err := NewWindows(1, 0, time.Second); err == nil {
 		t.Fatal("NewWindows accepted limit 0")
@@ -151,8 +160,8 @@ func TestTables(t *testing.T) {
 func TestWrapDips(t *testing.T) {
 	rng := rand.New(rand.NewPCG(25, 26))
 	const reads = 200000
-	bp, _ := NewBucketParams(1000, time.Second, 100, 0)
-	wp, _ := NewWindowParams(100, time.Second, 0)
+	bp, _ := NewBucketParams(1000, time.Second, 100)
+	wp, _ := NewWindowParams(100, time.Second)
 	for _, c := range []struct {
 		name   string
 		wrap   int64
@@ -163,12 +172,12 @@ func TestWrapDips(t *testing.T) {
 		{"bucket", int64(bp.Wrap()), bp.Slack(), float64(bp.Slack()+int64(time.Second/10)) / float64(bp.Wrap()),
 			func(written, now, ref int64) bool {
 				w := bp.word(bp.clk.units(written), bp.cap) // drained
-				return bp.TokensAt(w, now, ref) < float64(bp.burst)
+				return bp.TokensAt(BucketState{w, ref}, now) < float64(bp.burst)
 			}},
 		{"window", int64(wp.Wrap()), wp.Slack(), float64(wp.Slack()+2*int64(wp.Window())) / float64(wp.Wrap()),
 			func(written, now, ref int64) bool {
 				w := wp.word(slide.State{Start: wp.clk.units(written), Cur: wp.r.L}) // full
-				return wp.EstimateAt(w, now, ref) > 0
+				return wp.EstimateAt(WindowState{w, ref}, now) > 0
 			}},
 	} {
 		dips := 0

@@ -4,29 +4,45 @@
 // with the parameters shared) or that run where only 64-bit CAS is
 // lock-free.
 //
-// Each limiter is a pure step over its word (BucketParams.Step,
-// WindowParams.Step) and a cell that runs it with sync/atomic: one load, the
-// step, one compare-and-swap, retried on conflict after a short spin; a
-// denial writes nothing.
-// PackBucket, UnpackBucket, PackWindow and UnpackWindow are pure, so a word
-// can live in a map, a file or a remote store.
+// Each limiter is a pure step over its state (BucketParams.Step,
+// WindowParams.Step: a word and the reference time it is read against, see
+// below) and a cell that runs it with sync/atomic: one load, the step, one
+// compare-and-swap, retried on conflict after a short spin; a denial writes
+// nothing. Bucket and Window are single cells, Buckets and Windows tables
+// of cells sharing one set of parameters. Steps, PackBucket, UnpackBucket,
+// PackWindow and UnpackWindow are pure, so a state (16 bytes) or a word (8
+// bytes, with a HighWater of your own) can live in a map, a file or a
+// remote store.
+//
+// Time is int64 nanoseconds on a fixed-origin clock (package nanotime).
+// Each method has an ...At twin taking now; the plain form reads the
+// limiter's clock, nanotime.Now unless WithClock gave another. A parameter
+// out of range is a *limit.ParamError.
+//
+// What the words leave out: a bucket word has no room for debt beyond an
+// empty bucket (its unit is chosen so that a full bucket nearly fills the
+// 24-bit deficit), so there is no Reserve or Wait; and the parameters set
+// the unit every word of a table is read in, so there is no SetRate or
+// SetBurst: changing them would reinterpret every word. Make new limiters
+// (package bucket has both, in 128 bits).
 //
 // # Time in a word
 //
-// A word holds time in units of 2^s ns counted from an origin kept in the
-// parameters, not in the word, and only the low bits of that count (40 bits
-// for the bucket, 28 for the window). s is chosen per limiter as small as
+// A word holds time in units of 2^s ns counted from time 0, and only the
+// low bits of that count (40 bits for the bucket, 28 for the window). s is chosen per limiter as small as
 // the layout allows, so the unit is as fine as the other fields let it be;
 // the field wraps after Wrap() = 2^(bits+s) ns (BucketParams.Wrap,
 // WindowParams.Wrap), from about 18 minutes for the fastest buckets to years
 // for slow ones.
 //
 // Reading a wrapped field needs a reference time ref at or after the time
-// of the step that wrote the word. The step takes the full time to be the
-// latest time at or before ref whose low bits match the field. The cells keep
-// ref in a HighWater, raised before each write when the writer's now is more
-// than Slack() past it, and read after the word, so every word they load was
-// written no later than HighWater + Slack (saturated at math.MaxInt64).
+// of the step that wrote the word: the Ref of a BucketState or WindowState.
+// The step takes the full time to be the latest time at or before ref whose
+// low bits match the field, and returns a state whose Ref is right for the
+// word it wrote. The cells keep only the word, and ref in a HighWater,
+// raised before each write when the writer's now is more than Slack() past
+// it, and read after the word, so every word they load was written no later
+// than HighWater + Slack (saturated at math.MaxInt64).
 //
 // Claim: no schedule of times, however it jumps or goes backwards and
 // however long a word sits idle, makes a word admit more than the same
@@ -49,7 +65,7 @@
 // it would have forgotten. The first admission after that rewrites the time.
 // The chance that a word idle for a random long time is read inside such a
 // span is below (Slack + a full refill or two windows) / Wrap, at most
-// 2^-12 + 2^-14 (TestWrapDips measures 1.5e-4 for a bucket and a window).
+// 2^-12 + 2^-14 (TestWrapDips measures it for a bucket and a window).
 //
 // # The ends of time
 //
@@ -57,13 +73,11 @@
 // of a time and a slack, window or wait wraps: the HighWater's zero value is
 // the start of time (math.MinInt64), so it suits any clock, and its
 // reference, the mark plus the slack, saturates at math.MaxInt64, which is at
-// or after every time a word is written with; a time further from the origin
-// than int64 reaches counts as the nearest int64 (with the origin 0, none
-// is). The claim above and the bounds below hold at both ends. Time stops at
-// math.MaxInt64: a bucket refills nothing after it and a window forgets
-// nothing, so a request that first fits in a unit beginning after
-// math.MaxInt64, or more than math.MaxInt64 ns after now, gets a RetryAfter
-// of limit.Never.
+// or after every time a word is written with. The claim above and the
+// bounds below hold at both ends. Time stops at math.MaxInt64: a bucket
+// refills nothing after it and a window forgets nothing, so a request that
+// first fits in a unit beginning after math.MaxInt64, or more than
+// math.MaxInt64 ns after now, gets a RetryAfter of limit.Never.
 //
 // # The bucket's bound
 //
@@ -88,13 +102,13 @@
 // backwards, and with many goroutines, a bucket admits at most
 // burst + (b - a + 2u)/T tokens (T = period/events, u the unit): the exact
 // token-bucket bound within two units. TestBucketBoundStaleTimes checks it
-// exactly over schedules with stale, repeated and out-of-order times, and
-// TestBucketBound over schedules with idle gaps of whole wraps. Measured
-// (TestBucketBound, 60 random buckets, 600 requests each): on schedules
-// without wrap-length idle gaps a bucket admitted at least 0.997 of the
-// tokens an exact rational bucket did from the same requests (costs round
-// up, times down); with idle gaps aimed at whole wraps, where the dips above
-// fall, at least 0.946 of them.
+// exactly over schedules with stale, repeated and out-of-order times,
+// TestBucketBound over schedules with idle gaps of whole wraps, and
+// TestBucketCellsAtTheEnds and FuzzBucketsShared at both ends of int64 time
+// and across the buckets of a table. TestBucketBound also logs how much of
+// what an exact rational bucket admits from the same requests a bucket
+// admits (costs round up, times down), with and without idle gaps aimed at
+// whole wraps, where the dips above fall.
 //
 // # The window's bound
 //
@@ -116,7 +130,8 @@
 // (by whole wraps, far more than two windows) moves the windows counted from
 // then on later; their counts still include the old units, so they hold at
 // most as many caller times as they count, and stay disjoint from the old
-// windows. TestWindowBoundStaleTimes checks this exactly
-// on schedules with stale, repeated and out-of-order times, through Step
-// and through a Window.
+// windows. TestWindowBoundStaleTimes checks this exactly on schedules with
+// stale, repeated and out-of-order times, through Step and through a
+// Window; TestWindowCellsAtTheEnds and FuzzWindowsShared at both ends of
+// int64 time and across the counters of a table.
 package packed64

@@ -116,7 +116,7 @@ type endCell struct {
 }
 
 func bucketCells(p BucketParams) []endCell {
-	b := &Bucket{p: p}
+	b := &Bucket{c: bucketCell{p: p}}
 	t := &Buckets{p: p, words: make([]atomic.Uint64, 3)}
 	return []endCell{
 		{1, func(_ int, now int64) bool { return b.AllowAt(now) }, func(_ int, now, n int64) (limit.Result, error) { return b.AllowNAt(now, n) }},
@@ -125,7 +125,7 @@ func bucketCells(p BucketParams) []endCell {
 }
 
 func windowCells(p WindowParams) []endCell {
-	c := &Window{p: p}
+	c := &Window{c: windowCell{p: p}}
 	t := &Windows{p: p, words: make([]atomic.Uint64, 3)}
 	return []endCell{
 		{1, func(_ int, now int64) bool { return c.AllowAt(now) }, func(_ int, now, n int64) (limit.Result, error) { return c.AllowNAt(now, n) }},
@@ -198,7 +198,7 @@ func TestBucketCellsAtTheEnds(t *testing.T) {
 	for _, m := range endModes {
 		for run := range endRuns(t) {
 			c := randomBucket(rng)
-			p, err := NewBucketParams(c.rate, c.per, c.burst, 0)
+			p, err := NewBucketParams(c.rate, c.per, c.burst)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -255,7 +255,7 @@ func TestWindowCellsAtTheEnds(t *testing.T) {
 			if rng.IntN(3) == 0 {
 				win = time.Duration(1 + rng.Int64N(1<<40))
 			}
-			p, err := NewWindowParams(l, win, 0)
+			p, err := NewWindowParams(l, win)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -354,7 +354,7 @@ func FuzzBucketsShared(f *testing.F) {
 	addTableSeeds(f, 1000, int64(time.Second), 50)
 	addTableSeeds(f, 3, int64(time.Hour), MaxBurst)
 	f.Fuzz(func(t *testing.T, events, period, burst int64, ops []byte) {
-		p, err := NewBucketParams(events, time.Duration(period), burst, 0)
+		p, err := NewBucketParams(events, time.Duration(period), burst)
 		if err != nil {
 			return
 		}
@@ -390,7 +390,7 @@ func FuzzWindowsShared(f *testing.F) {
 	addTableSeeds(f, 50, int64(time.Millisecond), 0)
 	addTableSeeds(f, 7, int64(MaxWindow), 0)
 	f.Fuzz(func(t *testing.T, l, win, _ int64, ops []byte) {
-		p, err := NewWindowParams(l, time.Duration(win), 0)
+		p, err := NewWindowParams(l, time.Duration(win))
 		if err != nil {
 			return
 		}
@@ -428,8 +428,8 @@ func FuzzWindowsShared(f *testing.F) {
 // raise the HighWater before it counts as written; otherwise the next step
 // decodes the word at the old time and refills what was just taken.
 func TestSameWordRaisesMark(t *testing.T) {
-	bp, _ := NewBucketParams(48, time.Second, 2, 0)
-	wp, _ := NewWindowParams(2, time.Second, 0)
+	bp, _ := NewBucketParams(48, time.Second, 2)
+	wp, _ := NewWindowParams(2, time.Second)
 	bs := &Buckets{p: bp, words: make([]atomic.Uint64, 2)}
 	ws := &Windows{p: wp, words: make([]atomic.Uint64, 2)}
 	for _, c := range []struct {
@@ -437,9 +437,9 @@ func TestSameWordRaisesMark(t *testing.T) {
 		wrap   int64
 		allowN func(now, n int64) (limit.Result, error)
 	}{
-		{"Bucket", int64(bp.Wrap()), (&Bucket{p: bp}).AllowNAt},
+		{"Bucket", int64(bp.Wrap()), (&Bucket{c: bucketCell{p: bp}}).AllowNAt},
 		{"Buckets", int64(bp.Wrap()), func(now, n int64) (limit.Result, error) { return bs.AllowNAt(1, now, n) }},
-		{"Window", int64(wp.Wrap()), (&Window{p: wp}).AllowNAt},
+		{"Window", int64(wp.Wrap()), (&Window{c: windowCell{p: wp}}).AllowNAt},
 		{"Windows", int64(wp.Wrap()), func(now, n int64) (limit.Result, error) { return ws.AllowNAt(1, now, n) }},
 	} {
 		t1 := int64(1e12)

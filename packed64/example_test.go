@@ -36,19 +36,20 @@ func ExampleWindow() {
 }
 
 func ExampleBucketParams_Step() {
-	// Words kept in a map, one per key, with the parameters shared. Times
-	// here never go backwards, so each step's own now serves as ref.
-	p, _ := packed64.NewBucketParams(1, time.Second, 1, 0)
-	words := map[string]packed64.BucketWord{}
+	// States kept in a map, one per key, with the parameters shared. The
+	// zero BucketState is a full bucket; each step returns the state to
+	// keep, its Ref kept right by the step.
+	p, _ := packed64.NewBucketParams(1, time.Second, 1)
+	states := map[string]packed64.BucketState{}
 	for i, key := range []string{"a", "b", "a"} {
 		now := int64(i) * int64(time.Millisecond)
-		next, r, _ := p.Step(words[key], now, now, 1)
+		next, r, _ := p.Step(states[key], now, 1)
 		if r.OK {
-			words[key] = next
+			states[key] = next
 		}
 		fmt.Println(key, r.OK)
 	}
-	fmt.Printf("%+v\n", packed64.UnpackBucket(words["a"]))
+	fmt.Printf("%+v\n", packed64.UnpackBucket(states["a"].Word))
 	// Output:
 	// a true
 	// b true
@@ -57,16 +58,16 @@ func ExampleBucketParams_Step() {
 }
 
 func ExampleWindowParams_Step() {
-	p, _ := packed64.NewWindowParams(2, time.Minute, 0)
-	var w packed64.WindowWord
+	p, _ := packed64.NewWindowParams(2, time.Minute)
+	var s packed64.WindowState // an empty counter
 	for _, now := range []int64{0, 1, 2} {
-		next, r, _ := p.Step(w, now, now, 1)
+		next, r, _ := p.Step(s, now, 1)
 		if r.OK {
-			w = next
+			s = next
 		}
 		fmt.Println(r.OK, r.Remaining)
 	}
-	fmt.Printf("%+v, unit %v, wraps after %v\n", packed64.UnpackWindow(w), p.Unit(), p.Wrap())
+	fmt.Printf("%+v, unit %v, wraps after %v\n", packed64.UnpackWindow(s.Word), p.Unit(), p.Wrap())
 	// Output:
 	// true 1
 	// true 0
@@ -86,35 +87,35 @@ func ExampleBuckets() {
 }
 
 func ExamplePackBucket() {
-	w := packed64.PackBucket(packed64.BucketState{Time: 5, Deficit: 3})
+	w := packed64.PackBucket(packed64.BucketFields{Time: 5, Deficit: 3})
 	fmt.Printf("%#x %+v\n", uint64(w), packed64.UnpackBucket(w))
 	// Output:
 	// 0x5000003 {Time:5 Deficit:3}
 }
 
 func ExamplePackWindow() {
-	w := packed64.PackWindow(packed64.WindowState{Start: 1, Prev: 2, Cur: 3})
+	w := packed64.PackWindow(packed64.WindowFields{Start: 1, Prev: 2, Cur: 3})
 	fmt.Printf("%#x %+v\n", uint64(w), packed64.UnpackWindow(w))
 	// Output:
 	// 0x1000080003 {Start:1 Prev:2 Cur:3}
 }
 
 func ExampleHighWater() {
-	// Words in a store of your own, written by several goroutines whose
-	// clocks may be read at slightly different moments: keep one HighWater
-	// beside the store, load the word before the mark, raise the mark
-	// before writing.
-	p, _ := packed64.NewWindowParams(2, time.Second, 0)
+	// 8-byte words in a store of your own, written by several goroutines
+	// whose clocks may be read at slightly different moments: keep one
+	// HighWater beside the store, load the word before the mark, raise the
+	// mark before writing.
+	p, _ := packed64.NewWindowParams(2, time.Second)
 	var (
 		hw   packed64.HighWater
 		word packed64.WindowWord // stands for an entry in a map or a file
 	)
 	for _, now := range []int64{5e9, 5e9 + 1, 5e9 - 1e6, 5e9 + 2} { // the third now is stale
 		w := word
-		next, r, _ := p.Step(w, now, hw.Ref(p.Slack()), 1)
+		next, r, _ := p.Step(packed64.WindowState{Word: w, Ref: hw.Ref(p.Slack())}, now, 1)
 		if r.OK {
 			hw.Raise(now, p.Slack())
-			word = next
+			word = next.Word
 		}
 		fmt.Println(r.OK)
 	}
@@ -134,4 +135,32 @@ func ExampleWindows() {
 	// Output:
 	// true true false true
 	// 1.0
+}
+
+func ExampleWithClock() {
+	// A clock of your own for the plain methods (here a fake one; in tests,
+	// nanotime.Since() follows testing/synctest's virtual time).
+	now := int64(time.Hour)
+	b, _ := packed64.NewBucket(2, time.Second, 2, packed64.WithClock(func() int64 { return now }))
+	fmt.Println(b.Allow(), b.Remaining())
+	r, _ := b.AllowN(2)
+	fmt.Println(r.OK, time.Duration(r.RetryAfter))
+	now += int64(time.Second)
+	fmt.Println(b.Remaining(), b.Allow())
+	// Output:
+	// true 1
+	// false 500ms
+	// 2 true
+}
+
+func ExampleWindow_RemainingAt() {
+	c, _ := packed64.NewWindow(4, time.Second)
+	now := int64(time.Hour)
+	r, _ := c.AllowNAt(now, 3)
+	fmt.Println(r.OK, r.Remaining, c.RemainingAt(now))
+	// Half a window on, half of the previous window's 3 still counts.
+	fmt.Println(c.RemainingAt(now + int64(1500*time.Millisecond)))
+	// Output:
+	// true 1 1
+	// 2
 }

@@ -1,11 +1,11 @@
 package packed64
 
 import (
-	"fmt"
 	"sync/atomic"
 	"time"
 
 	"github.com/cellrate/cellrate/limit"
+	"github.com/cellrate/cellrate/nanotime"
 )
 
 // Buckets is a table of token buckets sharing one BucketParams and one
@@ -17,21 +17,27 @@ import (
 type Buckets struct {
 	p     BucketParams
 	hw    HighWater
+	clock nanotime.Clock
 	words []atomic.Uint64
 }
 
 // NewBuckets returns count full buckets, each refilled with events tokens
-// per period and holding up to burst, counting time from 0 (nanotime's
-// clock). See NewBucketParams for the bounds.
-func NewBuckets(count int, events int64, period time.Duration, burst int64) (*Buckets, error) {
+// per period and holding up to burst. A parameter out of range is a
+// *limit.ParamError: count must be at least 1; see NewBucketParams for the
+// others.
+func NewBuckets(count int, events int64, period time.Duration, burst int64, opts ...Option) (*Buckets, error) {
 	if count < 1 {
-		return nil, fmt.Errorf("packed64: count must be >= 1, got %d", count)
+		return nil, errCount(count)
 	}
-	p, err := NewBucketParams(events, period, burst, 0)
+	p, err := NewBucketParams(events, period, burst)
 	if err != nil {
 		return nil, err
 	}
-	return &Buckets{p: p, words: make([]atomic.Uint64, count)}, nil
+	c, err := newConfig(opts)
+	if err != nil {
+		return nil, err
+	}
+	return &Buckets{p: p, clock: c.clock, words: make([]atomic.Uint64, count)}, nil
 }
 
 // Len returns the number of buckets.
@@ -40,9 +46,15 @@ func (b *Buckets) Len() int { return len(b.words) }
 // Params returns the buckets' parameters.
 func (b *Buckets) Params() BucketParams { return b.p }
 
+// Allow is AllowAt with the table's clock.
+func (b *Buckets) Allow(i int) bool { return b.AllowAt(i, b.clock()) }
+
 // AllowAt reports whether a token may be taken from bucket i at time now,
 // and takes it if so.
 func (b *Buckets) AllowAt(i int, now int64) bool { return b.p.allow(&b.words[i], &b.hw, now) }
+
+// AllowN is AllowNAt with the table's clock.
+func (b *Buckets) AllowN(i int, n int64) (limit.Result, error) { return b.AllowNAt(i, b.clock(), n) }
 
 // AllowNAt takes n tokens from bucket i at time now if all n are available.
 func (b *Buckets) AllowNAt(i int, now, n int64) (limit.Result, error) {
@@ -51,8 +63,12 @@ func (b *Buckets) AllowNAt(i int, now, n int64) (limit.Result, error) {
 
 // TokensAt returns the tokens bucket i holds at now, with their fraction.
 func (b *Buckets) TokensAt(i int, now int64) float64 {
-	w := BucketWord(b.words[i].Load())
-	return b.p.TokensAt(w, now, b.hw.Ref(b.p.clk.slack))
+	return b.p.TokensAt(b.p.state(&b.words[i], &b.hw), now)
+}
+
+// RemainingAt returns the whole tokens bucket i holds at now.
+func (b *Buckets) RemainingAt(i int, now int64) int64 {
+	return b.p.RemainingAt(b.p.state(&b.words[i], &b.hw), now)
 }
 
 // Windows is a table of sliding-window counters sharing one WindowParams
@@ -64,21 +80,26 @@ func (b *Buckets) TokensAt(i int, now int64) float64 {
 type Windows struct {
 	p     WindowParams
 	hw    HighWater
+	clock nanotime.Clock
 	words []atomic.Uint64
 }
 
 // NewWindows returns count empty counters, each admitting limit units per
-// window, counting time from 0 (nanotime's clock). See NewWindowParams for
-// the bounds.
-func NewWindows(count int, limit int64, window time.Duration) (*Windows, error) {
+// window. A parameter out of range is a *limit.ParamError: count must be
+// at least 1; see NewWindowParams for the others.
+func NewWindows(count int, limit int64, window time.Duration, opts ...Option) (*Windows, error) {
 	if count < 1 {
-		return nil, fmt.Errorf("packed64: count must be >= 1, got %d", count)
+		return nil, errCount(count)
 	}
-	p, err := NewWindowParams(limit, window, 0)
+	p, err := NewWindowParams(limit, window)
 	if err != nil {
 		return nil, err
 	}
-	return &Windows{p: p, words: make([]atomic.Uint64, count)}, nil
+	c, err := newConfig(opts)
+	if err != nil {
+		return nil, err
+	}
+	return &Windows{p: p, clock: c.clock, words: make([]atomic.Uint64, count)}, nil
 }
 
 // Len returns the number of counters.
@@ -87,9 +108,15 @@ func (c *Windows) Len() int { return len(c.words) }
 // Params returns the counters' parameters.
 func (c *Windows) Params() WindowParams { return c.p }
 
+// Allow is AllowAt with the table's clock.
+func (c *Windows) Allow(i int) bool { return c.AllowAt(i, c.clock()) }
+
 // AllowAt reports whether one unit may be admitted to counter i at time
 // now, and admits it if so.
 func (c *Windows) AllowAt(i int, now int64) bool { return c.p.allow(&c.words[i], &c.hw, now) }
+
+// AllowN is AllowNAt with the table's clock.
+func (c *Windows) AllowN(i int, n int64) (limit.Result, error) { return c.AllowNAt(i, c.clock(), n) }
 
 // AllowNAt admits n units to counter i at time now if all n fit.
 func (c *Windows) AllowNAt(i int, now, n int64) (limit.Result, error) {
@@ -98,6 +125,10 @@ func (c *Windows) AllowNAt(i int, now, n int64) (limit.Result, error) {
 
 // EstimateAt returns counter i's estimate at now.
 func (c *Windows) EstimateAt(i int, now int64) float64 {
-	w := WindowWord(c.words[i].Load())
-	return c.p.EstimateAt(w, now, c.hw.Ref(c.p.clk.slack))
+	return c.p.EstimateAt(c.p.state(&c.words[i], &c.hw), now)
+}
+
+// RemainingAt returns the whole units that fit in counter i at now.
+func (c *Windows) RemainingAt(i int, now int64) int64 {
+	return c.p.RemainingAt(c.p.state(&c.words[i], &c.hw), now)
 }

@@ -34,14 +34,15 @@ const bias = math.MinInt64
 func (h *HighWater) mark() int64 { return h.t.Load() ^ bias }
 
 // Ref returns the reference time for a word loaded before the call: the
-// high-water mark plus slack, the slack of the word's parameters, saturated
-// at math.MaxInt64.
-func (h *HighWater) Ref(slack int64) int64 { return addSat(h.mark(), slack) }
+// high-water mark plus slack, the Slack() of the word's parameters (a
+// negative slack counts as 0), saturated at math.MaxInt64.
+func (h *HighWater) Ref(slack int64) int64 { return addSat(h.mark(), max(slack, 0)) }
 
 // Raise makes the mark at least now - slack, to be called before writing a
 // word stamped at now. It writes only when now is more than slack past the
 // mark, so limiters sharing a HighWater rarely write it.
 func (h *HighWater) Raise(now, slack int64) {
+	slack = max(slack, 0)
 	for {
 		t := h.t.Load()
 		if now <= addSat(t^bias, slack) || h.t.CompareAndSwap(t, now^bias) {
@@ -50,43 +51,27 @@ func (h *HighWater) Raise(now, slack int64) {
 	}
 }
 
-// addSat returns a + b, saturated to int64.
+// addSat returns a + b for b >= 0, saturated at math.MaxInt64.
 func addSat(a, b int64) int64 {
-	s := a + b
-	if (s > a) != (b > 0) { // the sum wrapped
-		if b > 0 {
-			return math.MaxInt64
-		}
-		return math.MinInt64
+	if s := a + b; s >= a {
+		return s
 	}
-	return s
-}
-
-// subSat returns a - b, saturated to int64.
-func subSat(a, b int64) int64 {
-	s := a - b
-	if (a^b)&(a^s) < 0 { // the difference wrapped
-		if a >= 0 {
-			return math.MaxInt64
-		}
-		return math.MinInt64
-	}
-	return s
+	return math.MaxInt64
 }
 
 // clock maps nanoseconds to a layout's time units and back, and recovers a
-// full unit count from a field holding its low bits.
+// full unit count from a field holding its low bits. Units count from time
+// 0: unit u is [u<<shift, (u+1)<<shift) ns, so every int64 time has a unit
+// and every unit of int64 time begins in int64.
 type clock struct {
-	origin int64  // ns at unit 0
-	shift  uint8  // a unit is 2^shift ns
-	bits   uint8  // width of the time field
-	slack  int64  // HighWater slack in ns: 2^(bits-12) units, at most 2^40ns
-	mask   uint64 // 2^bits - 1
+	shift uint8  // a unit is 2^shift ns
+	bits  uint8  // width of the time field
+	slack int64  // HighWater slack in ns: 2^(bits-12) units, at most 2^40ns
+	mask  uint64 // 2^bits - 1
 }
 
-func newClock(origin int64, shift, bits uint8) clock {
-	return clock{origin: origin, shift: shift, bits: bits,
-		slack: 1 << min(bits-12+shift, 40), mask: 1<<bits - 1}
+func newClock(shift, bits uint8) clock {
+	return clock{shift: shift, bits: bits, slack: 1 << min(bits-12+shift, 40), mask: 1<<bits - 1}
 }
 
 // wrap returns 2^(bits+shift) ns, the time the field takes to wrap, or
@@ -98,9 +83,8 @@ func (c *clock) wrap() time.Duration {
 	return time.Duration(1) << (c.bits + c.shift)
 }
 
-// units returns t in whole units since the origin, rounded down; a
-// difference from the origin beyond int64 is taken as the nearest int64.
-func (c *clock) units(t int64) int64 { return subSat(t, c.origin) >> c.shift }
+// units returns t in whole units, rounded down.
+func (c *clock) units(t int64) int64 { return t >> c.shift }
 
 // unwrap returns the largest unit count at or before refU whose low bits
 // are field: the time a word was written, if refU is at or after it.
@@ -109,15 +93,15 @@ func (c *clock) unwrap(field uint64, refU int64) int64 {
 }
 
 // after returns how many ns after now unit base+off begins, that unit
-// being after now's: limit.Never if it is past the last unit a time maps
-// to (it never comes) or more than math.MaxInt64 ns away. base+off is
-// above now's unit, so it is only its top that can pass the int64 range.
+// being after now's: limit.Never if it is past the unit of math.MaxInt64
+// (time stops there, so it never comes) or more than math.MaxInt64 ns
+// away. base+off is above now's unit, so only its top can pass the range of
+// int64 units, and the check keeps the sum from wrapping.
 func (c *clock) after(base, off int64, now int64) int64 {
-	last := c.units(math.MaxInt64) // >= 0: the origin is an int64
+	last := c.units(math.MaxInt64)
 	if base > last || off > 0 && base > last-off {
 		return limit.Never
 	}
-	// The unit begins at origin + (base+off)<<shift, at most MaxInt64 and
-	// after now: the int64 sum, taken modulo 2^64, is exact.
-	return slide.After(c.origin+(base+off)<<c.shift, 0, now)
+	// The unit begins at (base+off)<<shift, in int64 and after now.
+	return slide.After((base+off)<<c.shift, 0, now)
 }

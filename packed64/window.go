@@ -1,7 +1,6 @@
 package packed64
 
 import (
-	"fmt"
 	"math/bits"
 	"sync/atomic"
 	"time"
@@ -31,24 +30,36 @@ const (
 	WindowCountBits = 18
 )
 
-// WindowState is a WindowWord's fields. Start is below 2^28, Prev and Cur
+// WindowFields is a WindowWord's fields. Start is below 2^28, Prev and Cur
 // below 2^18.
-type WindowState struct {
+type WindowFields struct {
 	Start     uint64
 	Prev, Cur uint64
 }
 
+// WindowState is what a counter's steps read and return: its word and a
+// reference time for reading the word's wrapped start, at or after the
+// time of the step that wrote it (see the package doc). A word never
+// written (the zero word) may take any Ref, so the zero WindowState is an
+// empty counter. Keep the whole WindowState, 16 bytes, and the steps keep
+// Ref right; or keep only the 8-byte Word and one HighWater for many
+// words, as Windows does, and build the state from both.
+type WindowState struct {
+	Word WindowWord
+	Ref  int64
+}
+
 const countMask = 1<<WindowCountBits - 1
 
-// PackWindow returns the word holding s; bits beyond the field widths are
+// PackWindow returns the word holding f; bits beyond the field widths are
 // dropped.
-func PackWindow(s WindowState) WindowWord {
-	return WindowWord(s.Start<<(2*WindowCountBits) | (s.Prev&countMask)<<WindowCountBits | s.Cur&countMask)
+func PackWindow(f WindowFields) WindowWord {
+	return WindowWord(f.Start<<(2*WindowCountBits) | (f.Prev&countMask)<<WindowCountBits | f.Cur&countMask)
 }
 
 // UnpackWindow returns the fields of w.
-func UnpackWindow(w WindowWord) WindowState {
-	return WindowState{Start: uint64(w) >> (2 * WindowCountBits), Prev: uint64(w) >> WindowCountBits & countMask, Cur: uint64(w) & countMask}
+func UnpackWindow(w WindowWord) WindowFields {
+	return WindowFields{Start: uint64(w) >> (2 * WindowCountBits), Prev: uint64(w) >> WindowCountBits & countMask, Cur: uint64(w) & countMask}
 }
 
 // MaxWindowLimit is the largest limit a WindowWord counts.
@@ -63,27 +74,26 @@ const MaxWindow = time.Duration(1) << 62
 const windowUnitBits = 13
 
 // WindowParams is a validated sliding-window counter: limit units per
-// window of length window, time counted from origin. The zero WindowParams
-// admits nothing.
+// window of length window. The zero WindowParams admits nothing.
 type WindowParams struct {
 	clk clock
 	r   slide.Rule // L and W in units
 }
 
-// NewWindowParams validates a counter of limit units per window, with time
-// units counted from origin (any fixed time; 0 for nanotime). limit must be
-// in [1, MaxWindowLimit] and window in [1ns, MaxWindow]. A window that is
-// not a whole number of units is rounded up to one (by at most 1/4096).
-func NewWindowParams(limit int64, window time.Duration, origin int64) (WindowParams, error) {
+// NewWindowParams validates a counter of limit units per window. A
+// parameter out of range is a *limit.ParamError: limit must be in
+// [1, MaxWindowLimit] and window in [1ns, MaxWindow]. A window that is not a
+// whole number of units is rounded up to one (by at most 1/4096).
+func NewWindowParams(limit int64, window time.Duration) (WindowParams, error) {
 	if limit < 1 || limit > MaxWindowLimit {
-		return WindowParams{}, fmt.Errorf("packed64: limit must be in [1, %d], got %d", MaxWindowLimit, limit)
+		return WindowParams{}, paramError("limit", limit, int64(1), int64(MaxWindowLimit))
 	}
 	if window < 1 || window > MaxWindow {
-		return WindowParams{}, fmt.Errorf("packed64: window must be in [1ns, %v], got %v", MaxWindow, window)
+		return WindowParams{}, paramError("window", window, time.Duration(1), MaxWindow)
 	}
 	shift := uint8(max(0, bits.Len64(uint64(window))-windowUnitBits))
 	wu := (uint64(window) + 1<<shift - 1) >> shift
-	return WindowParams{clk: newClock(origin, shift, WindowStartBits), r: slide.New(uint64(limit), wu)}, nil
+	return WindowParams{clk: newClock(shift, WindowStartBits), r: slide.New(uint64(limit), wu)}, nil
 }
 
 // Unit returns the time unit of the word's start field.
@@ -101,39 +111,53 @@ func (p WindowParams) Slack() int64 { return p.clk.slack }
 // Limit returns the units admitted per window.
 func (p WindowParams) Limit() int64 { return int64(p.r.L) }
 
-// Step decides whether n units may be admitted at time now from the counter
-// in w, ref being at or after the time of the step that wrote w (see the
-// package doc; a word never written may take any ref). It returns the word
-// to store if admitted (w itself, which need not be written, otherwise) and
-// the Result, or limit.ErrNegativeCost or limit.ErrCostExceedsBurst with w
-// and a Result whose RetryAfter is limit.Never. n = 0 is always admitted,
-// with w unchanged and Remaining as of now.
-func (p *WindowParams) Step(w WindowWord, now, ref, n int64) (WindowWord, limit.Result, error) {
+// Step decides whether n units may be admitted at time now to the counter
+// in s. It returns the state to keep if admitted (s itself, which need not
+// be written, otherwise) and the Result, or limit.ErrNegativeCost or
+// limit.ErrCostExceedsBurst with s and a Result whose RetryAfter is
+// limit.Never. n = 0 is always admitted, with s unchanged and Remaining as
+// of now. The state returned has a Ref at or after its word's write: now,
+// or s.Ref if that is later.
+func (p WindowParams) Step(s WindowState, now, n int64) (WindowState, limit.Result, error) {
+	return p.step(s, now, n)
+}
+
+func (p *WindowParams) step(s WindowState, now, n int64) (WindowState, limit.Result, error) {
 	if n < 0 {
-		return w, limit.Result{RetryAfter: limit.Never}, limit.ErrNegativeCost
+		return s, limit.Result{RetryAfter: limit.Never}, limit.ErrNegativeCost
 	}
 	if uint64(n) > p.r.L {
-		return w, limit.Result{RetryAfter: limit.Never}, limit.ErrCostExceedsBurst
+		return s, limit.Result{RetryAfter: limit.Never}, limit.ErrCostExceedsBurst
 	}
 	if p.r.L == 0 {
-		return w, limit.Result{OK: true}, nil // the zero WindowParams, n == 0
+		return s, limit.Result{OK: true}, nil // the zero WindowParams, n == 0
 	}
-	// An admission, the common case, is decided here, inlined; Decide
-	// settles the rest.
-	u, un := p.clk.units(now), uint64(n)
-	s, e, back := p.r.Advance(p.unwrap(w, p.clk.units(ref)), u)
-	if un != 0 && back <= p.r.W && p.r.Fits(s, e, un) {
-		s.Count(back, un)
-		return p.word(s), limit.Result{OK: true, Remaining: p.r.Remaining(s, e)}, nil
+	u, refU, un := p.clk.units(now), p.clk.units(s.Ref), uint64(n)
+	if un != 0 {
+		c, e, back := p.r.Advance(p.unwrap(s.Word, refU), u)
+		if next, ok := p.admit(&c, e, back, un); ok {
+			return WindowState{next, nextRef(s.Ref, uint64(s.Word)&(1<<(2*WindowCountBits)-1) == 0, now)},
+				limit.Result{OK: true, Remaining: p.r.Remaining(c, e)}, nil
+		}
 	}
-	d := p.r.Decide(p.unwrap(w, p.clk.units(ref)), u, un)
-	switch {
-	case !d.OK:
-		return w, limit.Result{Remaining: d.Left, RetryAfter: p.clk.after(d.Base, int64(d.Off), now)}, nil
-	case n == 0:
-		return w, limit.Result{OK: true, Remaining: d.Left}, nil
+	d := p.r.Decide(p.unwrap(s.Word, refU), u, un)
+	if !d.OK {
+		return s, limit.Result{Remaining: d.Left, RetryAfter: p.clk.after(d.Base, int64(d.Off), now)}, nil
 	}
-	return p.word(d.Next), limit.Result{OK: true, Remaining: d.Left}, nil
+	return s, limit.Result{OK: true, Remaining: d.Left}, nil // n == 0
+}
+
+// admit is the admission: n units to the counter s, rotated by Advance to
+// the decision's unit with e and back as Advance returned them. It counts
+// them in s and returns the word to store if they fit. Step and the cells'
+// AllowAt both decide here; slide.Decide, which agrees with it, settles
+// only what admit refuses.
+func (p *WindowParams) admit(s *slide.State, e, back, n uint64) (WindowWord, bool) {
+	if back > p.r.W || !p.r.Fits(*s, e, n) {
+		return 0, false
+	}
+	s.Count(back, n)
+	return p.word(*s), true
 }
 
 // unwrap returns the counter in w with its start unwrapped against refU,
@@ -154,12 +178,19 @@ func (p *WindowParams) word(s slide.State) WindowWord {
 
 // EstimateAt returns the counter's estimate at now, Prev*(W-e)/W + Cur, for
 // reading; decisions never use floating point.
-func (p WindowParams) EstimateAt(w WindowWord, now, ref int64) float64 {
+func (p WindowParams) EstimateAt(s WindowState, now int64) float64 {
 	if p.r.W == 0 {
 		return 0
 	}
-	s, e, _ := p.r.Advance(p.unwrap(w, p.clk.units(ref)), p.clk.units(now))
-	return p.r.Estimate(s, e)
+	c, e, _ := p.r.Advance(p.unwrap(s.Word, p.clk.units(s.Ref)), p.clk.units(now))
+	return p.r.Estimate(c, e)
+}
+
+// RemainingAt returns the whole units that fit at now: what Step would
+// admit at most (0 for a now before the windows still counted).
+func (p WindowParams) RemainingAt(s WindowState, now int64) int64 {
+	_, r, _ := p.step(s, now, 0)
+	return r.Remaining
 }
 
 // Window is a sliding-window counter in one atomic 64-bit word, safe for
@@ -169,6 +200,13 @@ func (p WindowParams) EstimateAt(w WindowWord, now, ref int64) float64 {
 // The zero Window admits nothing; use NewWindow. A Window must not be
 // copied after first use.
 type Window struct {
+	clock nanotime.Clock
+	c     windowCell
+}
+
+// windowCell is a Window without its clock: no pointers, so that a test
+// can run its denials on a read-only copy.
+type windowCell struct {
 	hw   HighWater
 	p    WindowParams
 	_    cpu.CacheLinePad // word's line holds nothing the reads of p and hw would miss on
@@ -176,49 +214,78 @@ type Window struct {
 	_    cpu.CacheLinePad
 }
 
-var _ limit.Limiter = (*Window)(nil)
+func (c *windowCell) AllowAt(now int64) bool { return c.p.allow(&c.word, &c.hw, now) }
 
-// NewWindow returns an empty Window admitting limit units per window,
-// counting time from 0 (nanotime's clock). See NewWindowParams for the
-// bounds.
-func NewWindow(limit int64, window time.Duration) (*Window, error) {
-	p, err := NewWindowParams(limit, window, 0)
-	if err != nil {
-		return nil, err
-	}
-	return &Window{p: p}, nil
-}
-
-// Params returns the counter's parameters.
-func (c *Window) Params() WindowParams { return c.p }
-
-// Allow is AllowAt(nanotime.Now()).
-func (c *Window) Allow() bool { return c.AllowAt(nanotime.Now()) }
-
-// AllowAt reports whether one unit may be admitted at time now, and admits
-// it if so.
-func (c *Window) AllowAt(now int64) bool { return c.p.allow(&c.word, &c.hw, now) }
-
-// AllowN is AllowNAt(nanotime.Now(), n).
-func (c *Window) AllowN(n int64) (limit.Result, error) { return c.AllowNAt(nanotime.Now(), n) }
-
-// AllowNAt admits n units at time now if all n fit.
-func (c *Window) AllowNAt(now, n int64) (limit.Result, error) {
+func (c *windowCell) AllowNAt(now, n int64) (limit.Result, error) {
 	return c.p.allowN(&c.word, &c.hw, now, n)
 }
 
-// Estimate is EstimateAt(nanotime.Now()).
-func (c *Window) Estimate() float64 { return c.EstimateAt(nanotime.Now()) }
+var _ limit.Limiter = (*Window)(nil)
+
+// NewWindow returns an empty Window admitting limit units per window. A
+// parameter out of range is a *limit.ParamError (see NewWindowParams).
+func NewWindow(limit int64, window time.Duration, opts ...Option) (*Window, error) {
+	p, err := NewWindowParams(limit, window)
+	if err != nil {
+		return nil, err
+	}
+	c, err := newConfig(opts)
+	if err != nil {
+		return nil, err
+	}
+	return &Window{clock: c.clock, c: windowCell{p: p}}, nil
+}
+
+// Params returns the counter's parameters.
+func (c *Window) Params() WindowParams { return c.c.p }
+
+// now reads the counter's clock (nanotime.Now for the zero Window).
+func (c *Window) now() int64 {
+	if c.clock == nil {
+		return nanotime.Now()
+	}
+	return c.clock()
+}
+
+// Allow is AllowAt with the counter's clock.
+func (c *Window) Allow() bool { return c.AllowAt(c.now()) }
+
+// AllowAt reports whether one unit may be admitted at time now, and admits
+// it if so.
+func (c *Window) AllowAt(now int64) bool { return c.c.AllowAt(now) }
+
+// AllowN is AllowNAt with the counter's clock.
+func (c *Window) AllowN(n int64) (limit.Result, error) { return c.AllowNAt(c.now(), n) }
+
+// AllowNAt admits n units at time now if all n fit.
+func (c *Window) AllowNAt(now, n int64) (limit.Result, error) { return c.c.AllowNAt(now, n) }
+
+// Estimate is EstimateAt with the counter's clock.
+func (c *Window) Estimate() float64 { return c.EstimateAt(c.now()) }
 
 // EstimateAt returns the estimated units admitted in the window ending at now.
 func (c *Window) EstimateAt(now int64) float64 {
-	w := WindowWord(c.word.Load())
-	return c.p.EstimateAt(w, now, c.hw.Ref(c.p.clk.slack))
+	return c.c.p.EstimateAt(c.c.p.state(&c.c.word, &c.c.hw), now)
+}
+
+// Remaining is RemainingAt with the counter's clock.
+func (c *Window) Remaining() int64 { return c.RemainingAt(c.now()) }
+
+// RemainingAt returns the whole units that fit at now.
+func (c *Window) RemainingAt(now int64) int64 {
+	return c.c.p.RemainingAt(c.c.p.state(&c.c.word, &c.c.hw), now)
+}
+
+// state loads a cell's word, then its reference (see HighWater).
+func (p *WindowParams) state(word *atomic.Uint64, hw *HighWater) WindowState {
+	w := WindowWord(word.Load())
+	return WindowState{w, hw.Ref(p.clk.slack)}
 }
 
 // allow admits one unit to word, with the reference time kept in hw. The
 // high-water mark is loaded after the word, and raised before the word is
-// written (see HighWater).
+// written (see HighWater). Its loop and allowN's are written out around the
+// same admit and step that Step runs, as BucketParams.allow's are.
 func (p *WindowParams) allow(word *atomic.Uint64, hw *HighWater, now int64) bool {
 	if p.r.L == 0 {
 		return false
@@ -229,33 +296,31 @@ func (p *WindowParams) allow(word *atomic.Uint64, hw *HighWater, now int64) bool
 		old := word.Load()
 		ref := hw.Ref(p.clk.slack)
 		s, e, back := p.r.Advance(p.unwrap(WindowWord(old), p.clk.units(ref)), u)
-		if back > p.r.W || !p.r.Fits(s, e, 1) {
+		next, ok := p.admit(&s, e, back, 1)
+		if !ok {
 			return false
 		}
-		s.Count(back, 1)
 		if now > ref {
 			hw.Raise(now, p.clk.slack)
 		}
-		if word.CompareAndSwap(old, uint64(p.word(s))) {
+		if word.CompareAndSwap(old, uint64(next)) {
 			return true
 		}
 	}
 }
 
+// allowN runs step on word, raising the mark as BucketParams.allowN does.
 func (p *WindowParams) allowN(word *atomic.Uint64, hw *HighWater, now, n int64) (limit.Result, error) {
 	var spin backoff.Spin
 	for ; ; spin.Wait() {
 		old := word.Load()
 		ref := hw.Ref(p.clk.slack)
-		next, r, err := p.Step(WindowWord(old), now, ref, n)
-		// An admission that leaves the same bits (a whole number of wraps
-		// on) still restamps the word at now: unless ref already covers
-		// now, the mark must rise and the CAS confirm the word after it.
-		if !r.OK || err != nil || n == 0 || uint64(next) == old && now <= ref {
+		next, r, err := p.step(WindowState{WindowWord(old), ref}, now, n)
+		if !writes(r, err, n, uint64(next.Word) == old, now, ref) {
 			return r, err
 		}
 		hw.Raise(now, p.clk.slack)
-		if word.CompareAndSwap(old, uint64(next)) {
+		if word.CompareAndSwap(old, uint64(next.Word)) {
 			return r, nil
 		}
 	}

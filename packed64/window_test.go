@@ -3,7 +3,6 @@ package packed64
 import (
 	"errors"
 	"math"
-	"math/big"
 	"math/rand/v2"
 	"testing"
 	"time"
@@ -17,22 +16,32 @@ import (
 
 func TestWindowParamsValidate(t *testing.T) {
 	for _, c := range []struct {
-		limit int64
-		win   time.Duration
-		want  string
+		limit    int64
+		win      time.Duration
+		param    string
+		value    any
+		min, max any
 	}{
-		{0, time.Second, "packed64: limit must be in [1, 262143], got 0"},
-		{MaxWindowLimit + 1, time.Second, "packed64: limit must be in [1, 262143], got 262144"},
-		{1, 0, "packed64: window must be in [1ns, " + MaxWindow.String() + "], got 0s"},
-		{1, MaxWindow + 1, "packed64: window must be in [1ns, " + MaxWindow.String() + "], got " + (MaxWindow + 1).String()},
+		{0, time.Second, "limit", int64(0), int64(1), int64(MaxWindowLimit)},
+		{MaxWindowLimit + 1, time.Second, "limit", int64(MaxWindowLimit + 1), int64(1), int64(MaxWindowLimit)},
+		{1, 0, "window", time.Duration(0), time.Duration(1), MaxWindow},
+		{1, MaxWindow + 1, "window", MaxWindow + 1, time.Duration(1), MaxWindow},
 	} {
-		_, err := NewWindowParams(c.limit, c.win, 0)
-		if err == nil || err.Error() != c.want {
-			t.Errorf("NewWindowParams(%d, %v) error %v, want %q", c.limit, c.win, err, c.want)
+		_, err := NewWindowParams(c.limit, c.win)
+		var pe *limit.ParamError
+		if !errors.As(err, &pe) || pe.Pkg != "packed64" || pe.Param != c.param || pe.Value != c.value || pe.Min != c.min || pe.Max != c.max {
+			t.Errorf("NewWindowParams(%d, %v) error %#v, want %s %v in [%v, %v]", c.limit, c.win, pe, c.param, c.value, c.min, c.max)
+		}
+		if _, err2 := NewWindow(c.limit, c.win); err2 == nil || err2.Error() != err.Error() {
+			t.Errorf("NewWindow: error %v, NewWindowParams %v", err2, err)
 		}
 	}
+	var pe *limit.ParamError
+	if _, err := NewWindow(1, time.Second, WithClock(nil)); !errors.As(err, &pe) || pe.Param != "clock" {
+		t.Errorf("WithClock(nil): error %v", err)
+	}
 	for _, w := range []time.Duration{1, 4095, 4096, 8191, 8192, 8193, time.Microsecond, time.Second, 1<<40 + 1, MaxWindow} {
-		p, err := NewWindowParams(MaxWindowLimit, w, 0)
+		p, err := NewWindowParams(MaxWindowLimit, w)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -60,112 +69,6 @@ func FuzzWindowPack(f *testing.F) {
 	})
 }
 
-// windowRef is the reference model: the counter on full (never wrapped)
-// unit times, its estimate compared in exact rationals.
-type windowRef struct {
-	p               *WindowParams
-	start           int64
-	prev, cur       int64
-	unitNs, l, wLen *big.Int
-}
-
-func newWindowRef(p *WindowParams) *windowRef {
-	return &windowRef{p: p, unitNs: new(big.Int).Lsh(big.NewInt(1), uint(p.clk.shift)),
-		l: new(big.Int).SetUint64(p.r.L), wLen: new(big.Int).SetUint64(p.r.W)}
-}
-
-func (r *windowRef) units(now int64) int64 { return refUnits(now, r.p.clk.origin, r.unitNs) }
-
-// Where a caller's time falls against the model's windows.
-const (
-	inCur  = iota // the current window
-	inPrev        // the previous one: decided as at its end, counted in it
-	before        // before both: nothing admitted
-)
-
-// view returns the rotated counter and the elapsed units at unit u, and
-// where u falls. Differences of unit times are taken in big integers, so
-// the model holds anywhere in int64 time.
-func (r *windowRef) view(u int64) (start, prev, cur, e int64, at int) {
-	w := int64(r.p.r.W)
-	d := new(big.Int).Sub(big.NewInt(u), big.NewInt(r.start)) // u - start
-	switch {
-	case r.prev == 0 && r.cur == 0:
-		return u, 0, 0, 0, inCur
-	case d.Cmp(big.NewInt(-w)) < 0:
-		return r.start, r.prev, r.cur, 0, before
-	case d.Sign() < 0:
-		return r.start, r.prev, r.cur, 0, inPrev
-	case d.Cmp(big.NewInt(w)) < 0:
-		return r.start, r.prev, r.cur, d.Int64(), inCur
-	case d.Cmp(big.NewInt(2*w)) < 0 && r.cur != 0:
-		return r.start + w, r.cur, 0, d.Int64() - w, inCur
-	}
-	return u, 0, 0, 0, inCur
-}
-
-func (r *windowRef) estimate(prev, cur, e int64) *big.Rat {
-	x := big.NewRat(prev*(int64(r.p.r.W)-e), int64(r.p.r.W))
-	return x.Add(x, big.NewRat(cur, 1))
-}
-
-// fits reports whether n units fit at unit u.
-func (r *windowRef) fits(u, n int64) bool {
-	_, prev, cur, e, at := r.view(u)
-	if at == before {
-		return false
-	}
-	est := r.estimate(prev, cur, e)
-	return est.Add(est, big.NewRat(n, 1)).Cmp(new(big.Rat).SetInt(r.l)) <= 0
-}
-
-func (r *windowRef) remaining(prev, cur, e int64, at int) int64 {
-	if at == before {
-		return 0
-	}
-	left := new(big.Rat).Sub(new(big.Rat).SetInt(r.l), r.estimate(prev, cur, e))
-	if left.Sign() <= 0 {
-		return 0
-	}
-	return new(big.Int).Quo(left.Num(), left.Denom()).Int64()
-}
-
-func (r *windowRef) step(now, n int64) limit.Result {
-	if n < 0 || uint64(n) > r.p.r.L {
-		return limit.Result{RetryAfter: limit.Never}
-	}
-	u := r.units(now)
-	start, prev, cur, e, at := r.view(u)
-	if n == 0 {
-		return limit.Result{OK: true, Remaining: r.remaining(prev, cur, e, at)}
-	}
-	if !r.fits(u, n) {
-		// The first unit at which n fits, by bisection over the model's own
-		// decision, which only improves as time passes; none after the
-		// last unit a time maps to is Never.
-		last := r.units(math.MaxInt64)
-		if u == last || !r.fits(last, n) {
-			return limit.Result{Remaining: r.remaining(prev, cur, e, at), RetryAfter: limit.Never}
-		}
-		lo, hi := u, last // n does not fit at lo and fits at hi
-		for uint64(hi)-uint64(lo) > 1 {
-			if mid := lo + int64((uint64(hi)-uint64(lo))/2); r.fits(mid, n) {
-				hi = mid
-			} else {
-				lo = mid
-			}
-		}
-		return limit.Result{Remaining: r.remaining(prev, cur, e, at), RetryAfter: refRetry(big.NewInt(hi), now, r.p.clk.origin, r.unitNs)}
-	}
-	if at == inPrev {
-		prev += n
-	} else {
-		cur += n
-	}
-	r.start, r.prev, r.cur = start, prev, cur
-	return limit.Result{OK: true, Remaining: r.remaining(prev, cur, e, at)}
-}
-
 func TestWindowStepMatchesReference(t *testing.T) {
 	rng := rand.New(rand.NewPCG(17, 18))
 	runs := 400
@@ -183,15 +86,15 @@ func TestWindowStepMatchesReference(t *testing.T) {
 		if rng.IntN(3) == 0 {
 			l, win = 1+rng.Int64N(MaxWindowLimit), time.Duration(1+rng.Int64N(1<<40))
 		}
-		origin := rng.Int64N(1<<50) - 1<<49
-		p, err := NewWindowParams(l, win, origin)
+		base := rng.Int64N(1<<50) - 1<<49 // times on both sides of 0
+		p, err := NewWindowParams(l, win)
 		if err != nil {
 			t.Fatal(err)
 		}
 		ref := newWindowRef(&p)
 		span := int64(p.Window())
 		var w WindowWord
-		now := origin + rng.Int64N(1<<40)
+		now := base + rng.Int64N(1<<40)
 		high := now
 		for i := range 300 {
 			now += gap(rng, span, run%2 == 1)
@@ -203,9 +106,14 @@ func TestWindowStepMatchesReference(t *testing.T) {
 			case 1:
 				n = l + 1 - rng.Int64N(3)
 			}
-			next, got, err := p.Step(w, now, high+rng.Int64N(p.Slack()+1), n)
+			s := WindowState{w, high + rng.Int64N(p.Slack()+1)}
+			ns, got, err := p.Step(s, now, n)
+			next := ns.Word
 			if err != limittest.WantErr(n, l) {
 				t.Fatalf("n %d: error %v", n, err)
+			}
+			if ns != s && (ns.Ref < now || ns.Ref < s.Ref && UnpackWindow(s.Word).Prev|UnpackWindow(s.Word).Cur != 0) {
+				t.Fatalf("run %d step %d: state %+v after %+v at %d: the new Ref is before the write", run, i, ns, s, now)
 			}
 			want := ref.step(now, n)
 			if got != want {
@@ -240,15 +148,12 @@ func TestWindowBoundStaleTimes(t *testing.T) {
 	for run := range runs {
 		l := 2 + rng.Int64N(30)
 		cell := run%2 == 1
-		origin := rng.Int64N(1<<50) - 1<<49
-		if cell {
-			origin = 0 // a HighWater's zero value suits clocks from 0 on
-		}
-		p, err := NewWindowParams(l, time.Duration(1+rng.Int64N(1<<40)), origin)
+		base := rng.Int64N(1<<50) - 1<<49 // a HighWater's zero value suits any clock
+		p, err := NewWindowParams(l, time.Duration(1+rng.Int64N(1<<40)))
 		if err != nil {
 			t.Fatal(err)
 		}
-		c := &Window{p: p}
+		c := &Window{c: windowCell{p: p}}
 		ref := newWindowRef(&p)
 		span := int64(p.Window())
 		var (
@@ -256,7 +161,7 @@ func TestWindowBoundStaleTimes(t *testing.T) {
 			adm  []admission
 			uses []bound.Use
 		)
-		clock := p.clk.origin + span + rng.Int64N(1<<40)
+		clock := base + span + rng.Int64N(1<<40)
 		high := clock
 		for range 400 {
 			clock += gap(rng, span, false)
@@ -266,10 +171,10 @@ func TestWindowBoundStaleTimes(t *testing.T) {
 			var r limit.Result
 			switch {
 			case !cell:
-				var next WindowWord
-				next, r, _ = p.Step(w, now, high+rng.Int64N(p.Slack()+1), n)
+				var next WindowState
+				next, r, _ = p.Step(WindowState{w, high + rng.Int64N(p.Slack()+1)}, now, n)
 				if r.OK {
-					w = next
+					w = next.Word
 				}
 			case n == 1:
 				r.OK = c.AllowAt(now)
@@ -301,7 +206,7 @@ func TestWindowLogBound(t *testing.T) {
 	rng := rand.New(rand.NewPCG(19, 20))
 	for range 40 {
 		l := 1 + rng.Int64N(50)
-		p, _ := NewWindowParams(l, time.Duration(1+rng.Int64N(1<<36)), 0)
+		p, _ := NewWindowParams(l, time.Duration(1+rng.Int64N(1<<36)))
 		win, unit := int64(p.Window()), int64(p.Unit())
 		var (
 			w     WindowWord
@@ -315,11 +220,11 @@ func TestWindowLogBound(t *testing.T) {
 				now += rng.Int64N(win/l + 1)
 			}
 			n := 1 + rng.Int64N(min(l, 3))
-			next, r, _ := p.Step(w, now, now, n)
+			next, r, _ := p.Step(WindowState{w, now}, now, n)
 			if !r.OK {
 				continue
 			}
-			w = next
+			w = next.Word
 			for range n {
 				times = append(times, now)
 			}
@@ -343,20 +248,20 @@ func FuzzWindowWrap(f *testing.F) {
 	f.Add(int64(50), int64(1e9), uint64(math.MaxInt64-5), uint32(20), uint32(30), int64(math.MaxInt64), int64(1), uint64(math.MaxUint64))
 	f.Add(int64(1), int64(1), uint64(1)<<63, uint32(0), uint32(1), int64(math.MinInt64), int64(1), uint64(5))
 	f.Fuzz(func(t *testing.T, l, win int64, start uint64, prev, cur uint32, now, n int64, refAhead uint64) {
-		p, err := NewWindowParams(l, time.Duration(win), 0)
+		p, err := NewWindowParams(l, time.Duration(win))
 		if err != nil {
 			return
 		}
 		// Started at any unit of int64 time; ref anywhere from the write to
 		// the end of time, many wraps on; now anywhere.
 		su := int64(start) >> p.clk.shift
-		s := WindowState{Start: uint64(su) & p.clk.mask, Prev: uint64(prev) % (p.r.L + 1), Cur: uint64(cur) % (p.r.L + 1)}
+		s := WindowFields{Start: uint64(su) & p.clk.mask, Prev: uint64(prev) % (p.r.L + 1), Cur: uint64(cur) % (p.r.L + 1)}
 		ref := aheadOf(su, refAhead, p.clk.shift)
-		_, got, err := p.Step(PackWindow(s), now, ref, n)
+		_, got, err := p.Step(WindowState{PackWindow(s), ref}, now, n)
 		if err != nil {
 			return
 		}
-		_, gotLeft, _ := p.Step(PackWindow(s), now, ref, 0)
+		_, gotLeft, _ := p.Step(WindowState{PackWindow(s), ref}, now, 0)
 		model := newWindowRef(&p)
 		model.start, model.prev, model.cur = su, int64(s.Prev), int64(s.Cur)
 		wantLeft := model.step(now, 0)
@@ -371,9 +276,9 @@ func FuzzWindowWrap(f *testing.F) {
 func TestWindowConcurrentConservation(t *testing.T) {
 	c, _ := NewWindow(1000, time.Millisecond)
 	p := c.Params()
-	checkConservation(t, c, &c.word, int64(time.Millisecond/2), func(w uint64, now int64) (uint64, bool) {
-		next, r, _ := p.Step(WindowWord(w), now, now, 1)
-		return uint64(next), r.OK
+	checkConservation(t, c, &c.c.word, int64(time.Millisecond/2), func(w uint64, now int64) (uint64, bool) {
+		next, r, _ := p.Step(WindowState{WindowWord(w), now}, now, 1)
+		return uint64(next.Word), r.OK
 	})
 }
 
@@ -393,14 +298,16 @@ func TestWindowZero(t *testing.T) {
 func FuzzWindowStep(f *testing.F) {
 	f.Add(int64(10), int64(1e9), uint64(math.MaxUint64), int64(5), int64(7), int64(1))
 	f.Add(int64(MaxWindowLimit), int64(MaxWindow), uint64(1)<<36|1, int64(-1), int64(0), int64(2))
-	end, _ := NewWindowParams(50, time.Second, 0) // filled at the last unit of time
+	end, _ := NewWindowParams(50, time.Second) // filled at the last unit of time
 	f.Add(int64(50), int64(time.Second), uint64(end.word(slide.State{Start: end.clk.units(math.MaxInt64), Cur: 50})), int64(math.MaxInt64-5), int64(math.MaxInt64), int64(1))
 	f.Fuzz(func(t *testing.T, l, win int64, w uint64, now, ref, n int64) {
-		p, err := NewWindowParams(l, time.Duration(win), 0)
+		p, err := NewWindowParams(l, time.Duration(win))
 		if err != nil {
 			return
 		}
-		next, r, err := p.Step(WindowWord(w), now, ref, n)
+		st := WindowState{WindowWord(w), ref}
+		ns, r, err := p.Step(st, now, n)
+		next := ns.Word
 		if err != limittest.WantErr(n, l) {
 			t.Fatalf("n %d: error %v", n, err)
 		}
@@ -419,8 +326,11 @@ func FuzzWindowStep(f *testing.F) {
 		case r.Remaining < 0 || r.Remaining > l-n || r.RetryAfter != 0:
 			t.Fatalf("admission %+v", r)
 		}
-		if est := p.EstimateAt(WindowWord(w), now, ref); est < 0 || math.IsNaN(est) {
+		if est := p.EstimateAt(st, now); est < 0 || math.IsNaN(est) {
 			t.Fatalf("EstimateAt %v", est)
+		}
+		if _, r0, _ := p.Step(st, now, 0); p.RemainingAt(st, now) != r0.Remaining {
+			t.Fatalf("RemainingAt %d, Step(n = 0) %+v", p.RemainingAt(st, now), r0)
 		}
 	})
 }
