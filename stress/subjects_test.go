@@ -74,7 +74,7 @@ func init() {
 // tokens over any interval T of the times callers pass, in any order, u
 // being the word's time unit.
 func packedBucketSubject(name string, events int64, period time.Duration, burst int64) Subject {
-	l := must(packed64.NewBucket(events, period, burst))
+	p := must(packed64.NewBucket(events, period, burst)).Params()
 	rate := RatePer(events, period)
 	return Subject{
 		Name: name,
@@ -82,7 +82,11 @@ func packedBucketSubject(name string, events int64, period time.Duration, burst 
 			return must(packed64.NewBucket(events, period, burst))
 		},
 		MaxN: burst, Burst: burst, Rate: rate, GivenTimes: true,
-		Extra: new(big.Rat).Mul(rate, big.NewRat(2*int64(l.Params().Unit()), 1)),
+		Extra: new(big.Rat).Mul(rate, big.NewRat(2*int64(p.Unit()), 1)),
+		Init:  packed64.BucketState{},
+		Step: func(s any, now, n int64) (any, limit.Result, error) {
+			return p.Step(s.(packed64.BucketState), now, n)
+		},
 	}
 }
 
@@ -100,6 +104,10 @@ func packedWindowSubject(name string, lim int64, w time.Duration) Subject {
 		},
 		MaxN: lim, Burst: 2 * lim, Rate: RatePer(lim, w), GivenTimes: true, Window: p.Window(),
 		Extra: big.NewRat(lim, wu),
+		Init:  packed64.WindowState{},
+		Step: func(s any, now, n int64) (any, limit.Result, error) {
+			return p.Step(s.(packed64.WindowState), now, n)
+		},
 	}
 }
 
