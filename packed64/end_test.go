@@ -138,16 +138,15 @@ func windowCells(p WindowParams) []endCell {
 // and callers who pass it stale (saturating at MinInt64) or pass an earlier
 // caller's time again.
 type endClock struct {
-	rng          *rand.Rand
-	span         int64
-	jumps        bool
-	clock        int64
-	passed       []int64
-	wrapped, top bool
+	rng    *rand.Rand
+	span   int64
+	jumps  bool
+	clock  int64
+	passed []int64
 }
 
 func newEndClock(rng *rand.Rand, span int64, top, jumps bool) *endClock {
-	c := &endClock{rng: rng, span: span, jumps: jumps, top: top}
+	c := &endClock{rng: rng, span: span, jumps: jumps}
 	if top {
 		c.clock = math.MaxInt64 - rng.Int64N(64*span)
 	} else {

@@ -1,9 +1,11 @@
 package packed64_test
 
 import (
+	"errors"
 	"fmt"
 	"time"
 
+	"github.com/cellrate/cellrate/limit"
 	"github.com/cellrate/cellrate/packed64"
 )
 
@@ -163,4 +165,18 @@ func ExampleWindow_RemainingAt() {
 	// Output:
 	// true 1 1
 	// 2
+}
+
+func ExampleNewBucketParams() {
+	// A token must take at least 256ns to refill: errors.As names the
+	// parameter and the largest value that fits the others.
+	_, err := packed64.NewBucketParams(5_000_000, time.Second, 10)
+	var pe *limit.ParamError
+	if errors.As(err, &pe) {
+		fmt.Println(pe.Param, pe.Value, "max", pe.Max)
+	}
+	fmt.Println(err)
+	// Output:
+	// events 5000000 max 3906250
+	// packed64: events 5000000 out of range [1, 3906250]: a token must take at least 256ns to refill
 }

@@ -39,8 +39,11 @@ func (h *HighWater) mark() int64 { return h.t.Load() ^ bias }
 func (h *HighWater) Ref(slack int64) int64 { return addSat(h.mark(), max(slack, 0)) }
 
 // Raise makes the mark at least now - slack, to be called before writing a
-// word stamped at now. It writes only when now is more than slack past the
-// mark, so limiters sharing a HighWater rarely write it.
+// word stamped at now: the word of every admission at now, even one whose
+// word comes out bit for bit the same as before (a whole number of wraps
+// on), since the admission restamps it at now. It writes only when now is
+// more than slack past the mark, so limiters sharing a HighWater rarely
+// write it.
 func (h *HighWater) Raise(now, slack int64) {
 	slack = max(slack, 0)
 	for {
