@@ -354,17 +354,17 @@ func (b *Bucket) RemainingAt(now int64) int64 {
 // state loads a cell's word, then its reference (see HighWater).
 func (p *BucketParams) state(word *atomic.Uint64, hw *HighWater) BucketState {
 	w := BucketWord(word.Load())
-	return BucketState{w, hw.Ref(p.clk.slack)}
+	return BucketState{w, hw.ref(p.clk.slack)}
 }
 
 // allow takes one token from word, with the reference time kept in hw.
 // The high-water mark is loaded after the word, and raised before the
 // word is written (see HighWater).
 //
-// allow and allowN are the hot paths: their load/step/CAS loops are written
-// out around the same take and step that Step runs, because cell.Run64
-// with a closure cost 1.2-1.7x their CPU time in a one-run benchmark. The
-// rarer decisions run on cell.Run64.
+// allow and allowN are the package's only writing decisions and its hot
+// paths: their load/step/CAS loops are written out around the same take and
+// step that Step runs, because cell.Run64 with a closure cost 1.2-1.7x
+// their CPU time in a one-run benchmark.
 func (p *BucketParams) allow(word *atomic.Uint64, hw *HighWater, now int64) bool {
 	if p.burst == 0 {
 		return false
@@ -373,7 +373,7 @@ func (p *BucketParams) allow(word *atomic.Uint64, hw *HighWater, now int64) bool
 	var spin backoff.Spin
 	for ; ; spin.Wait() {
 		old := word.Load()
-		ref := hw.Ref(p.clk.slack)
+		ref := hw.ref(p.clk.slack)
 		t, d, dn := p.refill(BucketWord(old), u, p.clk.units(ref))
 		next, ok := p.take(t, d, dn, p.cost1)
 		if !ok {
@@ -395,12 +395,14 @@ func (p *BucketParams) allowN(word *atomic.Uint64, hw *HighWater, now, n int64) 
 	var spin backoff.Spin
 	for ; ; spin.Wait() {
 		old := word.Load()
-		ref := hw.Ref(p.clk.slack)
+		ref := hw.ref(p.clk.slack)
 		next, r, err := p.step(BucketState{BucketWord(old), ref}, now, n)
 		if !writes(r, err, n, uint64(next.Word) == old, now, ref) {
 			return r, err
 		}
-		hw.Raise(now, p.clk.slack)
+		if now > ref {
+			hw.Raise(now, p.clk.slack)
+		}
 		if word.CompareAndSwap(old, uint64(next.Word)) {
 			return r, nil
 		}

@@ -36,7 +36,10 @@ func (h *HighWater) mark() int64 { return h.t.Load() ^ bias }
 // Ref returns the reference time for a word loaded before the call: the
 // high-water mark plus slack, the Slack() of the word's parameters (a
 // negative slack counts as 0), saturated at math.MaxInt64.
-func (h *HighWater) Ref(slack int64) int64 { return addSat(h.mark(), max(slack, 0)) }
+func (h *HighWater) Ref(slack int64) int64 { return h.ref(max(slack, 0)) }
+
+// ref is Ref for a slack known to be at least 0, as the cells' is.
+func (h *HighWater) ref(slack int64) int64 { return addSat(h.mark(), slack) }
 
 // Raise makes the mark at least now - slack, to be called before writing a
 // word stamped at now: the word of every admission at now, even one whose
