@@ -8,6 +8,7 @@ import (
 	"golang.org/x/sys/cpu"
 
 	"github.com/cellrate/cellrate/internal/backoff"
+	"github.com/cellrate/cellrate/internal/cell"
 	"github.com/cellrate/cellrate/limit"
 	"github.com/cellrate/cellrate/nanotime"
 )
@@ -268,6 +269,24 @@ func (p BucketParams) RemainingAt(s BucketState, now int64) int64 {
 	return p.tokens(dn)
 }
 
+// Undo gives back an admission at now at that moved the word from before
+// to after. If s's word is still after (nothing admitted since, or
+// everything admitted since given back) it returns s with the word before
+// and true: the bucket is as if that admission had never happened. Otherwise
+// it returns s and false: a later admission was decided with the tokens
+// taken, and the word cannot say how much of them the bucket would have
+// refilled anyway while full, so giving them back could pass the bound. It
+// also refuses once s.Ref is half a wrap past at, where another admission a
+// whole number of wraps later could have left the same bits; and an
+// admission that left the bits as they were (a whole number of wraps after
+// the last write) gives back nothing.
+func (p BucketParams) Undo(s BucketState, at int64, before, after BucketWord) (BucketState, bool) {
+	if s.Word != after || s.Ref >= addSat(at, int64(p.clk.wrap()/2)) {
+		return s, false
+	}
+	return BucketState{before, s.Ref}, true
+}
+
 // Bucket is a token bucket in one atomic 64-bit word, safe for concurrent
 // use. Its parameters and HighWater sit beside the word; Buckets shares
 // them among many words.
@@ -295,7 +314,7 @@ func (c *bucketCell) AllowNAt(now, n int64) (limit.Result, error) {
 	return c.p.allowN(&c.word, &c.hw, now, n)
 }
 
-var _ limit.Limiter = (*Bucket)(nil)
+var _ limit.Member = (*Bucket)(nil)
 
 // NewBucket returns a full Bucket refilled with events tokens per period,
 // holding up to burst. A parameter out of range is a *limit.ParamError (see
@@ -334,6 +353,33 @@ func (b *Bucket) AllowN(n int64) (limit.Result, error) { return b.AllowNAt(b.now
 
 // AllowNAt takes n tokens at time now if all n are available.
 func (b *Bucket) AllowNAt(now, n int64) (limit.Result, error) { return b.c.AllowNAt(now, n) }
+
+// TakeAt is AllowNAt that also returns, when it admits n > 0, the Receipt
+// Refund needs to give the tokens back (limit.Member).
+func (b *Bucket) TakeAt(now, n int64) (limit.Result, limit.Receipt, error) {
+	r, old, next, err := b.c.p.run(&b.c.word, &b.c.hw, now, n)
+	if !r.OK || err != nil || n == 0 {
+		return r, limit.Receipt{}, err
+	}
+	return r, limit.Receipt{At: now, N: n, Before: [2]uint64{old}, After: [2]uint64{next}}, nil
+}
+
+// Refund gives back the tokens of the admission that returned rc (see
+// limit.Member and BucketParams.Undo): exactly when the word is still the
+// one that admission stored, when no other token was taken since or all
+// taken since were given back; otherwise nothing. limit.All refunds at
+// once, so that is rare; put a Bucket that many callers share last in an
+// All, where it is never refunded.
+func (b *Bucket) Refund(rc limit.Receipt) {
+	if rc.N == 0 {
+		return
+	}
+	p := &b.c.p
+	cell.Run64(&b.c.word, func(w uint64) (uint64, struct{}, bool) {
+		next, ok := p.Undo(BucketState{BucketWord(w), b.c.hw.ref(p.clk.slack)}, rc.At, BucketWord(rc.Before[0]), BucketWord(rc.After[0]))
+		return uint64(next.Word), struct{}{}, ok
+	})
+}
 
 // Tokens is TokensAt with the bucket's clock.
 func (b *Bucket) Tokens() float64 { return b.TokensAt(b.now()) }
@@ -388,23 +434,30 @@ func (p *BucketParams) allow(word *atomic.Uint64, hw *HighWater, now int64) bool
 	}
 }
 
-// allowN runs step on word. The raise comes after the step and before the
-// CAS that publishes the word; a raise whose CAS then fails is harmless, as
-// a higher mark never lets a word admit more (see HighWater).
+// allowN runs step on word.
 func (p *BucketParams) allowN(word *atomic.Uint64, hw *HighWater, now, n int64) (limit.Result, error) {
+	r, _, _, err := p.run(word, hw, now, n)
+	return r, err
+}
+
+// run runs step on word and returns, with its result, the word it loaded
+// and the word it left. The raise comes after the step and before the CAS
+// that publishes the word; a raise whose CAS then fails is harmless, as a
+// higher mark never lets a word admit more (see HighWater).
+func (p *BucketParams) run(word *atomic.Uint64, hw *HighWater, now, n int64) (limit.Result, uint64, uint64, error) {
 	var spin backoff.Spin
 	for ; ; spin.Wait() {
 		old := word.Load()
 		ref := hw.ref(p.clk.slack)
 		next, r, err := p.step(BucketState{BucketWord(old), ref}, now, n)
 		if !writes(r, err, n, uint64(next.Word) == old, now, ref) {
-			return r, err
+			return r, old, old, err
 		}
 		if now > ref {
 			hw.Raise(now, p.clk.slack)
 		}
 		if word.CompareAndSwap(old, uint64(next.Word)) {
-			return r, nil
+			return r, old, uint64(next.Word), nil
 		}
 	}
 }

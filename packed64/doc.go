@@ -19,6 +19,12 @@
 // limiter's clock, nanotime.Now unless WithClock gave another. A parameter
 // out of range is a *limit.ParamError.
 //
+// Bucket and Window are limit.Members: TakeAt returns a Receipt of the
+// words an admission moved between, and Refund puts the old word back
+// exactly when the word is still the one the admission left (the pure
+// BucketParams.Undo and WindowParams.Undo), so in a limit.All each
+// member's bound holds over the admissions it kept.
+//
 // What the words leave out: a bucket word has no room for debt beyond an
 // empty bucket (its unit is chosen so that a full bucket nearly fills the
 // 24-bit deficit), so there is no Reserve or Wait; and the parameters set

@@ -8,6 +8,7 @@ import (
 	"golang.org/x/sys/cpu"
 
 	"github.com/cellrate/cellrate/internal/backoff"
+	"github.com/cellrate/cellrate/internal/cell"
 	"github.com/cellrate/cellrate/internal/slide"
 	"github.com/cellrate/cellrate/limit"
 	"github.com/cellrate/cellrate/nanotime"
@@ -190,6 +191,21 @@ func (p WindowParams) RemainingAt(s WindowState, now int64) int64 {
 	return r.Remaining
 }
 
+// Undo gives back an admission at now at that moved the word from before
+// to after. If s's word is still after (nothing admitted since, or
+// everything admitted since given back) it returns s with the word before
+// and true: the counter is as if that admission had never happened.
+// Otherwise it returns s and false, as BucketParams.Undo does, and for the
+// same reasons: later admissions were decided with the units counted; once
+// s.Ref is half a wrap past at, another admission could have left the same
+// bits; an admission that left the bits as they were gives back nothing.
+func (p WindowParams) Undo(s WindowState, at int64, before, after WindowWord) (WindowState, bool) {
+	if s.Word != after || s.Ref >= addSat(at, int64(p.clk.wrap()/2)) {
+		return s, false
+	}
+	return WindowState{before, s.Ref}, true
+}
+
 // Window is a sliding-window counter in one atomic 64-bit word, safe for
 // concurrent use. Its parameters and HighWater sit beside the word; Windows
 // shares them among many words.
@@ -217,7 +233,7 @@ func (c *windowCell) AllowNAt(now, n int64) (limit.Result, error) {
 	return c.p.allowN(&c.word, &c.hw, now, n)
 }
 
-var _ limit.Limiter = (*Window)(nil)
+var _ limit.Member = (*Window)(nil)
 
 // NewWindow returns an empty Window admitting limit units per window. A
 // parameter out of range is a *limit.ParamError (see NewWindowParams).
@@ -256,6 +272,32 @@ func (c *Window) AllowN(n int64) (limit.Result, error) { return c.AllowNAt(c.now
 
 // AllowNAt admits n units at time now if all n fit.
 func (c *Window) AllowNAt(now, n int64) (limit.Result, error) { return c.c.AllowNAt(now, n) }
+
+// TakeAt is AllowNAt that also returns, when it admits n > 0, the Receipt
+// Refund needs to give the units back (limit.Member).
+func (c *Window) TakeAt(now, n int64) (limit.Result, limit.Receipt, error) {
+	r, old, next, err := c.c.p.run(&c.c.word, &c.c.hw, now, n)
+	if !r.OK || err != nil || n == 0 {
+		return r, limit.Receipt{}, err
+	}
+	return r, limit.Receipt{At: now, N: n, Before: [2]uint64{old}, After: [2]uint64{next}}, nil
+}
+
+// Refund gives back the units of the admission that returned rc (see
+// limit.Member and WindowParams.Undo): exactly when the word is still the
+// one that admission stored, when no other unit was admitted since or all
+// admitted since were given back; otherwise nothing. Put a Window that many
+// callers share last in an limit.All, where it is never refunded.
+func (c *Window) Refund(rc limit.Receipt) {
+	if rc.N == 0 {
+		return
+	}
+	p := &c.c.p
+	cell.Run64(&c.c.word, func(w uint64) (uint64, struct{}, bool) {
+		next, ok := p.Undo(WindowState{WindowWord(w), c.c.hw.ref(p.clk.slack)}, rc.At, WindowWord(rc.Before[0]), WindowWord(rc.After[0]))
+		return uint64(next.Word), struct{}{}, ok
+	})
+}
 
 // Estimate is EstimateAt with the counter's clock.
 func (c *Window) Estimate() float64 { return c.EstimateAt(c.now()) }
@@ -308,21 +350,28 @@ func (p *WindowParams) allow(word *atomic.Uint64, hw *HighWater, now int64) bool
 	}
 }
 
-// allowN runs step on word, raising the mark as BucketParams.allowN does.
+// allowN runs step on word, raising the mark as BucketParams.run does.
 func (p *WindowParams) allowN(word *atomic.Uint64, hw *HighWater, now, n int64) (limit.Result, error) {
+	r, _, _, err := p.run(word, hw, now, n)
+	return r, err
+}
+
+// run runs step on word and returns, with its result, the word it loaded
+// and the word it left (see BucketParams.run).
+func (p *WindowParams) run(word *atomic.Uint64, hw *HighWater, now, n int64) (limit.Result, uint64, uint64, error) {
 	var spin backoff.Spin
 	for ; ; spin.Wait() {
 		old := word.Load()
 		ref := hw.ref(p.clk.slack)
 		next, r, err := p.step(WindowState{WindowWord(old), ref}, now, n)
 		if !writes(r, err, n, uint64(next.Word) == old, now, ref) {
-			return r, err
+			return r, old, old, err
 		}
 		if now > ref {
 			hw.Raise(now, p.clk.slack)
 		}
 		if word.CompareAndSwap(old, uint64(next.Word)) {
-			return r, nil
+			return r, old, uint64(next.Word), nil
 		}
 	}
 }

@@ -1,10 +1,12 @@
 package stress
 
 import (
+	"math/big"
 	"time"
 
 	"github.com/cellrate/cellrate/gcra"
 	"github.com/cellrate/cellrate/limit"
+	"github.com/cellrate/cellrate/packed64"
 	"github.com/cellrate/cellrate/window"
 )
 
@@ -48,5 +50,34 @@ func init() {
 		allSubject("all-gcra-3-per-1s-burst-7-then-window-50-per-1s", 3, time.Second, 7, 50, time.Second, false),
 		allSubject("all-gcra-3-per-1s-burst-5-then-window-5-per-1s", 3, time.Second, 5, 5, time.Second, false),
 		allSubject("all-window-7-per-3s-then-gcra-1000-per-1s-burst-50", 1000, time.Second, 50, 7, 3*time.Second, true),
+	)
+}
+
+// packedAllSubject: an All of a packed64 Bucket and a packed64 Window, the
+// window first (often denying, so the bucket is refunded) or last; the
+// bucket's rate is the lower, so its bound (with its two time units) is
+// the subject's.
+func packedAllSubject(name string, events int64, period time.Duration, burst, lim int64, w time.Duration, windowFirst bool) Subject {
+	p := must(packed64.NewBucket(events, period, burst)).Params()
+	rate := RatePer(events, period)
+	return Subject{
+		Name: name,
+		New: func() limit.Limiter {
+			b := must(packed64.NewBucket(events, period, burst))
+			win := must(packed64.NewWindow(lim, w))
+			if windowFirst {
+				return must(limit.NewAll(win, b))
+			}
+			return must(limit.NewAll(b, win))
+		},
+		MaxN: min(burst, lim), GivenTimes: true, Burst: burst, Rate: rate,
+		Extra: new(big.Rat).Mul(rate, big.NewRat(2*int64(p.Unit()), 1)),
+	}
+}
+
+func init() {
+	subjects = append(subjects,
+		packedAllSubject("all-packed64-window-4-per-1s-then-bucket-3-per-1s-burst-5", 3, time.Second, 5, 4, time.Second, true),
+		packedAllSubject("all-packed64-bucket-1000-per-1s-burst-50-then-window-60-per-50ms", 1000, time.Second, 50, 60, 50*time.Millisecond, false),
 	)
 }
