@@ -8,6 +8,7 @@ import (
 	"math/big"
 	"math/rand/v2"
 	"slices"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -18,186 +19,8 @@ import (
 	"github.com/cellrate/cellrate/internal/limittest"
 	"github.com/cellrate/cellrate/internal/race"
 	"github.com/cellrate/cellrate/limit"
+	"github.com/cellrate/cellrate/nanotime"
 )
-
-// model is the reference: a token bucket over exact rationals, in tokens
-// and nanoseconds from math.MinInt64. It shares no arithmetic with the
-// package (no units, no deficits, no 128-bit tricks).
-type model struct {
-	r     *big.Rat // tokens per ns
-	b     *big.Rat
-	t     *big.Int
-	tok   *big.Rat
-	epoch int // bumped by setParams, which voids loans
-}
-
-func newModel(events int64, period time.Duration, burst int64) *model {
-	return &model{
-		r:   new(big.Rat).SetFrac64(events, int64(period)),
-		b:   new(big.Rat).SetInt64(burst),
-		t:   new(big.Int),
-		tok: new(big.Rat).SetInt64(burst),
-	}
-}
-
-func bigNow(now int64) *big.Int {
-	return new(big.Int).Sub(big.NewInt(now), big.NewInt(math.MinInt64))
-}
-
-// at returns the tokens at u, the tokens to build on and the time to store.
-func (m *model) at(u *big.Int) (have, base *big.Rat, nt *big.Int) {
-	lag := new(big.Rat).SetInt(new(big.Int).Sub(u, m.t))
-	lag.Mul(lag, m.r)
-	x := new(big.Rat).Add(m.tok, lag)
-	if u.Cmp(m.t) >= 0 {
-		if x.Cmp(m.b) > 0 {
-			x.Set(m.b)
-		}
-		return x, x, u
-	}
-	return x, m.tok, m.t
-}
-
-func floorR(x *big.Rat) *big.Int {
-	q, r := new(big.Int), new(big.Int)
-	q.DivMod(x.Num(), x.Denom(), r)
-	return q
-}
-
-func ceilR(x *big.Rat) *big.Int {
-	q := floorR(x)
-	if !x.IsInt() {
-		q.Add(q, big.NewInt(1))
-	}
-	return q
-}
-
-func (m *model) remaining(x *big.Rat) int64 {
-	if f := floorR(x); f.Sign() > 0 {
-		return f.Int64()
-	}
-	return 0
-}
-
-func (m *model) wait(have, c *big.Rat) int64 {
-	w := new(big.Rat).Quo(new(big.Rat).Sub(c, have), m.r)
-	if w.Sign() <= 0 {
-		return 0
-	}
-	q := ceilR(w)
-	if !q.IsInt64() || q.Int64() == math.MaxInt64 {
-		return limit.Never
-	}
-	return q.Int64()
-}
-
-func (m *model) allow(now int64, c *big.Rat) limit.Result {
-	have, base, nt := m.at(bigNow(now))
-	if have.Cmp(c) < 0 {
-		return limit.Result{Remaining: m.remaining(have), RetryAfter: m.wait(have, c)}
-	}
-	if c.Sign() > 0 {
-		m.tok, m.t = new(big.Rat).Sub(base, c), nt
-	}
-	return limit.Result{OK: true, Remaining: m.remaining(new(big.Rat).Sub(have, c))}
-}
-
-type modelRes struct {
-	ok    bool
-	wait  int64
-	cost  *big.Rat
-	t     *big.Int // the state the reservation left
-	tok   *big.Rat
-	done  int64
-	epoch int
-}
-
-func (m *model) reserve(now int64, c *big.Rat, maxDebt *big.Rat) modelRes {
-	have, base, nt := m.at(bigNow(now))
-	after := new(big.Rat).Sub(base, c)
-	if new(big.Rat).Sub(m.b, after).Cmp(maxDebt) > 0 {
-		return modelRes{wait: limit.Never}
-	}
-	w := m.wait(have, c)
-	if w == limit.Never {
-		return modelRes{wait: limit.Never}
-	}
-	if w > 0 {
-		// Charged as admitted at the whole-ns act time now+w.
-		extra := new(big.Rat).Sub(new(big.Rat).Mul(new(big.Rat).SetInt64(w), m.r), new(big.Rat).Sub(c, have))
-		c = new(big.Rat).Add(c, extra)
-		after = new(big.Rat).Sub(base, c)
-		if new(big.Rat).Sub(m.b, after).Cmp(maxDebt) > 0 {
-			return modelRes{wait: limit.Never}
-		}
-	}
-	done := now + w
-	if done < now {
-		return modelRes{wait: limit.Never}
-	}
-	if c.Sign() > 0 {
-		m.tok, m.t = after, nt
-	}
-	return modelRes{ok: true, wait: w, cost: c, t: m.t, tok: m.tok, done: done, epoch: m.epoch}
-}
-
-func (m *model) cancel(now int64, r *modelRes) bool {
-	ok := r.ok && r.cost.Sign() > 0 && now <= r.done && r.epoch == m.epoch && r.t.Cmp(m.t) == 0 && r.tok.Cmp(m.tok) == 0
-	r.ok = false
-	if ok {
-		m.tok = new(big.Rat).Add(m.tok, r.cost)
-	}
-	return ok
-}
-
-type modelLoan struct {
-	n     int64
-	t     *big.Int
-	tok   *big.Rat
-	epoch int
-}
-
-func (m *model) take(now, k int64) modelLoan {
-	have, base, nt := m.at(bigNow(now))
-	if k <= 0 || have.Sign() <= 0 {
-		return modelLoan{}
-	}
-	n := min(k, m.remaining(have))
-	if n == 0 {
-		return modelLoan{}
-	}
-	m.tok, m.t = new(big.Rat).Sub(base, new(big.Rat).SetInt64(n)), nt
-	return modelLoan{n: n, t: nt, tok: m.tok, epoch: m.epoch}
-}
-
-// giveBack credits up to k of the loan while the bucket is exactly as the
-// loan left it, and nothing otherwise.
-func (m *model) giveBack(now int64, ln *modelLoan, k int64) *big.Rat {
-	k = min(k, ln.n)
-	ln.n = 0
-	if k <= 0 || ln.epoch != m.epoch || ln.t.Cmp(m.t) != 0 || ln.tok.Cmp(m.tok) != 0 {
-		return new(big.Rat)
-	}
-	credit := new(big.Rat).SetInt64(k)
-	m.tok = new(big.Rat).Add(m.tok, credit)
-	return credit
-}
-
-// setParams: refill at the old rate to now (unless stale), round the tokens
-// down to a unit (1/period of the new reduced rate), cap at the new burst.
-func (m *model) setParams(now int64, events int64, period time.Duration, burst int64) {
-	_, base, nt := m.at(bigNow(now))
-	r := new(big.Rat).SetFrac64(events, int64(period))
-	unit := new(big.Rat).SetInt(r.Denom()) // units per token
-	tok := new(big.Rat).SetInt(floorR(new(big.Rat).Mul(base, unit)))
-	tok.Quo(tok, unit)
-	b := new(big.Rat).SetInt64(burst)
-	if tok.Cmp(b) > 0 {
-		tok = b
-	}
-	m.r, m.b, m.tok, m.t = r, b, tok, nt
-	m.epoch++
-}
 
 // use is tokens put to use at a time, in units of the bucket's Params.
 type use = bound.Use
@@ -221,7 +44,7 @@ type sched struct {
 // returns the tokens used, for the bound.
 func runSchedule(t testing.TB, rng *rand.Rand, sc sched, count int, setParams bool) []use {
 	t.Helper()
-	l, err := NewPer(sc.events, sc.period, sc.burst)
+	l, err := New(sc.events, sc.period, sc.burst)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -313,7 +136,7 @@ func runSchedule(t testing.TB, rng *rand.Rand, sc sched, count int, setParams bo
 			}
 		case op < 9 && len(rs) > 0:
 			j := rng.IntN(len(rs))
-			before := fmt.Sprint(rs[j].r.t, rs[j].r.d, rs[j].r.done, rs[j].r.cost, "|", rs[j].m.t, rs[j].m.tok, rs[j].m.done, "|", m.t, m.tok)
+			before := fmt.Sprint(rs[j].r.wrote, rs[j].r.done, rs[j].r.cost, "|", rs[j].m.t, rs[j].m.tok, rs[j].m.done, "|", m.t, m.tok)
 			if got, want := rs[j].r.CancelAt(now), m.cancel(now, &rs[j].m); got != want {
 				fail("CancelAt "+before, got, want)
 			} else if got {
@@ -433,7 +256,7 @@ func TestFractionalRatesDoNotDrift(t *testing.T) {
 		rate  float64
 		years int64
 	}{{1e-3, 100}, {0.5, 2}, {1.0 / 3, 1}, {7.3, 1}} {
-		l, err := New(c.rate, 1000)
+		l, err := NewRate(c.rate, 1000)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -453,7 +276,7 @@ func TestFractionalRatesDoNotDrift(t *testing.T) {
 }
 
 func TestFractionalCosts(t *testing.T) {
-	l, _ := New(1, 1) // one token per second
+	l, _ := NewRate(1, 1) // one token per second
 	// Ten costs of 1/10 token empty the bucket exactly.
 	for i := range 10 {
 		if r, err := l.AllowFracAt(0, 1, 10); err != nil || !r.OK {
@@ -491,35 +314,83 @@ func TestRateParams(t *testing.T) {
 			t.Errorf("RateParams(%v) = %d per %v, want %d per %v", c.rate, ev, per, c.events, c.period)
 		}
 	}
+}
+
+// paramErr returns err as a *limit.ParamError, failing t if it is not one.
+func paramErr(t *testing.T, what string, err error) *limit.ParamError {
+	t.Helper()
+	var pe *limit.ParamError
+	if !errors.As(err, &pe) {
+		t.Fatalf("%s: error %v is not a *limit.ParamError", what, err)
+	}
+	return pe
+}
+
+// TestParamErrors: every refused parameter is a *limit.ParamError naming
+// the parameter, its value and the range that fits.
+func TestParamErrors(t *testing.T) {
+	l, _ := New(1, time.Second, 2)
 	for _, c := range []struct {
-		rate  float64
-		burst int64
-		want  string
+		what     string
+		err      error
+		param    string
+		value    any
+		min, max any
 	}{
-		{0, 1, "bucket: rate must be a finite number of tokens per second > 0, got 0"},
-		{-1, 1, "bucket: rate must be a finite number of tokens per second > 0, got -1"},
-		{math.NaN(), 1, "bucket: rate must be a finite number of tokens per second > 0, got NaN"},
-		{math.Inf(1), 1, "bucket: rate must be a finite number of tokens per second > 0, got +Inf"},
-		{1e-20, 1, "bucket: rate 1e-20 tokens per second is out of range [2^-32, 2^62]"},
-		{1e30, 1, "bucket: rate 1e+30 tokens per second is out of range [2^-32, 2^62]"},
-		{1, 0, "bucket: burst must be >= 1, got 0"},
-		{1e-9, 3, "bucket: burst 3 is too large for the rate: a token is 1000000000000000000 units and burst*units exceeds 2^61"},
+		{"rate 0", second(NewRate(0, 1)), "rate", 0.0, minRate, maxRate},
+		{"rate -1", second(NewRate(-1, 1)), "rate", -1.0, minRate, maxRate},
+		{"rate 2^-32", second(NewRate(0x1p-32, 1)), "rate", 0x1p-32, minRate, maxRate},
+		{"rate 1e30", second(NewRate(1e30, 1)), "rate", 1e30, minRate, maxRate},
+		{"burst 0", second(NewRate(1, 0)), "burst", int64(0), int64(1), int64(maxCap / int64(time.Second))},
+		{"burst 3 at 1e-9/s", second(NewRate(1e-9, 3)), "burst", int64(3), int64(1), int64(2)},
+		{"burst 2^61+1 at 1/ns", second(New(1, 1, 1<<61+1)), "burst", int64(1<<61 + 1), int64(1), int64(1 << 61)},
+		{"events 0", second(New(0, time.Second, 1)), "events", int64(0), int64(1), nil},
+		{"period 0", second(New(1, 0, 1)), "period", time.Duration(0), time.Duration(1), nil},
+		{"period -1", second(NewParams(1, -1, 1)), "period", time.Duration(-1), time.Duration(1), nil},
+		{"zero params", second(NewFromParams(Params{})), "params", Params{}, nil, nil},
+		{"nil clock", second(New(1, time.Second, 1, WithClock(nil))), "clock", nanotime.Clock(nil), nil, nil},
+		{"den 0", second(l.AllowFracAt(0, 1, 0)), "den", int64(0), int64(1), nil},
+		{"den -1 (CostUnits)", second(l.Params().CostUnits(1, -1)), "den", int64(-1), int64(1), nil},
+		{"SetRate events 0", l.SetRateAt(0, 0, time.Second), "events", int64(0), int64(1), nil},
+		{"SetRate too slow for the burst", l.SetRateAt(0, 1, 1<<61), "burst", int64(2), int64(1), int64(1)},
+		{"SetBurst 0", l.SetBurstAt(0, 0), "burst", int64(0), int64(1), int64(maxCap / int64(time.Second))},
+		{"SetParams zero", l.SetParamsAt(0, Params{}), "params", Params{}, nil, nil},
 	} {
-		_, err := New(c.rate, c.burst)
-		if err == nil || err.Error() != c.want {
-			t.Errorf("New(%v, %d) = %v, want %q", c.rate, c.burst, err, c.want)
+		pe := paramErr(t, c.what, c.err)
+		if pe.Pkg != "bucket" || pe.Param != c.param || pe.Min != c.min || pe.Max != c.max {
+			t.Errorf("%s: %#v, want param %q min %v max %v", c.what, pe, c.param, c.min, c.max)
+		}
+		if c.param != "clock" && pe.Value != c.value {
+			t.Errorf("%s: value %#v, want %#v", c.what, pe.Value, c.value)
+		}
+		if !strings.HasPrefix(pe.Error(), "bucket: "+c.param) {
+			t.Errorf("%s: message %q", c.what, pe.Error())
 		}
 	}
-	if _, err := NewPer(0, time.Second, 1); err == nil || err.Error() != "bucket: events must be >= 1, got 0" {
-		t.Error(err)
+	// The bounds are the true edges: the values just inside them fit (the
+	// slowest rate's token is more units than any full bucket may hold,
+	// so it is the burst that is refused there, with Max 0).
+	if pe := paramErr(t, "rate min", second(NewRate(minRate, 1))); pe.Param != "burst" || pe.Max != int64(0) {
+		t.Errorf("the slowest rate: %v", pe)
 	}
-	if _, err := NewPer(1, 0, 1); err == nil || err.Error() != "bucket: period must be >= 1ns, got 0s" {
-		t.Error(err)
+	for _, ok := range []error{
+		second(NewRate(maxRate, 1)), second(NewRate(1e-9, 2)), second(New(1, 1, 1<<61)),
+	} {
+		if ok != nil {
+			t.Errorf("an edge value was refused: %v", ok)
+		}
+	}
+	// A refused setter changes nothing.
+	if ev, per := l.Params().Rate(); ev != 1 || per != time.Second || l.Params().Burst() != 2 {
+		t.Fatalf("params after refused setters: %d per %v burst %d", ev, per, l.Params().Burst())
 	}
 }
 
+// second returns the error of a two-result call.
+func second[T any](_ T, err error) error { return err }
+
 func TestErrors(t *testing.T) {
-	l, _ := New(1, 2)
+	l, _ := NewRate(1, 2)
 	if r, err := l.AllowNAt(0, -1); !errors.Is(err, limit.ErrNegativeCost) || r.OK {
 		t.Errorf("n=-1: %+v %v", r, err)
 	}
@@ -541,7 +412,7 @@ func TestErrors(t *testing.T) {
 }
 
 func TestStaleNowCreatesNothing(t *testing.T) {
-	l, _ := New(1, 3)
+	l, _ := NewRate(1, 3)
 	now := int64(1e12)
 	for l.AllowAt(now) {
 	}
@@ -567,7 +438,7 @@ func satSub(a, b int64) int64 {
 }
 
 func TestExtremes(t *testing.T) {
-	l, _ := NewPer(1, time.Nanosecond, 4)
+	l, _ := New(1, time.Nanosecond, 4)
 	for _, now := range []int64{math.MinInt64, math.MinInt64 + 1, 0, math.MaxInt64 - 1, math.MaxInt64} {
 		if !l.AllowAt(now) {
 			t.Fatalf("refused at %d", now)
@@ -582,7 +453,7 @@ func TestExtremes(t *testing.T) {
 }
 
 func TestCancelRule(t *testing.T) {
-	l, _ := NewPer(1, time.Second, 1)
+	l, _ := New(1, time.Second, 1)
 	l.AllowAt(0)
 	a, _ := l.ReserveAt(0, 1)
 	if a.Wait != int64(time.Second) {
@@ -607,7 +478,7 @@ func TestCancelRule(t *testing.T) {
 }
 
 func TestGiveBackRule(t *testing.T) {
-	l, _ := NewPer(1, time.Second, 10)
+	l, _ := New(1, time.Second, 10)
 	ln := l.TakeUpToAt(0, 4)
 	if ln.N != 4 {
 		t.Fatalf("took %d", ln.N)
@@ -635,7 +506,7 @@ func TestGiveBackRule(t *testing.T) {
 // reach it out of order, and checks the bound over all uses.
 func TestConcurrentBound(t *testing.T) {
 	for _, sc := range []sched{{3, time.Microsecond, 5}, {1, 7, 2}, {1000, time.Millisecond, 50}} {
-		l, _ := NewPer(sc.events, sc.period, sc.burst)
+		l, _ := New(sc.events, sc.period, sc.burst)
 		ps := l.Params()
 		var clock atomic.Int64
 		clock.Store(int64(rand.Uint64() >> 2))
@@ -686,7 +557,7 @@ func TestConcurrentBound(t *testing.T) {
 // TestConcurrentSetParams changes the rate and burst while goroutines use
 // the bucket: no torn state, and the tokens never exceed the larger burst.
 func TestConcurrentSetParams(t *testing.T) {
-	l, _ := NewPer(1000, time.Millisecond, 50)
+	l, _ := New(1000, time.Millisecond, 50)
 	var clock atomic.Int64
 	var stop atomic.Bool
 	var wg sync.WaitGroup
@@ -708,7 +579,7 @@ func TestConcurrentSetParams(t *testing.T) {
 		ps, _ := NewParams(1+rng.Int64N(1000), time.Duration(1+rng.Int64N(int64(time.Millisecond))), 5+rng.Int64N(96))
 		l.SetParamsAt(clock.Load(), ps)
 	}
-	if err := l.SetRate(12.5); err != nil {
+	if err := l.SetRate(25, 2*time.Second); err != nil {
 		t.Fatal(err)
 	}
 	if err := l.SetBurst(7); err != nil {
@@ -723,7 +594,7 @@ func TestConcurrentSetParams(t *testing.T) {
 }
 
 func TestZeroAllocs(t *testing.T) {
-	l, _ := New(1e6, 10)
+	l, _ := NewRate(1e6, 10)
 	now := int64(0)
 	if a := testing.AllocsPerRun(1000, func() {
 		now += 1e3
@@ -742,16 +613,9 @@ func TestZeroAllocs(t *testing.T) {
 	}
 }
 
-func satAdd(a, b int64) int64 {
-	if s := a + b; s >= a {
-		return s
-	}
-	return math.MaxInt64
-}
-
 // TestLayout: the state has a cache line to itself within its cell, so
 // admissions on other cores do not evict the parameters every decision reads.
 func TestLayout(t *testing.T) {
-	var c cell
-	limittest.OwnLine(t, "bucket cell", unsafe.Sizeof(c), unsafe.Offsetof(c.next)+unsafe.Sizeof(c.next), unsafe.Offsetof(c.state), unsafe.Sizeof(c.state))
+	var g gen
+	limittest.OwnLine(t, "bucket gen", unsafe.Sizeof(g), unsafe.Offsetof(g.next)+unsafe.Sizeof(g.next), unsafe.Offsetof(g.state), unsafe.Sizeof(g.state))
 }

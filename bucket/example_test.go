@@ -10,7 +10,7 @@ import (
 
 func ExampleLimiter() {
 	// Half a token per second, bursts of two: exact, not 0.49999...
-	l, err := bucket.New(0.5, 2)
+	l, err := bucket.NewRate(0.5, 2)
 	if err != nil {
 		panic(err)
 	}
@@ -28,7 +28,7 @@ func ExampleLimiter() {
 }
 
 func ExampleReservation() {
-	l, _ := bucket.NewPer(1, time.Second, 1)
+	l, _ := bucket.New(1, time.Second, 1)
 	l.AllowAt(0)
 	r, _ := l.ReserveAt(0, 1)
 	fmt.Println("act in", time.Duration(r.Wait))
@@ -42,7 +42,7 @@ func ExampleReservation() {
 
 func ExampleLoan() {
 	// A shard borrows a batch, serves what it can, returns the rest at once.
-	l, _ := bucket.NewPer(100, time.Second, 10)
+	l, _ := bucket.New(100, time.Second, 10)
 	loan := l.TakeUpToAt(0, 8)
 	fmt.Println("borrowed", loan.N)
 	units := l.GiveBack(&loan, 5)
@@ -54,7 +54,7 @@ func ExampleLoan() {
 }
 
 func ExampleLimiter_Wait() {
-	l, _ := bucket.NewPer(1, time.Hour, 1)
+	l, _ := bucket.New(1, time.Hour, 1)
 	l.Allow()
 	// The next token is an hour away: a context with a sooner deadline
 	// returns at once instead of blocking.
@@ -93,7 +93,7 @@ func ExampleWithClock() {
 	// A clock the test controls; nanotime.Since() is the one that follows
 	// testing/synctest's fake time.
 	var fake int64
-	l, _ := bucket.NewPer(1, time.Second, 1, bucket.WithClock(func() int64 { return fake }))
+	l, _ := bucket.New(1, time.Second, 1, bucket.WithClock(func() int64 { return fake }))
 	fmt.Println(l.Allow(), l.Allow())
 	fake += int64(time.Second)
 	fmt.Println(l.Allow())
