@@ -140,30 +140,27 @@ func NewFromParams(ps Params, opts ...Option) (*Limiter, error) {
 	return l, nil
 }
 
-// outcome is a decision's result as the cell runner sees it: retired asks
-// the caller to move on to the successor generation and run again.
-type outcome[R any] struct {
-	r       R
-	retired bool
+// errs maps a step's error to a code, so that the results cell.Run128
+// carries hold no pointers: with an interface in its result the generic
+// runner cost twice as much in a one-run benchmark.
+var errs = [...]error{nil, limit.ErrNegativeCost, limit.ErrCostExceedsBurst, errDenominator(0)}
+
+func errCode(err error) uint8 {
+	switch err {
+	case nil:
+		return 0
+	case limit.ErrNegativeCost:
+		return 1
+	case limit.ErrCostExceedsBurst:
+		return 2
+	}
+	return 3
 }
 
-// run runs step on the live generation's state with cell.Run128, moving on
-// to the successor whenever the state it loads is retired, and returns the
-// step's result and the generation it ran in.
-func run[R any](l *Limiter, step func(ps *Params, s State) (State, R, bool)) (R, *gen) {
-	for g := l.cur.Load(); ; g = l.finish(g) {
-		out := cell.Run128(&g.state, func(t, d uint64) (uint64, uint64, outcome[R], bool) {
-			if d >= retiredBit {
-				return t, d, outcome[R]{retired: true}, false
-			}
-			next, r, write := step(&g.ps, State{t, d})
-			return next.T, next.Deficit, outcome[R]{r: r}, write
-		})
-		if !out.retired {
-			return out.r, g
-		}
-	}
-}
+// retired is the result a step returns, without writing, when the state it
+// loaded is retired: its caller moves on to the successor generation and
+// runs the step again there.
+const retired = 0xff
 
 // live returns the live generation and its state, finishing any
 // retirement in progress.
@@ -287,16 +284,24 @@ func (l *Limiter) AllowN(n int64) (limit.Result, error) { return l.AllowNAt(l.cl
 
 // AllowNAt takes n tokens at now if all n are available, else none.
 // n < 0 returns limit.ErrNegativeCost, n > burst limit.ErrCostExceedsBurst.
+//
+// Its loop is written out for the same reason as AllowAt's, around the same
+// Params.Step.
 func (l *Limiter) AllowNAt(now, n int64) (limit.Result, error) {
-	type res struct {
-		r   limit.Result
-		err error
+	g := l.cur.Load()
+	var spin backoff.Spin
+	for ; ; spin.Wait() {
+		t, d := g.state.Load()
+		if d >= retiredBit {
+			g = l.finish(g)
+			continue
+		}
+		s := State{t, d}
+		next, r, err := g.ps.Step(s, now, n)
+		if next == s || g.state.CompareAndSwap(t, d, next.T, next.Deficit) {
+			return r, err
+		}
 	}
-	out, _ := run(l, func(ps *Params, s State) (State, res, bool) {
-		next, r, err := ps.Step(s, now, n)
-		return next, res{r, err}, next != s
-	})
-	return out.r, out.err
 }
 
 // AllowFrac is AllowFracAt with the Limiter's clock.
@@ -313,17 +318,25 @@ func (l *Limiter) AllowFracAt(now, num, den int64) (limit.Result, error) {
 	}
 	type res struct {
 		r   limit.Result
-		err error
+		err uint8
 	}
-	out, _ := run(l, func(ps *Params, s State) (State, res, bool) {
-		cost, err := ps.CostUnits(num, den)
-		if err != nil {
-			return s, res{limit.Result{RetryAfter: limit.Never}, err}, false
+	for g := l.cur.Load(); ; g = l.finish(g) {
+		out := cell.Run128(&g.state, func(t, d uint64) (uint64, uint64, res, bool) {
+			if d >= retiredBit {
+				return t, d, res{err: retired}, false
+			}
+			s := State{t, d}
+			cost, err := g.ps.CostUnits(num, den)
+			if err != nil {
+				return t, d, res{limit.Result{RetryAfter: limit.Never}, errCode(err)}, false
+			}
+			next, r := g.ps.StepUnits(s, now, cost)
+			return next.T, next.Deficit, res{r, 0}, next != s
+		})
+		if out.err != retired {
+			return out.r, errs[out.err]
 		}
-		next, r := ps.StepUnits(s, now, cost)
-		return next, res{r, nil}, next != s
-	})
-	return out.r, out.err
+	}
 }
 
 // Tokens is TokensAt with the Limiter's clock.
@@ -369,17 +382,25 @@ func (l *Limiter) TakeUpToAt(now, k int64) Loan {
 		return Loan{}
 	}
 	type took struct {
-		n     int64
+		n     int64 // tokens, or retired
 		wrote State
 	}
-	r, g := run(l, func(ps *Params, s State) (State, took, bool) {
-		next, m := ps.TakeUpTo(s, now, k)
-		return next, took{m, next}, m != 0
-	})
-	if r.n == 0 {
-		return Loan{}
+	for g := l.cur.Load(); ; g = l.finish(g) {
+		out := cell.Run128(&g.state, func(t, d uint64) (uint64, uint64, took, bool) {
+			if d >= retiredBit {
+				return t, d, took{n: retired}, false
+			}
+			next, m := g.ps.TakeUpTo(State{t, d}, now, k)
+			return next.T, next.Deficit, took{m, next}, m != 0
+		})
+		switch out.n {
+		case retired:
+			continue
+		case 0:
+			return Loan{}
+		}
+		return Loan{N: out.n, g: g, wrote: out.wrote}
 	}
-	return Loan{N: r.n, g: g, wrote: r.wrote}
 }
 
 // GiveBack returns up to k unused tokens of loan (at most loan.N) to the
@@ -439,16 +460,25 @@ func (l *Limiter) ReserveAt(now, n int64) (Reservation, error) {
 	type res struct {
 		r     Reserved
 		wrote State
-		err   error
+		err   uint8
 	}
-	out, g := run(l, func(ps *Params, s State) (State, res, bool) {
-		next, r, err := ps.Reserve(s, now, n)
-		return next, res{r, next, err}, next != s
-	})
-	if !out.r.OK {
-		return Reservation{Wait: out.r.Wait}, out.err
+	for g := l.cur.Load(); ; g = l.finish(g) {
+		out := cell.Run128(&g.state, func(t, d uint64) (uint64, uint64, res, bool) {
+			if d >= retiredBit {
+				return t, d, res{err: retired}, false
+			}
+			s := State{t, d}
+			next, r, err := g.ps.Reserve(s, now, n)
+			return next.T, next.Deficit, res{r, next, errCode(err)}, next != s
+		})
+		switch {
+		case out.err == retired:
+			continue
+		case !out.r.OK:
+			return Reservation{Wait: out.r.Wait}, errs[out.err]
+		}
+		return Reservation{OK: true, Wait: out.r.Wait, l: l, g: g, wrote: out.wrote, cost: uint64(out.r.Units), done: now + out.r.Wait}, nil
 	}
-	return Reservation{OK: true, Wait: out.r.Wait, l: l, g: g, wrote: out.wrote, cost: uint64(out.r.Units), done: now + out.r.Wait}, nil
 }
 
 // Cancel is CancelAt with the Limiter's clock.
