@@ -1,0 +1,149 @@
+package striped
+
+import (
+	"math"
+	"math/rand/v2"
+	"testing"
+	"time"
+
+	"github.com/cellrate/cellrate/bucket"
+)
+
+// TestCacheTakeLosesItsCAS makes the compare-and-swap of an admission from
+// a cache fail: between its load of the cache word and its CAS, another
+// admission on the same cache takes a token (testHookPartial). The lost
+// CAS must not admit by itself: the request goes to refill, which finds the
+// cache holding enough ("another goroutine refilled this cache meanwhile")
+// and takes its token there. Treating the failed CAS as a success, or
+// refill not taking the token, leaves one token too many in the cache.
+func TestCacheTakeLosesItsCAS(t *testing.T) {
+	// One token a ms, burst 100: a borrows 41 at 0, its 40 cached slots
+	// ending at 2ms..41ms. At 10.5ms the 30 starting at or after now are
+	// usable: not all 40, so usable takes its division branch, and the
+	// hook runs.
+	l := mustNew(t, 1000, time.Second, 100, WithBatch(40))
+	a := cacheN(l, 0)
+	if !l.allowN(a, 0, 1).OK || a.w.Load()>>tokShift != 40 {
+		t.Fatalf("setup: cache holds %d, want 40", a.w.Load()>>tokShift)
+	}
+	fired := 0
+	testHookPartial = func() {
+		if fired++; fired == 1 {
+			w := a.w.Load()
+			a.w.Store(29<<tokShift | w&genMask) // another admission took 1 of the 30
+		}
+	}
+	defer func() { testHookPartial = nil }()
+	r := l.allowN(a, 10_500_000, 1)
+	if fired == 0 {
+		t.Fatal("the hook never ran: the test no longer reaches the lost CAS")
+	}
+	if k := a.w.Load() >> tokShift; !r.OK || k != 28 || r.Remaining != 28 {
+		t.Fatalf("after a lost CAS: %+v, cache holds %d; want admitted with 28 left of the 29", r, k)
+	}
+	if w := a.w.Load(); w&1 != 0 {
+		t.Fatalf("cache left closed: word %#x", w)
+	}
+}
+
+// TestRefillFindsCacheRefilled runs refill on a cache that already holds
+// enough usable tokens, as a caller parked on the cache's lock finds it
+// after the owner's refill: it must take its n from them.
+func TestRefillFindsCacheRefilled(t *testing.T) {
+	l := mustNew(t, 1000, time.Second, 100, WithBatch(40))
+	a := cacheN(l, 0)
+	l.allowN(a, 0, 1) // a holds 40, all usable at 0
+	gen := a.w.Load() & genMask
+	borrows := l.borrows.Load()
+	r := l.refill(a, 0, 3)
+	w := a.w.Load()
+	if !r.OK || r.Remaining != 37 || w>>tokShift != 37 || w&genMask != gen+2 {
+		t.Fatalf("refill of 3 on a cache of 40: %+v, word %#x (gen %d before); want 37 left, generation %d", r, w, gen, gen+2)
+	}
+	if l.borrows.Load() != borrows {
+		t.Fatal("refill borrowed although the cache held enough")
+	}
+}
+
+// TestEarlyCacheMeansEmptyBucket checks the invariant refill relies on to
+// deny at once when a now is before all of a cache's slots ("early"): the
+// shared bucket holds no whole token at that now. Over random schedules
+// with stale nows and several caches, every time a cache is early at the
+// now it is asked at, the shared bucket's Remaining at that now is 0.
+func TestEarlyCacheMeansEmptyBucket(t *testing.T) {
+	seeds, ops := 60, 3000
+	if testing.Short() {
+		seeds, ops = 20, 1500
+	}
+	early := 0
+	for seed := range seeds {
+		r := rand.New(rand.NewPCG(uint64(seed), 23))
+		l := randomLimiter(t, r)
+		events, period := l.ps.Rate()
+		step := max(1, int64(period)/events)
+		now := r.Int64N(1<<40) - 1<<39
+		for range ops {
+			c := cacheN(l, r.IntN(4))
+			at := now
+			// Demand about the rate keeps loans coming from a bucket near
+			// empty, so that a slightly stale now is before a recent
+			// loan's empty time.
+			switch r.IntN(4) {
+			case 0:
+				at -= r.Int64N(4 * step)
+			case 1:
+				at -= r.Int64N(2 * step * l.ps.Burst())
+			default:
+				now += r.Int64N(2 * step)
+				at = now
+			}
+			if w := c.w.Load(); w&1 == 0 {
+				if _, e := l.usable(w>>tokShift, c.end(), at); e {
+					early++
+					t0, d0 := l.state.Load()
+					if got := l.ps.Remaining(bucket.State{T: t0, Deficit: d0}, at); got != 0 {
+						t.Fatalf("seed %d: a cache is early at %d while the shared bucket holds %d tokens", seed, at, got)
+					}
+				}
+			}
+			n := int64(1)
+			if r.IntN(4) == 0 {
+				n = 1 + r.Int64N(l.ps.Burst())
+			}
+			l.allowN(c, at, n)
+		}
+	}
+	if early < 1000 {
+		t.Fatalf("only %d early requests: the schedules test little", early)
+	}
+}
+
+// TestEndOfTimeLoanNotCached: a loan whose last slot would end past
+// math.MaxInt64 is not cached. Were its end saturated to MaxInt64 and
+// cached, the cached tokens would look usable at a stale now within burst/r
+// of the end, and admit on top of a full burst taken there.
+func TestEndOfTimeLoanNotCached(t *testing.T) {
+	// One token a ns, burst 10: b takes the whole bucket at MaxInt64-10;
+	// at MaxInt64 it has refilled, and a borrows 1 + a batch of 9, whose
+	// slots end at MaxInt64+10.
+	l := mustNew(t, 1, time.Nanosecond, 10, WithBatch(9), WithIdleAfter(time.Hour))
+	a, b := cacheN(l, 0), cacheN(l, 1)
+	var adm []admission
+	ask := func(c *cache, now, n int64) {
+		if l.allowN(c, now, n).OK {
+			adm = append(adm, admission{now, n})
+		}
+	}
+	ask(b, math.MaxInt64-10, 10)
+	ask(a, math.MaxInt64, 1)
+	for back := int64(10); back >= 0; back-- {
+		ask(a, math.MaxInt64-back, 1)
+		ask(b, math.MaxInt64-back, 1)
+	}
+	if len(adm) < 2 {
+		t.Fatalf("admitted %v: the setup failed", adm)
+	}
+	if err := checkBound(l, adm); err != nil {
+		t.Fatalf("%v: %v", adm, err)
+	}
+}
