@@ -346,7 +346,7 @@ func (l *Limiter) Tokens() float64 { return l.TokensAt(l.clock()) }
 // are owed. It is for display: the float rounds; decisions never use it.
 func (l *Limiter) TokensAt(now int64) float64 {
 	g, s := l.live()
-	return g.ps.tokens(s, uint64(now)^signBit)
+	return g.ps.Tokens(s, now)
 }
 
 // Remaining is RemainingAt with the Limiter's clock.
@@ -356,8 +356,7 @@ func (l *Limiter) Remaining() int64 { return l.RemainingAt(l.clock()) }
 // AllowNAt at now would admit if nothing else happened first.
 func (l *Limiter) RemainingAt(now int64) int64 {
 	g, s := l.live()
-	deff, _, _ := g.ps.refill(s.T, s.Deficit, uint64(now)^signBit)
-	return g.ps.remaining(deff)
+	return g.ps.Remaining(s, now)
 }
 
 // A Loan records the tokens a TakeUpToAt took, so that the unused ones

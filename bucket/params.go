@@ -410,6 +410,13 @@ func satAdd(a, b int64) int64 {
 	return s
 }
 
+// Remaining returns the whole tokens state s holds at now: the most a Step
+// at now would admit.
+func (ps Params) Remaining(s State, now int64) int64 {
+	deff, _, _ := ps.refill(s.T, s.Deficit, uint64(now)^signBit)
+	return ps.remaining(deff)
+}
+
 // remaining is the whole tokens held at a deficit of d.
 func (ps Params) remaining(d uint64) int64 {
 	if d >= ps.cap {
@@ -418,9 +425,11 @@ func (ps Params) remaining(d uint64) int64 {
 	return int64((ps.cap - d) / ps.p)
 }
 
-// tokens returns the tokens state s holds at u, negative while
-// reservations are owed, as a float for display.
-func (ps Params) tokens(s State, u uint64) float64 {
+// Tokens returns the tokens state s holds at now, negative while
+// reservations are owed. It is for display: the float rounds; no decision
+// uses it.
+func (ps Params) Tokens(s State, now int64) float64 {
+	u := uint64(now) ^ signBit
 	if u >= s.T {
 		deff, _, _ := ps.refill(s.T, s.Deficit, u)
 		return (float64(ps.cap) - float64(deff)) / float64(ps.p)
