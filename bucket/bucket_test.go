@@ -619,3 +619,78 @@ func TestLayout(t *testing.T) {
 	var g gen
 	limittest.OwnLine(t, "bucket gen", unsafe.Sizeof(g), unsafe.Offsetof(g.next)+unsafe.Sizeof(g.next), unsafe.Offsetof(g.state), unsafe.Sizeof(g.state))
 }
+
+// TestEndsOfTime checks each place the package adds to a time or takes a
+// difference of times at math.MinInt64 and math.MaxInt64: the refill of
+// a step, a take, a reservation's act time (refused past the end), Convert,
+// the reads, and Lines (saturating).
+func TestEndsOfTime(t *testing.T) {
+	const lo, hi = math.MinInt64, math.MaxInt64
+	ps, _ := NewParams(1, time.Second, 2)
+	sec := int64(time.Second)
+
+	// Refill across the whole range: a bucket emptied at MinInt64 is full
+	// at MaxInt64, and one emptied at MaxInt64 gets nothing at MinInt64.
+	s, _, _ := ps.Step(State{}, lo, 2)
+	if got := ps.Remaining(s, hi); got != 2 {
+		t.Fatalf("emptied at MinInt64: %d tokens at MaxInt64, want 2", got)
+	}
+	s, _, _ = ps.Step(State{}, hi, 2)
+	if _, r, _ := ps.Step(s, lo, 1); r.OK || r.RetryAfter != limit.Never || ps.Remaining(s, lo) != 0 {
+		t.Fatalf("emptied at MaxInt64, at MinInt64: %+v, %d tokens", r, ps.Remaining(s, lo))
+	}
+	if got := ps.Tokens(s, lo); got >= 0 {
+		t.Fatalf("Tokens at MinInt64 after emptying at MaxInt64 = %v, want negative", got)
+	}
+	if next, n := ps.TakeUpTo(State{}, hi, 5); n != 2 || ps.Remaining(next, hi) != 0 {
+		t.Fatalf("TakeUpTo at MaxInt64 took %d", n)
+	}
+	if next, n := ps.TakeUpTo(State{}, lo, 1); n != 1 || ps.Remaining(next, lo) != 1 {
+		t.Fatalf("TakeUpTo at MinInt64 took %d", n)
+	}
+
+	// A reservation acts at now+Wait: at the end of time it is refused
+	// exactly when that passes MaxInt64.
+	empty, _, _ := ps.Step(State{}, hi-sec, 2)
+	if _, r, _ := ps.Reserve(empty, hi-sec, 1); !r.OK || r.Wait != sec {
+		t.Fatalf("reserve acting at exactly MaxInt64: %+v", r)
+	}
+	if next, r, _ := ps.Reserve(empty, hi-sec, 2); r.OK || r.Wait != limit.Never || next != empty {
+		t.Fatalf("reserve acting past MaxInt64: %+v, state %v", r, next)
+	}
+	if _, r, _ := ps.Reserve(State{}, hi, 2); !r.OK || r.Wait != 0 {
+		t.Fatalf("reserve of what is there at MaxInt64: %+v", r)
+	}
+	if _, r, _ := ps.Reserve(State{}, lo, 2); !r.OK || r.Wait != 0 {
+		t.Fatalf("reserve at MinInt64: %+v", r)
+	}
+	l, _ := New(1, time.Second, 2)
+	l.AllowNAt(hi, 2)
+	if r, _ := l.ReserveAt(hi, 1); r.OK || r.Wait != limit.Never {
+		t.Fatalf("Limiter reserve past the end: %+v", r)
+	}
+	if r, _ := l.ReserveAt(lo, 1); r.OK {
+		t.Fatalf("Limiter reserve at MinInt64 behind a bucket emptied at MaxInt64: %+v", r)
+	}
+
+	// Convert carries a state at either end.
+	to, _ := NewParams(3, time.Second, 4)
+	if got := to.Remaining(ps.Convert(State{}, hi, to), hi); got != 2 {
+		t.Fatalf("Convert at MaxInt64: %d tokens, want 2", got)
+	}
+	if got := ps.Convert(s, lo, to); got != (State{s.T, 4 * to.cap / 4}) {
+		t.Fatalf("Convert of a bucket emptied at MaxInt64 at a stale MinInt64: %v, want empty at MaxInt64", got)
+	}
+
+	// Lines saturates at both ends.
+	if e, f, r := ps.Lines(s); e != hi || f != hi || r != 0 {
+		t.Fatalf("Lines after emptying at MaxInt64: empty %d full %d rem %d", e, f, r)
+	}
+	if e, f, _ := ps.Lines(State{}); e != lo || f != lo {
+		t.Fatalf("Lines of a full bucket at MinInt64: empty %d full %d", e, f)
+	}
+	one, _, _ := ps.Step(State{}, lo+sec/2, 1)
+	if e, f, _ := ps.Lines(one); e != lo || f != lo+sec+sec/2 {
+		t.Fatalf("Lines near MinInt64: empty %d full %d", e, f)
+	}
+}
