@@ -101,3 +101,47 @@ func ExampleWithClock() {
 	// true false
 	// true
 }
+
+func ExampleNew() {
+	// 3 tokens per second, bursts of 5; errors name the parameter refused.
+	l, _ := bucket.New(3, time.Second, 5)
+	r, _ := l.AllowNAt(0, 5)
+	fmt.Println(r.OK, l.RemainingAt(0), l.RemainingAt(int64(time.Second)))
+	_, err := bucket.New(3, 0, 5)
+	fmt.Println(err)
+	// Output:
+	// true 0 3
+	// bucket: period 0s out of range (must be >= 1ns)
+}
+
+func ExampleLimiter_SetRateAt() {
+	l, _ := bucket.New(1, time.Second, 10)
+	l.AllowNAt(0, 10)
+	// From 1s on, 10 per second: the token refilled by then carries over.
+	_ = l.SetRateAt(int64(time.Second), 10, time.Second)
+	fmt.Println(l.RemainingAt(int64(time.Second)), l.RemainingAt(int64(2*time.Second)))
+	// Output:
+	// 1 10
+}
+
+func ExampleParams_TakeUpTo() {
+	// The batch-borrow and its give-back as pure steps on a State kept
+	// anywhere.
+	ps, _ := bucket.NewParams(1, time.Second, 10)
+	var s bucket.State
+	s, n := ps.TakeUpTo(s, 0, 8)
+	loan := s
+	s, units := ps.GiveBack(s, loan, 5)
+	fmt.Println(n, units/ps.Unit(), ps.Remaining(s, 0))
+	// Output:
+	// 8 5 7
+}
+
+func ExampleParams_Reserve() {
+	ps, _ := bucket.NewParams(1, time.Second, 1)
+	s, _, _ := ps.Step(bucket.State{}, 0, 1)
+	s, r, _ := ps.Reserve(s, 0, 1)
+	fmt.Println(r.OK, time.Duration(r.Wait), ps.Tokens(s, 0))
+	// Output:
+	// true 1s -1
+}

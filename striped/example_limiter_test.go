@@ -30,3 +30,15 @@ func ExampleNew_errors() {
 	fmt.Println(err)
 	// Output: striped: batch 20 out of range [1, 10]
 }
+
+func ExampleLimiter_RemainingAt() {
+	// What a request on the calling P could take: its cache's tokens plus
+	// the shared bucket's (other Ps' caches are not counted).
+	l, _ := striped.New(10, time.Second, 8, striped.WithBatch(3))
+	fmt.Println(l.RemainingAt(0))
+	l.AllowNAt(0, 8)
+	fmt.Println(l.RemainingAt(0), l.RemainingAt(int64(500*time.Millisecond)))
+	// Output:
+	// 8
+	// 0 5
+}

@@ -303,7 +303,7 @@ func (l *Limiter) Remaining() int64 { return l.RemainingAt(l.clock()) }
 // plus those the shared bucket holds. Tokens in other Ps' caches are not
 // counted.
 func (l *Limiter) RemainingAt(now int64) int64 {
-	v, s := l.look(now)
+	v, s := l.look(l.local(), now)
 	return int64(v) + l.ps.Remaining(s, now)
 }
 
@@ -314,14 +314,13 @@ func (l *Limiter) Tokens() float64 { return l.TokensAt(l.clock()) }
 // its shortfall at a stale now), for display: the float rounds; decisions
 // never use it.
 func (l *Limiter) TokensAt(now int64) float64 {
-	v, s := l.look(now)
+	v, s := l.look(l.local(), now)
 	return float64(v) + l.ps.Tokens(s, now)
 }
 
-// look returns the tokens usable at now in the calling P's cache (none
-// while it is being refilled) and the shared bucket's state.
-func (l *Limiter) look(now int64) (uint64, bucket.State) {
-	c := l.local()
+// look returns the tokens usable at now in cache c (none while it is being
+// refilled) and the shared bucket's state.
+func (l *Limiter) look(c *cache, now int64) (uint64, bucket.State) {
 	var v uint64
 	if w := c.w.Load(); w&1 == 0 {
 		v, _ = l.usable(w>>tokShift, c.end(), now)

@@ -147,3 +147,28 @@ func TestEndOfTimeLoanNotCached(t *testing.T) {
 		t.Fatalf("%v: %v", adm, err)
 	}
 }
+
+// TestRemaining: a cache's usable tokens plus the shared bucket's, which
+// a request on that cache could take.
+func TestRemaining(t *testing.T) {
+	l := mustNew(t, 10, time.Second, 8, WithBatch(3))
+	a, b := cacheN(l, 0), cacheN(l, 1)
+	l.allowN(a, 0, 1) // a holds 3, the bucket 4
+	for _, c := range []struct {
+		c    *cache
+		now  int64
+		want int64
+	}{{a, 0, 7}, {b, 0, 4}, {a, 100e6, 8}, {b, 100e6, 5}} {
+		v, s := l.look(c.c, c.now)
+		if got := int64(v) + l.ps.Remaining(s, c.now); got != c.want {
+			t.Errorf("at %d: %d, want %d", c.now, got, c.want)
+		}
+		if tok := float64(v) + l.ps.Tokens(s, c.now); tok != float64(c.want) {
+			t.Errorf("tokens at %d: %v, want %d", c.now, tok, c.want)
+		}
+		// A request for exactly that much is admitted, one more is not.
+		if r := l.allowN(c.c, c.now, c.want+1); r.OK && c.want < 8 {
+			t.Errorf("at %d: %d admitted with %d remaining", c.now, c.want+1, c.want)
+		}
+	}
+}
