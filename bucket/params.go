@@ -212,18 +212,13 @@ func (ps Params) refill(t, d, u uint64) (deff, base, nt uint64) {
 	return d + lo, d, t
 }
 
-// take is the admission rule every taking decision shares: a cost of c
-// units, c in [0, cap], is admitted at u if the deficit at u plus c is at
-// most the capacity. It returns the state with c taken (built on refill's
-// base: a stale u refills nothing) and the deficit at u before the take.
-// deff+c cannot wrap: deff <= 2^63 and c <= 2^61.
-func (ps Params) take(s State, u, c uint64) (next State, deff uint64, ok bool) {
-	deff, base, nt := ps.refill(s.T, s.Deficit, u)
-	if deff+c > ps.cap {
-		return s, deff, false
-	}
-	return State{nt, base + c}, deff, true
-}
+// admits is the admission rule every taking decision shares: a cost of c
+// units, c in [0, cap], is admitted when the deficit at now (refill's
+// deff) plus c is at most the capacity; the state is then refill's base
+// plus c at refill's time (a stale now refills nothing). deff+c cannot
+// wrap: deff <= 2^63 and c <= 2^61. The rule is its own function, apart
+// from refill, so that both inline into AllowAt's loop.
+func (ps Params) admits(deff, c uint64) bool { return deff+c <= ps.cap }
 
 // Step is the bucket's admission as a pure function: given state s, now and
 // a cost of n whole tokens, it returns the state to store and the Result. A
@@ -232,29 +227,34 @@ func (ps Params) take(s State, u, c uint64) (next State, deff uint64, ok bool) {
 // n < 0 returns limit.ErrNegativeCost and n > burst limit.ErrCostExceedsBurst,
 // each with a Result that is not OK.
 func (ps Params) Step(s State, now, n int64) (State, limit.Result, error) {
-	if n < 0 {
-		return s, limit.Result{RetryAfter: limit.Never}, limit.ErrNegativeCost
-	}
-	if uint64(n) > ps.burst {
-		return s, limit.Result{RetryAfter: limit.Never}, limit.ErrCostExceedsBurst
+	if uint64(n) > ps.burst { // a negative n too, as a uint64
+		return s, limit.Result{RetryAfter: limit.Never}, costErr(n)
 	}
 	next, r := ps.StepUnits(s, now, int64(uint64(n)*ps.p))
 	return next, r, nil
+}
+
+// costErr is the error for a cost of n whole tokens outside [0, burst].
+func costErr(n int64) error {
+	if n < 0 {
+		return limit.ErrNegativeCost
+	}
+	return limit.ErrCostExceedsBurst
 }
 
 // StepUnits is Step for a cost in units (see Unit and CostUnits), which
 // must be in [0, Burst()*Unit()].
 func (ps Params) StepUnits(s State, now, cost int64) (State, limit.Result) {
 	c, u := uint64(cost), uint64(now)^signBit
-	next, deff, ok := ps.take(s, u, c)
-	if !ok {
+	deff, base, nt := ps.refill(s.T, s.Deficit, u)
+	if !ps.admits(deff, c) {
 		w, _ := ps.wait(s, u, c)
 		return s, limit.Result{Remaining: ps.remaining(deff), RetryAfter: w}
 	}
 	if c == 0 {
 		return s, limit.Result{OK: true, Remaining: ps.remaining(deff)}
 	}
-	return next, limit.Result{OK: true, Remaining: ps.remaining(deff + c)}
+	return State{nt, base + c}, limit.Result{OK: true, Remaining: ps.remaining(deff + c)}
 }
 
 // TakeUpTo is the batch-borrow as a pure function: it takes as many whole
@@ -267,7 +267,7 @@ func (ps Params) TakeUpTo(s State, now, k int64) (State, int64) {
 		return s, 0
 	}
 	deff, base, nt := ps.refill(s.T, s.Deficit, uint64(now)^signBit)
-	// m*p <= cap - deff: take's rule admits it.
+	// m*p <= cap - deff: admits holds.
 	m := min(uint64(k), uint64(ps.remaining(deff)))
 	if m == 0 {
 		return s, 0
@@ -331,7 +331,7 @@ func (ps Params) Reserve(s State, now, n int64) (State, Reserved, error) {
 	cost := uint64(n) * ps.p
 	deff, base, nt := ps.refill(s.T, s.Deficit, u)
 	var w int64
-	if deff+cost > ps.cap {
+	if !ps.admits(deff, cost) {
 		// Charged as if admitted at the whole-ns act time: the refill in
 		// the fraction of a ns between the exact time and it is spent, so
 		// callers acting at now+Wait stay within the bound.
