@@ -250,6 +250,11 @@ func TestCheckBoundCatchesOverAdmission(t *testing.T) {
 func FuzzNeverOverAdmits(f *testing.F) {
 	f.Add([]byte{1, 2, 3, 4, 5, 6, 7, 8, 9})
 	f.Add([]byte{0xff, 0, 0xff, 0, 0x80, 0x7f, 1, 1, 1, 1, 1, 1})
+	// At the end of time: a token per 1001ns, a jump to MaxInt64, the whole burst taken 4052ns
+	// before it, a loan at MaxInt64 whose slots end past it, then three
+	// requests 3039ns before MaxInt64 (a loan cached with its end saturated
+	// would admit them).
+	f.Add([]byte{3, 0, 1, 2, 3, 0xb2, 0xeb, 0x71, 4, 0xc0, 0, 0x40, 3, 0x40, 3, 0x40, 3})
 	f.Fuzz(func(t *testing.T, data []byte) {
 		if len(data) < 5 {
 			return
@@ -259,6 +264,8 @@ func FuzzNeverOverAdmits(f *testing.F) {
 			WithBatch(1+int64(data[3])%burst), WithIdleAfter(minIdle))
 		var adm []admission
 		now := []int64{0, math.MinInt64, -1 << 40, math.MaxInt64 - 1<<30}[data[4]%4]
+		// Times cover the whole int64 range: the start at either end, the
+		// jumps of case 2 by up to 2^60 either way, saturating.
 		for i := 5; i+1 < len(data); i += 2 {
 			op, arg := data[i], data[i+1]
 			c := cacheN(l, int(op%4))
@@ -269,6 +276,16 @@ func FuzzNeverOverAdmits(f *testing.F) {
 				at = now
 			case 1:
 				at = satAdd(now, -int64(arg)*1013) // stale
+			case 2:
+				// A jump across int64 time, forward or back, up to its ends.
+				if arg >= 0xe0 {
+					j := int64(1) << (arg & 0x0f << 2 % 63)
+					if arg&0x10 != 0 {
+						j = -j
+					}
+					now = satAdd(now, j)
+					at = now
+				}
 			}
 			n := int64(1)
 			if op&0x30 == 0x30 {
