@@ -694,3 +694,155 @@ func TestEndsOfTime(t *testing.T) {
 		t.Fatalf("Lines near MinInt64: empty %d full %d", e, f)
 	}
 }
+
+// TestPureStepsMatchLimiter drives a Limiter and a plain State through the
+// same random operations, the State by the pure steps alone (Step for
+// AllowAt and AllowNAt,
+// StepUnits, TakeUpTo, GiveBack, Reserve, Convert, Remaining, Tokens): the
+// results and the states must agree after every one. With the Limiter
+// checked against the model (TestScheduleMatchesModel), the steps are too,
+// on a State kept anywhere.
+func TestPureStepsMatchLimiter(t *testing.T) {
+	rng := rand.New(rand.NewPCG(5, 6))
+	runs := 40
+	if race.Enabled { // one goroutine: see package race
+		runs = 10
+	}
+	for _, sc := range cases {
+		for range runs {
+			l, _ := New(sc.events, sc.period, sc.burst)
+			ps := l.Params()
+			var s State
+			type loan struct {
+				l     Loan
+				wrote State
+			}
+			type res struct {
+				r     Reservation
+				wrote State
+				units uint64
+			}
+			var loans []loan
+			var rs []res
+			now := rng.Int64() - math.MaxInt64/2
+			T := max(int64(sc.period)/sc.events, 1)
+			for i := range 300 {
+				switch k := rng.IntN(10); {
+				case k < 6:
+					now = satAdd(now, rng.Int64N(T+1))
+				case k < 8:
+					now = satAdd(now, -rng.Int64N(T*sc.burst+2))
+				case k < 9:
+					now = satAdd(now, rng.Int64N(1<<62)-1<<61)
+				}
+				fail := func(what string, got, want any) {
+					t.Helper()
+					t.Fatalf("%+v op %d at %d, %s: limiter %+v, pure %+v", sc, i, now, what, got, want)
+				}
+				switch op := rng.IntN(10); op {
+				case 9:
+					got := l.AllowAt(now)
+					next, want, _ := ps.Step(s, now, 1)
+					s = next
+					if got != want.OK {
+						fail("AllowAt", got, want)
+					}
+				case 0:
+					n := rng.Int64N(ps.Burst() + 2)
+					got, gerr := l.AllowNAt(now, n)
+					next, want, werr := ps.Step(s, now, n)
+					s = next
+					if got != want || gerr != werr {
+						fail("Step", got, want)
+					}
+				case 1:
+					den := 1 + rng.Int64N(100)
+					num := rng.Int64N(ps.Burst()*den + 1)
+					got, _ := l.AllowFracAt(now, num, den)
+					cost, _ := ps.CostUnits(num, den)
+					next, want := ps.StepUnits(s, now, cost)
+					s = next
+					if got != want {
+						fail("StepUnits", got, want)
+					}
+				case 2:
+					k := rng.Int64N(ps.Burst() + 2)
+					ln := l.TakeUpToAt(now, k)
+					next, m := ps.TakeUpTo(s, now, k)
+					s = next
+					if ln.N != m {
+						fail("TakeUpTo", ln.N, m)
+					}
+					if m > 0 {
+						loans = append(loans, loan{ln, next})
+					}
+				case 3:
+					if len(loans) == 0 {
+						continue
+					}
+					j := rng.IntN(len(loans))
+					k := rng.Int64N(loans[j].l.N + 1)
+					kk := min(k, loans[j].l.N)
+					got := l.GiveBack(&loans[j].l, k)
+					var want int64
+					if kk > 0 {
+						s, want = ps.GiveBack(s, loans[j].wrote, kk)
+					}
+					if got != want {
+						fail("GiveBack", got, want)
+					}
+				case 4:
+					n := rng.Int64N(ps.Burst() + 1)
+					r, _ := l.ReserveAt(now, n)
+					next, want, _ := ps.Reserve(s, now, n)
+					if r.OK != want.OK || r.Wait != want.Wait || (r.OK && r.cost != uint64(want.Units)) {
+						fail("Reserve", r, want)
+					}
+					s = next
+					if r.OK {
+						rs = append(rs, res{r, next, uint64(want.Units)})
+					}
+				case 5:
+					if len(rs) == 0 {
+						continue
+					}
+					j := rng.IntN(len(rs))
+					wantOK := rs[j].r.OK && rs[j].units != 0 && now <= rs[j].r.done
+					got := rs[j].r.CancelAt(now)
+					if wantOK {
+						s, wantOK = giveBack(s, rs[j].wrote, rs[j].units)
+					}
+					if got != wantOK {
+						fail("cancel", got, wantOK)
+					}
+				case 6:
+					nps, err := NewParams(1+rng.Int64N(1000), time.Duration(1+rng.Int64N(int64(time.Second))), 1+rng.Int64N(20))
+					if err != nil {
+						continue
+					}
+					if err := l.SetParamsAt(now, nps); err != nil {
+						t.Fatal(err)
+					}
+					s = ps.Convert(s, now, nps)
+					ps = nps
+					// Loans and reservations of the old Params give back
+					// nothing on the Limiter (its old generation is
+					// retired); the pure steps have no generations.
+					loans, rs = nil, nil
+					T = max(int64(ps.Unit())/max(1, int64(ps.e)), 1)
+				case 7:
+					if got, want := l.RemainingAt(now), ps.Remaining(s, now); got != want {
+						fail("Remaining", got, want)
+					}
+				case 8:
+					if got, want := l.TokensAt(now), ps.Tokens(s, now); got != want {
+						fail("Tokens", got, want)
+					}
+				}
+				if g, ls := l.live(); ls != s || g.ps != ps {
+					fail("state", ls, s)
+				}
+			}
+		}
+	}
+}
