@@ -21,7 +21,7 @@
 // is no floating point on any hot path; floats are only read by NewRate and
 // RateParams (and returned by TokensAt, for display).
 //
-// Each decision (Step, StepUnits, TakeUpTo, GiveBack, Reserve, Convert) is
+// Each decision (Step, StepUnits, TakeUpTo, GiveBack, Reserve, Undo, Convert) is
 // a pure function of a State, a method of Params; a Limiter only loads its
 // cell, runs the step and stores the result with a compare-and-swap.
 //
@@ -200,8 +200,8 @@ func (l *Limiter) SetParams(ps Params) error { return l.SetParamsAt(l.clock(), p
 // SetParamsAt makes ps the bucket's Params from now on, atomically with
 // respect to every other method: the tokens held (or owed) at now, refilled
 // at the old rate, carry over, rounded down to a unit of ps and capped at
-// its burst (Params.Convert). A now older than the bucket's last refill
-// takes effect at that refill's time instead. The zero Params is a
+// its burst (Params.Convert). A now not after the bucket's last refill
+// takes effect 1ns after that refill instead. The zero Params is a
 // *limit.ParamError.
 func (l *Limiter) SetParamsAt(now int64, ps Params) error {
 	if ps.p == 0 {
@@ -303,6 +303,59 @@ func (l *Limiter) AllowNAt(now, n int64) (limit.Result, error) {
 		if next == s || g.state.CompareAndSwap(t, d, next.T, next.Deficit) {
 			return r, err
 		}
+	}
+}
+
+// TakeAt is AllowNAt that also returns, when it admits n > 0, the Receipt
+// Refund needs to give the tokens back (limit.Member). The Receipt's Before
+// and After are the cell's words (State.T, State.Deficit) just before and
+// just after the admission.
+//
+// Its loop is AllowNAt's, around the same Params.Step.
+func (l *Limiter) TakeAt(now, n int64) (limit.Result, limit.Receipt, error) {
+	g := l.cur.Load()
+	var spin backoff.Spin
+	for ; ; spin.Wait() {
+		t, d := g.state.Load()
+		if d >= retiredBit {
+			g = l.finish(g)
+			continue
+		}
+		s := State{t, d}
+		next, r, err := g.ps.Step(s, now, n)
+		if next == s {
+			return r, limit.Receipt{}, err
+		}
+		if g.state.CompareAndSwap(t, d, next.T, next.Deficit) {
+			return r, limit.Receipt{At: now, N: n, Before: [2]uint64{t, d}, After: [2]uint64{next.T, next.Deficit}}, nil
+		}
+	}
+}
+
+// Refund gives back the tokens of the admission that returned rc (see
+// limit.Member and Params.Undo): exactly, restoring the state before it,
+// when the bucket is still exactly as that admission left it (no other
+// decision since, or all since refunded); otherwise it gives back nothing,
+// since later decisions were made with those tokens taken. A SetParams in
+// between makes it give back nothing: every state under new Params is later
+// than the admission's (Params.Convert), so never equal to it. At the end of
+// time (an admission that left T at math.MaxInt64) it gives back nothing.
+func (l *Limiter) Refund(rc limit.Receipt) {
+	if rc.N == 0 {
+		return
+	}
+	before, after := State{rc.Before[0], rc.Before[1]}, State{rc.After[0], rc.After[1]}
+	for g := l.cur.Load(); ; g = l.finish(g) {
+		if !cell.Run128(&g.state, func(t, d uint64) (uint64, uint64, bool, bool) {
+			if d >= retiredBit {
+				return t, d, false, false
+			}
+			next, ok := g.ps.Undo(State{t, d}, before, after)
+			return next.T, next.Deficit, true, ok
+		}) {
+			continue
+		}
+		return
 	}
 }
 
@@ -555,4 +608,4 @@ func (l *Limiter) Wait(ctx context.Context, n int64) error {
 	}
 }
 
-var _ limit.Limiter = (*Limiter)(nil)
+var _ limit.Member = (*Limiter)(nil)

@@ -846,3 +846,113 @@ func TestPureStepsMatchLimiter(t *testing.T) {
 		}
 	}
 }
+
+// TestRefund: a refund right after its admission restores the state before
+// it exactly; after any other decision, a SetParams or at the end of time
+// it gives back nothing.
+func TestRefund(t *testing.T) {
+	l, _ := New(1, time.Second, 5)
+	before, _ := l.live()
+	_, bs := l.live()
+	r, rc, err := l.TakeAt(0, 3)
+	if err != nil || !r.OK || rc.N != 3 {
+		t.Fatalf("TakeAt: %+v %+v %v", r, rc, err)
+	}
+	l.Refund(rc)
+	if g, s := l.live(); g != before || s != bs {
+		t.Fatalf("after the refund: state %v, want %v", s, bs)
+	}
+	// Another admission in between: nothing given back.
+	_, rc, _ = l.TakeAt(0, 2)
+	l.AllowAt(0)
+	l.Refund(rc)
+	if got := l.RemainingAt(0); got != 2 {
+		t.Fatalf("refund after a later admission: %d left, want 2", got)
+	}
+	// Zero receipts (a denial, n = 0) refund nothing.
+	_, rc0, _ := l.TakeAt(0, 0)
+	_, rcd, _ := l.TakeAt(0, 5)
+	if rc0 != (limit.Receipt{}) || rcd != (limit.Receipt{}) {
+		t.Fatalf("receipts of n=0 and of a denial: %+v %+v", rc0, rcd)
+	}
+	l.Refund(rc0)
+	l.Refund(rcd)
+	if got := l.RemainingAt(0); got != 2 {
+		t.Fatalf("zero receipts changed the bucket: %d left", got)
+	}
+
+	// A SetParams in between: 1 token per second, then 3 per second with
+	// the same unit and burst, set at the admission's now. The new state
+	// would equal the admission's after but for Convert's 1ns: restoring
+	// the state before the admission under the new rate would show 3
+	// tokens at 1s, where exactness gives 1 (refilled at the old rate).
+	sec := int64(time.Second)
+	l, _ = New(1, time.Second, 5)
+	l.AllowNAt(0, 5)
+	_, rc, _ = l.TakeAt(sec, 1)
+	fast, _ := NewParams(3, time.Second, 5)
+	if fast.Unit() != l.Params().Unit() {
+		t.Fatal("setup: the units differ")
+	}
+	l.SetParamsAt(sec, fast)
+	l.Refund(rc)
+	if got := l.RemainingAt(sec + 1); got != 0 {
+		t.Fatalf("refund across a SetParams: %d tokens at 1s, want 0 (the token stays taken)", got)
+	}
+
+	// The end of time.
+	l, _ = New(1, time.Second, 5)
+	_, rc, _ = l.TakeAt(math.MaxInt64, 1)
+	l.Refund(rc)
+	if got := l.RemainingAt(math.MaxInt64); got != 4 {
+		t.Fatalf("refund at the end of time: %d left, want 4", got)
+	}
+}
+
+// TestConcurrentRefund: goroutines take and refund at once on one bucket,
+// with a shared clock; the admissions not refunded stay within the bound.
+func TestConcurrentRefund(t *testing.T) {
+	l, _ := New(3, time.Microsecond, 4)
+	ps := l.Params()
+	var clock atomic.Int64
+	const G = 6
+	iters := 5000
+	if testing.Short() {
+		iters = 2000
+	}
+	per := make([][]use, G)
+	var wg sync.WaitGroup
+	for g := range G {
+		wg.Go(func() {
+			rng := rand.New(rand.NewPCG(uint64(g), 13))
+			var held []limit.Receipt
+			for range iters {
+				now := clock.Add(rng.Int64N(300))
+				n := 1 + rng.Int64N(2)
+				r, rc, _ := l.TakeAt(now, n)
+				if !r.OK {
+					continue
+				}
+				u := use{At: now, Cost: n * ps.Unit(), Kind: "take"}
+				switch {
+				case g%2 == 0 && rng.IntN(2) == 0:
+					l.Refund(rc) // at once: usually exact
+					continue
+				case g%2 == 1 && rng.IntN(4) == 0:
+					// Later, after this goroutine's next decisions: usually
+					// nothing is given back. The caller does not use a
+					// refunded admission either way.
+					held = append(held, rc)
+					continue
+				}
+				if len(held) > 0 && rng.IntN(3) == 0 {
+					l.Refund(held[0])
+					held = held[1:]
+				}
+				per[g] = append(per[g], u)
+			}
+		})
+	}
+	wg.Wait()
+	checkBound(t, slices.Concat(per...), ps)
+}

@@ -300,6 +300,21 @@ func giveBack(s, wrote State, units uint64) (State, bool) {
 	return State{s.T, s.Deficit - units}, true
 }
 
+// Undo is Limiter.Refund as a pure function: given the states before and
+// after an admission (from its Receipt) and the state s now, it returns
+// before if s is still exactly after: the bucket as if the admission had
+// never happened. Otherwise, and at the end of time (after's T is
+// math.MaxInt64, where Convert cannot move T on), it returns s and false:
+// later decisions were made with the admission's tokens taken, and the state
+// cannot tell how much of them the bucket would have refilled anyway while
+// full.
+func (ps Params) Undo(s, before, after State) (State, bool) {
+	if s != after || after.T == math.MaxUint64 {
+		return s, false
+	}
+	return before, true
+}
+
 // Reserved is the outcome of Params.Reserve.
 type Reserved struct {
 	// OK reports whether the cost was taken (see Reservation.OK).
@@ -355,11 +370,18 @@ func (ps Params) Reserve(s State, now, n int64) (State, Reserved, error) {
 }
 
 // Convert is SetParams as a pure function: it carries state s of ps into
-// Params to, settled at now: refilled at ps's rate up to now (unless now
-// is stale, when T stays), then the same number of tokens, rounded down to a
-// unit of to and capped at its burst; debt carries over up to 2^62 units.
+// Params to, settled at now: refilled at ps's rate up to now, then the same
+// number of tokens, rounded down to a unit of to and capped at its burst;
+// debt carries over up to 2^62 units. The new state's T is later than s's:
+// now, or, when now is not after T (stale), T+1ns with no refill for that
+// nanosecond (against the caller), so that every state under the new Params
+// is later than every state under the old (Limiter.Refund relies on it).
+// Only at the end of time, T = math.MaxInt64, does T stay.
 func (ps Params) Convert(s State, now int64, to Params) State {
 	_, base, nt := ps.refill(s.T, s.Deficit, uint64(now)^signBit)
+	if nt == s.T && nt != math.MaxUint64 {
+		nt++
+	}
 	// tokens = (cap - deficit)/p, possibly negative (debt).
 	tok := new(big.Int).Sub(new(big.Int).SetUint64(ps.cap), new(big.Int).SetUint64(base))
 	tok.Mul(tok, new(big.Int).SetUint64(to.p))

@@ -175,6 +175,11 @@ func (m *model) giveBack(now int64, ln *modelLoan, k int64) *big.Rat {
 // down to a unit (1/period of the new reduced rate), cap at the new burst.
 func (m *model) setParams(now int64, events int64, period time.Duration, burst int64) {
 	_, base, nt := m.at(bigNow(now))
+	// The new Params start after every state of the old: 1ns after the
+	// last refill when now is not after it (but never past the end).
+	if nt.Cmp(m.t) == 0 && nt.Cmp(bigNow(math.MaxInt64)) < 0 {
+		nt = new(big.Int).Add(nt, big.NewInt(1))
+	}
 	r := new(big.Rat).SetFrac64(events, int64(period))
 	unit := new(big.Rat).SetInt(r.Denom()) // units per token
 	tok := new(big.Rat).SetInt(floorR(new(big.Rat).Mul(base, unit)))
