@@ -331,18 +331,29 @@ func (l *Limiter) look(c *cache, now int64) (uint64, bucket.State) {
 
 // allowN decides a request of n in [0, burst] on cache c.
 func (l *Limiter) allowN(c *cache, now, n int64) limit.Result {
+	r, _ := l.admit(c, now, n)
+	return r
+}
+
+// undo is what a refund of an admission needs: the cache word the
+// admission wrote, and the word a refund puts back while the cache still
+// holds that one. Both are zero when the admission wrote no word.
+type undo struct{ after, back uint64 }
+
+// admit is allowN with the undo of its admission.
+func (l *Limiter) admit(c *cache, now, n int64) (limit.Result, undo) {
 	w := c.w.Load()
 	if w&1 == 0 {
 		z := c.end()
 		v, _ := l.usable(w>>tokShift, z, now)
 		if n == 0 {
-			return limit.Result{OK: true, Remaining: int64(v)}
+			return limit.Result{OK: true, Remaining: int64(v)}, undo{}
 		}
-		if v >= uint64(n) && c.w.CompareAndSwap(w, (v-uint64(n))<<tokShift|w&genMask) {
-			return limit.Result{OK: true, Remaining: int64(v) - n}
+		if next := (v-uint64(n))<<tokShift | w&genMask; v >= uint64(n) && c.w.CompareAndSwap(w, next) {
+			return limit.Result{OK: true, Remaining: int64(v) - n}, undo{next, w}
 		}
 		if v < uint64(n) && l.dry(c, now, n-int64(v)) && now < c.scanAt() {
-			return limit.Result{Remaining: int64(v), RetryAfter: l.retryAfter(c, now, n, v, z)}
+			return limit.Result{Remaining: int64(v), RetryAfter: l.retryAfter(c, now, n, v, z)}, undo{}
 		}
 	}
 	return l.refill(c, now, n)
@@ -352,12 +363,18 @@ func (l *Limiter) allowN(c *cache, now, n int64) limit.Result {
 // The P id only picks the cache: everything done to it is atomic, so a
 // goroutine that moves to another P meanwhile is still correct.
 func (l *Limiter) local() *cache {
+	c, _ := l.localID()
+	return c
+}
+
+// localID is local with the cache's index in the table.
+func (l *Limiter) localID() (*cache, int) {
 	for {
 		pid := procPin()
 		c := l.caches.get(pid)
 		procUnpin()
 		if c != nil {
-			return c
+			return c, pid
 		}
 		l.caches.grow(pid)
 	}
@@ -401,7 +418,7 @@ func (l *Limiter) usable(k uint64, z end, now int64) (v uint64, early bool) {
 var testHookPartial func()
 
 // refill is the slow path: the calling P's cache lacks n usable tokens.
-func (l *Limiter) refill(c *cache, now, n int64) limit.Result {
+func (l *Limiter) refill(c *cache, now, n int64) (limit.Result, undo) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	// Close the cache: admissions and takeovers skip an odd generation.
@@ -417,11 +434,11 @@ func (l *Limiter) refill(c *cache, now, n int64) limit.Result {
 		// needs this cache empty: a cache holds one loan's slots) can
 		// admit, so deny at once.
 		c.open(gen, z, k)
-		return limit.Result{RetryAfter: l.retryAfter(c, now, n, 0, z)}
+		return limit.Result{RetryAfter: l.retryAfter(c, now, n, 0, z)}, undo{}
 	}
 	if v >= uint64(n) { // another goroutine refilled this cache meanwhile
-		c.open(gen, z, v-uint64(n))
-		return limit.Result{OK: true, Remaining: int64(v) - n}
+		// Same loan (z), so a refund may put back the word as it was.
+		return limit.Result{OK: true, Remaining: int64(v) - n}, undo{c.open(gen, z, v-uint64(n)), w}
 	}
 	// The v usable tokens go to this request with need more; expired ones
 	// are dropped.
@@ -429,24 +446,86 @@ func (l *Limiter) refill(c *cache, now, n int64) limit.Result {
 	if !l.dry(c, now, need) {
 		if m, zm, ok := l.borrow(c, now, need, need+l.batch); ok {
 			c.since.Store(now) // before open: a thief seeing the loan sees it new
-			c.open(gen, zm, uint64(m-need))
-			return limit.Result{OK: true, Remaining: m - need}
+			after := c.open(gen, zm, uint64(m-need))
+			return limit.Result{OK: true, Remaining: m - need}, l.giveBack(after, uint64(need))
 		}
 	}
 	if zt, kt, ok := l.takeOver(c, now, need); ok {
 		c.since.Store(now)
-		c.open(gen, zt, kt)
-		return limit.Result{OK: true, Remaining: int64(kt)}
+		after := c.open(gen, zt, kt)
+		return limit.Result{OK: true, Remaining: int64(kt)}, l.giveBack(after, uint64(need))
 	}
 	c.open(gen, z, v)
-	return limit.Result{Remaining: int64(v), RetryAfter: l.retryAfter(c, now, n, v, z)}
+	return limit.Result{Remaining: int64(v), RetryAfter: l.retryAfter(c, now, n, v, z)}, undo{}
 }
 
-// open publishes a cache's new loan and reopens it to admissions.
-func (c *cache) open(gen uint64, z end, k uint64) {
+// giveBack is the undo of an admission that took need tokens of the loan
+// it left in the cache (borrowed, or taken over) and v of the loan before:
+// a refund puts the need back into the cache, as the first of its loan's
+// slots again, up to what a cache word holds; the v stay spent, since a
+// cache holds one loan's slots.
+func (l *Limiter) giveBack(after, need uint64) undo {
+	need = min(need, maxBatch-after>>tokShift)
+	return undo{after, after + need<<tokShift}
+}
+
+// TakeAt is AllowNAt that also returns, when it admits n > 0, the Receipt
+// Refund needs (limit.Member). Its Before holds the cache's index and the
+// cache word a refund puts back, its After the cache word the admission
+// wrote.
+func (l *Limiter) TakeAt(now, n int64) (limit.Result, limit.Receipt, error) {
+	switch {
+	case n < 0:
+		return limit.Result{RetryAfter: limit.Never}, limit.Receipt{}, limit.ErrNegativeCost
+	case n > l.ps.Burst():
+		return limit.Result{RetryAfter: limit.Never}, limit.Receipt{}, limit.ErrCostExceedsBurst
+	}
+	c, pid := l.localID()
+	r, rc := l.takeAt(c, pid, now, n)
+	return r, rc, nil
+}
+
+// takeAt is TakeAt on cache c, the table's pid-th.
+func (l *Limiter) takeAt(c *cache, pid int, now, n int64) (limit.Result, limit.Receipt) {
+	r, u := l.admit(c, now, n)
+	if !r.OK || n == 0 {
+		return r, limit.Receipt{}
+	}
+	return r, limit.Receipt{At: now, N: n, Before: [2]uint64{uint64(pid), u.back}, After: [2]uint64{u.after}}
+}
+
+// Refund gives back the tokens of the admission that returned rc (see
+// limit.Member), into the cache that served it, while that cache's word is
+// still the one the admission wrote (no other admission, refill or takeover
+// on it since, or all since refunded). For an admission the cache served
+// (all but about one in Batch()) that is exact: the cache is as before it.
+// An admission that borrowed from the shared bucket or took an idle cache
+// over also used the tokens its cache held from the loan before; a refund
+// puts back only the ones of the new loan (the cache holds one loan's
+// slots), never more than exactness would. Otherwise it gives back nothing:
+// other admissions were decided with the tokens taken. The cache word's
+// generation tells loans apart; it has 31 bits, so a receipt refunded after
+// 2^31 refills of its cache could meet its word again.
+func (l *Limiter) Refund(rc limit.Receipt) {
+	if rc.N == 0 {
+		return
+	}
+	c := l.caches.get(int(rc.Before[0]))
+	if c == nil {
+		return
+	}
+	after, back := rc.After[0], rc.Before[1]
+	cellrun.Run64(&c.w, func(w uint64) (uint64, struct{}, bool) { return back, struct{}{}, w == after })
+}
+
+// open publishes a cache's new loan and reopens it to admissions; it
+// returns the word it stored.
+func (c *cache) open(gen uint64, z end, k uint64) uint64 {
 	c.zNs.Store(z.ns)
 	c.zRem.Store(z.rem)
-	c.w.Store(k<<tokShift | (gen+2)&genMask)
+	w := k<<tokShift | (gen+2)&genMask
+	c.w.Store(w)
+	return w
 }
 
 // end returns the end of the cache's loan. Read it after the cache word:
@@ -597,4 +676,4 @@ func satAdd(a, b int64) int64 {
 	return s
 }
 
-var _ limit.Limiter = (*Limiter)(nil)
+var _ limit.Member = (*Limiter)(nil)

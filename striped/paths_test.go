@@ -1,6 +1,10 @@
 package striped
 
 import (
+	"sync"
+	"sync/atomic"
+
+	"github.com/cellrate/cellrate/limit"
 	"math"
 	"math/rand/v2"
 	"testing"
@@ -55,7 +59,7 @@ func TestRefillFindsCacheRefilled(t *testing.T) {
 	l.allowN(a, 0, 1) // a holds 40, all usable at 0
 	gen := a.w.Load() & genMask
 	borrows := l.borrows.Load()
-	r := l.refill(a, 0, 3)
+	r, _ := l.refill(a, 0, 3)
 	w := a.w.Load()
 	if !r.OK || r.Remaining != 37 || w>>tokShift != 37 || w&genMask != gen+2 {
 		t.Fatalf("refill of 3 on a cache of 40: %+v, word %#x (gen %d before); want 37 left, generation %d", r, w, gen, gen+2)
@@ -170,5 +174,123 @@ func TestRemaining(t *testing.T) {
 		if r := l.allowN(c.c, c.now, c.want+1); r.OK && c.want < 8 {
 			t.Errorf("at %d: %d admitted with %d remaining", c.now, c.want+1, c.want)
 		}
+	}
+}
+
+// TestRefund: a refund of an admission its cache served restores the cache
+// word exactly; one after another admission gives back nothing; one of an
+// admission that borrowed puts the borrowed tokens back into the cache,
+// never more than the bucket and the cache held before.
+func TestRefund(t *testing.T) {
+	l := mustNew(t, 1000, time.Second, 100, WithBatch(40))
+	a := cacheN(l, 0)
+	take := func(now, n int64) limit.Receipt {
+		t.Helper()
+		r, rc := l.takeAt(a, 0, now, n)
+		if !r.OK {
+			t.Fatalf("take of %d at %d denied: %+v", n, now, r)
+		}
+		return rc
+	}
+	left := func(now int64) int64 {
+		v, s := l.look(a, now)
+		return int64(v) + l.ps.Remaining(s, now)
+	}
+	// The first take borrows 3 + a batch of 40: the refund puts the 3
+	// back into the cache, so 100 are there again, 43 of them cached.
+	rc := take(0, 3)
+	l.Refund(rc)
+	if got, k := left(0), a.w.Load()>>tokShift; got != 100 || k != 43 {
+		t.Fatalf("refund of a borrowing take: %d left, %d cached; want 100 and 43", got, k)
+	}
+	// Served by the cache: exact.
+	w := a.w.Load()
+	rc = take(0, 5)
+	l.Refund(rc)
+	if a.w.Load() != w {
+		t.Fatalf("refund of a cached take: word %#x, want %#x", a.w.Load(), w)
+	}
+	// Another admission in between: nothing.
+	rc = take(0, 5)
+	take(0, 1)
+	l.Refund(rc)
+	if got := left(0); got != 94 {
+		t.Fatalf("refund after a later take: %d left, want 94", got)
+	}
+	// Refunding twice, or a zero receipt, gives nothing more.
+	rc = take(0, 2)
+	l.Refund(rc)
+	l.Refund(rc)
+	l.Refund(limit.Receipt{})
+	if got := left(0); got != 94 {
+		t.Fatalf("double refund: %d left, want 94", got)
+	}
+	// Through refill's "refilled meanwhile" branch (the lost CAS of
+	// TestCacheTakeLosesItsCAS): the word as it was before the refill.
+	l = mustNew(t, 1000, time.Second, 100, WithBatch(40))
+	a = cacheN(l, 0)
+	take(0, 1)
+	fired := 0
+	testHookPartial = func() {
+		if fired++; fired == 1 {
+			a.w.Store(29<<tokShift | a.w.Load()&genMask)
+		}
+	}
+	defer func() { testHookPartial = nil }()
+	w29 := 29<<tokShift | a.w.Load()&genMask
+	rc = take(10_500_000, 1)
+	l.Refund(rc)
+	if fired == 0 || a.w.Load() != w29 {
+		t.Fatalf("refund through refill: word %#x, want %#x", a.w.Load(), w29)
+	}
+}
+
+// TestConcurrentRefund: goroutines take and refund, at once and later, on
+// one limiter with a shared clock; the admissions not refunded stay within
+// the bound.
+func TestConcurrentRefund(t *testing.T) {
+	l := mustNew(t, 500, time.Microsecond, 500, WithBatch(20), WithIdleAfter(minIdle))
+	var clock atomic.Int64
+	const G = 6
+	iters := 4000
+	if testing.Short() {
+		iters = 1500
+	}
+	logs := make([][]admission, G)
+	var wg sync.WaitGroup
+	for g := range G {
+		wg.Go(func() {
+			rng := rand.New(rand.NewPCG(uint64(g), 31))
+			var held []limit.Receipt
+			for range iters {
+				now := clock.Add(rng.Int64N(5))
+				n := 1 + rng.Int64N(4)
+				r, rc, _ := l.TakeAt(now, n)
+				if !r.OK {
+					continue
+				}
+				switch {
+				case rng.IntN(3) == 0:
+					l.Refund(rc)
+					continue
+				case rng.IntN(4) == 0:
+					held = append(held, rc)
+					continue
+				}
+				if len(held) > 0 && rng.IntN(3) == 0 {
+					l.Refund(held[0])
+					held = held[1:]
+				}
+				logs[g] = append(logs[g], admission{now, n})
+			}
+		})
+	}
+	wg.Wait()
+	var all []admission
+	for _, lg := range logs {
+		all = append(all, lg...)
+	}
+	if err := checkBound(l, all); err != nil {
+		t.Fatal(err)
 	}
 }
