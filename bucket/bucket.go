@@ -6,8 +6,10 @@
 // most b + r*t, exactly, on every schedule: concurrent callers, stale or
 // out-of-order now values, jumps of years, now anywhere in the int64 range.
 // Reserved tokens count at their time to act (now+Wait), loans (TakeUpToAt)
-// at their take, less what GiveBack returned. A stale now never refills
-// the bucket. A denial writes nothing.
+// at their take, less what GiveBack returned; cancelled reservations and
+// refunded admissions (Refund, as a member of a limit.All) count only if
+// they gave nothing back. A stale now never refills the bucket. A denial
+// writes nothing.
 //
 // Exactness: the state is (T, Deficit), a 64-bit timestamp in ns and a
 // 64-bit count of missing units, where one token is Unit() units: with the

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/cellrate/cellrate/bucket"
+	"github.com/cellrate/cellrate/limit"
 )
 
 func ExampleLimiter() {
@@ -144,4 +145,19 @@ func ExampleParams_Reserve() {
 	fmt.Println(r.OK, time.Duration(r.Wait), ps.Tokens(s, 0))
 	// Output:
 	// true 1s -1
+}
+
+func ExampleLimiter_TakeAt() {
+	// A per-key bucket and a global one, all or nothing: when the global
+	// bucket denies, All refunds the per-key bucket at once.
+	perKey, _ := bucket.New(5, time.Second, 5)
+	global, _ := bucket.New(100, time.Second, 3)
+	both, _ := limit.NewAll(perKey, global)
+	r, _ := both.AllowNAt(0, 3)
+	fmt.Println(r.OK, perKey.RemainingAt(0), global.RemainingAt(0))
+	r, _ = both.AllowNAt(0, 2) // the global bucket is empty: nothing kept
+	fmt.Println(r.OK, perKey.RemainingAt(0), global.RemainingAt(0))
+	// Output:
+	// true 2 0
+	// false 2 0
 }
