@@ -24,8 +24,9 @@ import (
 //
 // The shared bucket is a bucket.State in a 128-bit cell, run by bucket's
 // pure steps (Params.TakeUpTo, and Params.Lines to read its refill line).
-// Each P's cache holds tokens borrowed from it in one batch. A request is admitted from the calling P's cache with one
-// compare-and-swap on that cache's line. When the cache lacks tokens, the P
+// Each P's cache holds tokens borrowed from it in one batch. A request is
+// admitted from the calling P's cache with one compare-and-swap on that
+// cache's line. When the cache lacks tokens, the P
 // borrows what the request needs plus up to a batch more from the shared
 // bucket, all or nothing for the part it needs. When the shared bucket lacks
 // them too, the P remembers when the bucket empties (its refill line), and
@@ -79,9 +80,8 @@ import (
 // shared line at most once per refill of what it needs, and reads the 64
 // caches at most once every IdleAfter/2. The default batch,
 // burst/(2*GOMAXPROCS), keeps the caches to half the burst in all while
-// GOMAXPROCS stays what it was at New. A
-// cache's tokens last until the bucket would have
-// refilled them: for a bucket kept near full (demand well below the rate) a
+// GOMAXPROCS stays what it was at New. A cache's tokens last until the
+// bucket would have refilled them: for a bucket kept near full (demand well below the rate) a
 // batch of k lasts k/r, so the batch must cover what a P uses in that time
 // for the P to stay off the shared line; a limiter whose burst is not a
 // large multiple of GOMAXPROCS, or whose rate far exceeds its demand with a
@@ -102,7 +102,9 @@ import (
 // slots in the units of the rate and burst they were borrowed under, and a
 // cache's view of the shared bucket (its refill line) holds only because
 // nothing is ever given back to it; a reservation's debt, a give-back or a
-// new rate would break both. Use a bucket.Limiter for those.
+// new rate would break both. Use a bucket.Limiter for those. As a member
+// of a limit.All, a refund (Refund) goes back into the cache that served
+// the admission, never to the shared bucket.
 //
 // The zero value is not usable: make a Limiter with New, NewRate or
 // NewFromParams. A Limiter must not be copied after first use.
