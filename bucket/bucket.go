@@ -23,17 +23,19 @@
 // is no floating point on any hot path; floats are only read by NewRate and
 // RateParams (and returned by TokensAt, for display).
 //
-// Each decision (Step, StepUnits, TakeUpTo, GiveBack, Reserve, Undo, Convert) is
-// a pure function of a State, a method of Params; a Limiter only loads its
-// cell, runs the step and stores the result with a compare-and-swap.
+// Each decision (Step, StepUnits, TakeUpTo, GiveBack, Reserve, Undo,
+// Convert) is a pure function of a State, a method of Params; a Limiter
+// only loads its cell, runs the step and stores the result with a
+// compare-and-swap.
 //
 // Time at the ends of int64: the state keeps T as an unsigned offset from
 // math.MinInt64 and every difference of times is taken in uint64 or 128
 // bits, so no sum of a time and a period wraps; a refill that would pass
-// the top of int64 time saturates at a full bucket. The one time the
-// package adds is a reservation's act time, now+Wait: a reservation whose
-// act time would be past math.MaxInt64 is refused (not OK), and Lines
-// saturates at both ends.
+// the top of int64 time saturates at a full bucket. Where the package adds
+// to a time it has a rule for the end: a reservation whose act time,
+// now+Wait, would be past math.MaxInt64 is refused (not OK); Convert moves
+// T on by 1ns except at math.MaxInt64, so there a Refund gives nothing
+// back; Lines saturates at both ends.
 //
 // Layout of the cell: word 1 is State.T, uint64(now) ^ 1<<63; word 2 is
 // State.Deficit in units, at most 2^62 (burst*Unit() <= 2^61 plus reserved
