@@ -18,10 +18,10 @@ import (
 // least 256ns and the burst and window limit are 24 and 18 bits wide.
 func init() {
 	register("cellrate-bucket", func(rate float64, burst int64) (limit.Limiter, error) {
-		return bucket.New(rate, burst)
+		return bucket.NewRate(rate, burst)
 	})
 	register("cellrate-striped", func(rate float64, burst int64) (limit.Limiter, error) {
-		return striped.New(rate, burst)
+		return striped.NewRate(rate, burst)
 	})
 	register("cellrate-gcra", func(rate float64, burst int64) (limit.Limiter, error) {
 		return gcra.New(int64(rate), time.Second, burst)

@@ -24,7 +24,7 @@ func BenchmarkNanotimeNow(b *testing.B) {
 func BenchmarkAllowAt(b *testing.B) {
 	b.Logf("atomic128 path: %s", atomic128.Path())
 	b.Run("constant-denying", func(b *testing.B) {
-		l, _ := NewPer(3, time.Second, 10)
+		l, _ := New(3, time.Second, 10)
 		b.ReportAllocs()
 		for b.Loop() {
 			sink = l.AllowAt(0)
@@ -33,7 +33,7 @@ func BenchmarkAllowAt(b *testing.B) {
 	b.Run("advancing-admitting", func(b *testing.B) {
 		// One token per 3 ns, now advancing 3 ns per call: every call is
 		// admitted.
-		l, _ := NewPer(1, 3, 10)
+		l, _ := New(1, 3, 10)
 		b.ReportAllocs()
 		now := int64(0)
 		for b.Loop() {
@@ -43,7 +43,7 @@ func BenchmarkAllowAt(b *testing.B) {
 	})
 	b.Run("advancing-fractional", func(b *testing.B) {
 		// 0.5 per second, a second per call: every other call admitted.
-		l, _ := New(0.5, 10)
+		l, _ := NewRate(0.5, 10)
 		b.ReportAllocs()
 		now := int64(0)
 		for b.Loop() {
@@ -54,7 +54,7 @@ func BenchmarkAllowAt(b *testing.B) {
 }
 
 func BenchmarkAllow(b *testing.B) {
-	l, _ := NewPer(1, 1, 1000) // one per ns: mostly admitted
+	l, _ := New(1, 1, 1000) // one per ns: mostly admitted
 	b.ReportAllocs()
 	for b.Loop() {
 		sink = l.Allow()
@@ -62,7 +62,7 @@ func BenchmarkAllow(b *testing.B) {
 }
 
 func BenchmarkAllowNAt(b *testing.B) {
-	l, _ := NewPer(1, 3, 10)
+	l, _ := New(1, 3, 10)
 	b.ReportAllocs()
 	now := int64(0)
 	for b.Loop() {
@@ -73,7 +73,7 @@ func BenchmarkAllowNAt(b *testing.B) {
 }
 
 func BenchmarkReserveCancel(b *testing.B) {
-	l, _ := NewPer(1, 3, 10)
+	l, _ := New(1, 3, 10)
 	b.ReportAllocs()
 	now := int64(0)
 	for b.Loop() {
@@ -84,7 +84,7 @@ func BenchmarkReserveCancel(b *testing.B) {
 }
 
 func BenchmarkTakeUpToAt(b *testing.B) {
-	l, _ := NewPer(1, 1, 1000)
+	l, _ := New(1, 1, 1000)
 	b.ReportAllocs()
 	now := int64(0)
 	for b.Loop() {
@@ -105,7 +105,7 @@ func BenchmarkParallel(b *testing.B) {
 		burst  int64
 	}{{"admitting", 1, 1, 1 << 30}, {"mostly-denying", 100, time.Second, 1000}} {
 		b.Run(c.name, func(b *testing.B) {
-			l, _ := NewPer(c.events, c.period, c.burst)
+			l, _ := New(c.events, c.period, c.burst)
 			b.ReportAllocs()
 			var admitted atomic.Int64
 			b.RunParallel(func(pb *testing.PB) {

@@ -8,6 +8,7 @@ import (
 	"math/big"
 	"math/rand/v2"
 	"slices"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -18,186 +19,8 @@ import (
 	"github.com/cellrate/cellrate/internal/limittest"
 	"github.com/cellrate/cellrate/internal/race"
 	"github.com/cellrate/cellrate/limit"
+	"github.com/cellrate/cellrate/nanotime"
 )
-
-// model is the reference: a token bucket over exact rationals, in tokens
-// and nanoseconds from math.MinInt64. It shares no arithmetic with the
-// package (no units, no deficits, no 128-bit tricks).
-type model struct {
-	r     *big.Rat // tokens per ns
-	b     *big.Rat
-	t     *big.Int
-	tok   *big.Rat
-	epoch int // bumped by setParams, which voids loans
-}
-
-func newModel(events int64, period time.Duration, burst int64) *model {
-	return &model{
-		r:   new(big.Rat).SetFrac64(events, int64(period)),
-		b:   new(big.Rat).SetInt64(burst),
-		t:   new(big.Int),
-		tok: new(big.Rat).SetInt64(burst),
-	}
-}
-
-func bigNow(now int64) *big.Int {
-	return new(big.Int).Sub(big.NewInt(now), big.NewInt(math.MinInt64))
-}
-
-// at returns the tokens at u, the tokens to build on and the time to store.
-func (m *model) at(u *big.Int) (have, base *big.Rat, nt *big.Int) {
-	lag := new(big.Rat).SetInt(new(big.Int).Sub(u, m.t))
-	lag.Mul(lag, m.r)
-	x := new(big.Rat).Add(m.tok, lag)
-	if u.Cmp(m.t) >= 0 {
-		if x.Cmp(m.b) > 0 {
-			x.Set(m.b)
-		}
-		return x, x, u
-	}
-	return x, m.tok, m.t
-}
-
-func floorR(x *big.Rat) *big.Int {
-	q, r := new(big.Int), new(big.Int)
-	q.DivMod(x.Num(), x.Denom(), r)
-	return q
-}
-
-func ceilR(x *big.Rat) *big.Int {
-	q := floorR(x)
-	if !x.IsInt() {
-		q.Add(q, big.NewInt(1))
-	}
-	return q
-}
-
-func (m *model) remaining(x *big.Rat) int64 {
-	if f := floorR(x); f.Sign() > 0 {
-		return f.Int64()
-	}
-	return 0
-}
-
-func (m *model) wait(have, c *big.Rat) int64 {
-	w := new(big.Rat).Quo(new(big.Rat).Sub(c, have), m.r)
-	if w.Sign() <= 0 {
-		return 0
-	}
-	q := ceilR(w)
-	if !q.IsInt64() || q.Int64() == math.MaxInt64 {
-		return limit.Never
-	}
-	return q.Int64()
-}
-
-func (m *model) allow(now int64, c *big.Rat) limit.Result {
-	have, base, nt := m.at(bigNow(now))
-	if have.Cmp(c) < 0 {
-		return limit.Result{Remaining: m.remaining(have), RetryAfter: m.wait(have, c)}
-	}
-	if c.Sign() > 0 {
-		m.tok, m.t = new(big.Rat).Sub(base, c), nt
-	}
-	return limit.Result{OK: true, Remaining: m.remaining(new(big.Rat).Sub(have, c))}
-}
-
-type modelRes struct {
-	ok    bool
-	wait  int64
-	cost  *big.Rat
-	t     *big.Int // the state the reservation left
-	tok   *big.Rat
-	done  int64
-	epoch int
-}
-
-func (m *model) reserve(now int64, c *big.Rat, maxDebt *big.Rat) modelRes {
-	have, base, nt := m.at(bigNow(now))
-	after := new(big.Rat).Sub(base, c)
-	if new(big.Rat).Sub(m.b, after).Cmp(maxDebt) > 0 {
-		return modelRes{wait: limit.Never}
-	}
-	w := m.wait(have, c)
-	if w == limit.Never {
-		return modelRes{wait: limit.Never}
-	}
-	if w > 0 {
-		// Charged as admitted at the whole-ns act time now+w.
-		extra := new(big.Rat).Sub(new(big.Rat).Mul(new(big.Rat).SetInt64(w), m.r), new(big.Rat).Sub(c, have))
-		c = new(big.Rat).Add(c, extra)
-		after = new(big.Rat).Sub(base, c)
-		if new(big.Rat).Sub(m.b, after).Cmp(maxDebt) > 0 {
-			return modelRes{wait: limit.Never}
-		}
-	}
-	done := now + w
-	if done < now {
-		return modelRes{wait: limit.Never}
-	}
-	if c.Sign() > 0 {
-		m.tok, m.t = after, nt
-	}
-	return modelRes{ok: true, wait: w, cost: c, t: m.t, tok: m.tok, done: done, epoch: m.epoch}
-}
-
-func (m *model) cancel(now int64, r *modelRes) bool {
-	ok := r.ok && r.cost.Sign() > 0 && now <= r.done && r.epoch == m.epoch && r.t.Cmp(m.t) == 0 && r.tok.Cmp(m.tok) == 0
-	r.ok = false
-	if ok {
-		m.tok = new(big.Rat).Add(m.tok, r.cost)
-	}
-	return ok
-}
-
-type modelLoan struct {
-	n     int64
-	t     *big.Int
-	tok   *big.Rat
-	epoch int
-}
-
-func (m *model) take(now, k int64) modelLoan {
-	have, base, nt := m.at(bigNow(now))
-	if k <= 0 || have.Sign() <= 0 {
-		return modelLoan{}
-	}
-	n := min(k, m.remaining(have))
-	if n == 0 {
-		return modelLoan{}
-	}
-	m.tok, m.t = new(big.Rat).Sub(base, new(big.Rat).SetInt64(n)), nt
-	return modelLoan{n: n, t: nt, tok: m.tok, epoch: m.epoch}
-}
-
-// giveBack credits up to k of the loan while the bucket is exactly as the
-// loan left it, and nothing otherwise.
-func (m *model) giveBack(now int64, ln *modelLoan, k int64) *big.Rat {
-	k = min(k, ln.n)
-	ln.n = 0
-	if k <= 0 || ln.epoch != m.epoch || ln.t.Cmp(m.t) != 0 || ln.tok.Cmp(m.tok) != 0 {
-		return new(big.Rat)
-	}
-	credit := new(big.Rat).SetInt64(k)
-	m.tok = new(big.Rat).Add(m.tok, credit)
-	return credit
-}
-
-// setParams: refill at the old rate to now (unless stale), round the tokens
-// down to a unit (1/period of the new reduced rate), cap at the new burst.
-func (m *model) setParams(now int64, events int64, period time.Duration, burst int64) {
-	_, base, nt := m.at(bigNow(now))
-	r := new(big.Rat).SetFrac64(events, int64(period))
-	unit := new(big.Rat).SetInt(r.Denom()) // units per token
-	tok := new(big.Rat).SetInt(floorR(new(big.Rat).Mul(base, unit)))
-	tok.Quo(tok, unit)
-	b := new(big.Rat).SetInt64(burst)
-	if tok.Cmp(b) > 0 {
-		tok = b
-	}
-	m.r, m.b, m.tok, m.t = r, b, tok, nt
-	m.epoch++
-}
 
 // use is tokens put to use at a time, in units of the bucket's Params.
 type use = bound.Use
@@ -221,7 +44,7 @@ type sched struct {
 // returns the tokens used, for the bound.
 func runSchedule(t testing.TB, rng *rand.Rand, sc sched, count int, setParams bool) []use {
 	t.Helper()
-	l, err := NewPer(sc.events, sc.period, sc.burst)
+	l, err := New(sc.events, sc.period, sc.burst)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -313,7 +136,7 @@ func runSchedule(t testing.TB, rng *rand.Rand, sc sched, count int, setParams bo
 			}
 		case op < 9 && len(rs) > 0:
 			j := rng.IntN(len(rs))
-			before := fmt.Sprint(rs[j].r.t, rs[j].r.d, rs[j].r.done, rs[j].r.cost, "|", rs[j].m.t, rs[j].m.tok, rs[j].m.done, "|", m.t, m.tok)
+			before := fmt.Sprint(rs[j].r.wrote, rs[j].r.done, rs[j].r.cost, "|", rs[j].m.t, rs[j].m.tok, rs[j].m.done, "|", m.t, m.tok)
 			if got, want := rs[j].r.CancelAt(now), m.cancel(now, &rs[j].m); got != want {
 				fail("CancelAt "+before, got, want)
 			} else if got {
@@ -433,7 +256,7 @@ func TestFractionalRatesDoNotDrift(t *testing.T) {
 		rate  float64
 		years int64
 	}{{1e-3, 100}, {0.5, 2}, {1.0 / 3, 1}, {7.3, 1}} {
-		l, err := New(c.rate, 1000)
+		l, err := NewRate(c.rate, 1000)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -453,7 +276,7 @@ func TestFractionalRatesDoNotDrift(t *testing.T) {
 }
 
 func TestFractionalCosts(t *testing.T) {
-	l, _ := New(1, 1) // one token per second
+	l, _ := NewRate(1, 1) // one token per second
 	// Ten costs of 1/10 token empty the bucket exactly.
 	for i := range 10 {
 		if r, err := l.AllowFracAt(0, 1, 10); err != nil || !r.OK {
@@ -491,35 +314,83 @@ func TestRateParams(t *testing.T) {
 			t.Errorf("RateParams(%v) = %d per %v, want %d per %v", c.rate, ev, per, c.events, c.period)
 		}
 	}
+}
+
+// paramErr returns err as a *limit.ParamError, failing t if it is not one.
+func paramErr(t *testing.T, what string, err error) *limit.ParamError {
+	t.Helper()
+	var pe *limit.ParamError
+	if !errors.As(err, &pe) {
+		t.Fatalf("%s: error %v is not a *limit.ParamError", what, err)
+	}
+	return pe
+}
+
+// TestParamErrors: every refused parameter is a *limit.ParamError naming
+// the parameter, its value and the range that fits.
+func TestParamErrors(t *testing.T) {
+	l, _ := New(1, time.Second, 2)
 	for _, c := range []struct {
-		rate  float64
-		burst int64
-		want  string
+		what     string
+		err      error
+		param    string
+		value    any
+		min, max any
 	}{
-		{0, 1, "bucket: rate must be a finite number of tokens per second > 0, got 0"},
-		{-1, 1, "bucket: rate must be a finite number of tokens per second > 0, got -1"},
-		{math.NaN(), 1, "bucket: rate must be a finite number of tokens per second > 0, got NaN"},
-		{math.Inf(1), 1, "bucket: rate must be a finite number of tokens per second > 0, got +Inf"},
-		{1e-20, 1, "bucket: rate 1e-20 tokens per second is out of range [2^-32, 2^62]"},
-		{1e30, 1, "bucket: rate 1e+30 tokens per second is out of range [2^-32, 2^62]"},
-		{1, 0, "bucket: burst must be >= 1, got 0"},
-		{1e-9, 3, "bucket: burst 3 is too large for the rate: a token is 1000000000000000000 units and burst*units exceeds 2^61"},
+		{"rate 0", second(NewRate(0, 1)), "rate", 0.0, minRate, maxRate},
+		{"rate -1", second(NewRate(-1, 1)), "rate", -1.0, minRate, maxRate},
+		{"rate 2^-32", second(NewRate(0x1p-32, 1)), "rate", 0x1p-32, minRate, maxRate},
+		{"rate 1e30", second(NewRate(1e30, 1)), "rate", 1e30, minRate, maxRate},
+		{"burst 0", second(NewRate(1, 0)), "burst", int64(0), int64(1), int64(maxCap / int64(time.Second))},
+		{"burst 3 at 1e-9/s", second(NewRate(1e-9, 3)), "burst", int64(3), int64(1), int64(2)},
+		{"burst 2^61+1 at 1/ns", second(New(1, 1, 1<<61+1)), "burst", int64(1<<61 + 1), int64(1), int64(1 << 61)},
+		{"events 0", second(New(0, time.Second, 1)), "events", int64(0), int64(1), nil},
+		{"period 0", second(New(1, 0, 1)), "period", time.Duration(0), time.Duration(1), nil},
+		{"period -1", second(NewParams(1, -1, 1)), "period", time.Duration(-1), time.Duration(1), nil},
+		{"zero params", second(NewFromParams(Params{})), "params", Params{}, nil, nil},
+		{"nil clock", second(New(1, time.Second, 1, WithClock(nil))), "clock", nanotime.Clock(nil), nil, nil},
+		{"den 0", second(l.AllowFracAt(0, 1, 0)), "den", int64(0), int64(1), nil},
+		{"den -1 (CostUnits)", second(l.Params().CostUnits(1, -1)), "den", int64(-1), int64(1), nil},
+		{"SetRate events 0", l.SetRateAt(0, 0, time.Second), "events", int64(0), int64(1), nil},
+		{"SetRate too slow for the burst", l.SetRateAt(0, 1, 1<<61), "burst", int64(2), int64(1), int64(1)},
+		{"SetBurst 0", l.SetBurstAt(0, 0), "burst", int64(0), int64(1), int64(maxCap / int64(time.Second))},
+		{"SetParams zero", l.SetParamsAt(0, Params{}), "params", Params{}, nil, nil},
 	} {
-		_, err := New(c.rate, c.burst)
-		if err == nil || err.Error() != c.want {
-			t.Errorf("New(%v, %d) = %v, want %q", c.rate, c.burst, err, c.want)
+		pe := paramErr(t, c.what, c.err)
+		if pe.Pkg != "bucket" || pe.Param != c.param || pe.Min != c.min || pe.Max != c.max {
+			t.Errorf("%s: %#v, want param %q min %v max %v", c.what, pe, c.param, c.min, c.max)
+		}
+		if c.param != "clock" && pe.Value != c.value {
+			t.Errorf("%s: value %#v, want %#v", c.what, pe.Value, c.value)
+		}
+		if !strings.HasPrefix(pe.Error(), "bucket: "+c.param) {
+			t.Errorf("%s: message %q", c.what, pe.Error())
 		}
 	}
-	if _, err := NewPer(0, time.Second, 1); err == nil || err.Error() != "bucket: events must be >= 1, got 0" {
-		t.Error(err)
+	// The bounds are the true edges: the values just inside them fit (the
+	// slowest rate's token is more units than any full bucket may hold,
+	// so it is the burst that is refused there, with Max 0).
+	if pe := paramErr(t, "rate min", second(NewRate(minRate, 1))); pe.Param != "burst" || pe.Max != int64(0) {
+		t.Errorf("the slowest rate: %v", pe)
 	}
-	if _, err := NewPer(1, 0, 1); err == nil || err.Error() != "bucket: period must be >= 1ns, got 0s" {
-		t.Error(err)
+	for _, ok := range []error{
+		second(NewRate(maxRate, 1)), second(NewRate(1e-9, 2)), second(New(1, 1, 1<<61)),
+	} {
+		if ok != nil {
+			t.Errorf("an edge value was refused: %v", ok)
+		}
+	}
+	// A refused setter changes nothing.
+	if ev, per := l.Params().Rate(); ev != 1 || per != time.Second || l.Params().Burst() != 2 {
+		t.Fatalf("params after refused setters: %d per %v burst %d", ev, per, l.Params().Burst())
 	}
 }
 
+// second returns the error of a two-result call.
+func second[T any](_ T, err error) error { return err }
+
 func TestErrors(t *testing.T) {
-	l, _ := New(1, 2)
+	l, _ := NewRate(1, 2)
 	if r, err := l.AllowNAt(0, -1); !errors.Is(err, limit.ErrNegativeCost) || r.OK {
 		t.Errorf("n=-1: %+v %v", r, err)
 	}
@@ -541,7 +412,7 @@ func TestErrors(t *testing.T) {
 }
 
 func TestStaleNowCreatesNothing(t *testing.T) {
-	l, _ := New(1, 3)
+	l, _ := NewRate(1, 3)
 	now := int64(1e12)
 	for l.AllowAt(now) {
 	}
@@ -567,7 +438,7 @@ func satSub(a, b int64) int64 {
 }
 
 func TestExtremes(t *testing.T) {
-	l, _ := NewPer(1, time.Nanosecond, 4)
+	l, _ := New(1, time.Nanosecond, 4)
 	for _, now := range []int64{math.MinInt64, math.MinInt64 + 1, 0, math.MaxInt64 - 1, math.MaxInt64} {
 		if !l.AllowAt(now) {
 			t.Fatalf("refused at %d", now)
@@ -582,7 +453,7 @@ func TestExtremes(t *testing.T) {
 }
 
 func TestCancelRule(t *testing.T) {
-	l, _ := NewPer(1, time.Second, 1)
+	l, _ := New(1, time.Second, 1)
 	l.AllowAt(0)
 	a, _ := l.ReserveAt(0, 1)
 	if a.Wait != int64(time.Second) {
@@ -607,7 +478,7 @@ func TestCancelRule(t *testing.T) {
 }
 
 func TestGiveBackRule(t *testing.T) {
-	l, _ := NewPer(1, time.Second, 10)
+	l, _ := New(1, time.Second, 10)
 	ln := l.TakeUpToAt(0, 4)
 	if ln.N != 4 {
 		t.Fatalf("took %d", ln.N)
@@ -635,7 +506,7 @@ func TestGiveBackRule(t *testing.T) {
 // reach it out of order, and checks the bound over all uses.
 func TestConcurrentBound(t *testing.T) {
 	for _, sc := range []sched{{3, time.Microsecond, 5}, {1, 7, 2}, {1000, time.Millisecond, 50}} {
-		l, _ := NewPer(sc.events, sc.period, sc.burst)
+		l, _ := New(sc.events, sc.period, sc.burst)
 		ps := l.Params()
 		var clock atomic.Int64
 		clock.Store(int64(rand.Uint64() >> 2))
@@ -686,7 +557,7 @@ func TestConcurrentBound(t *testing.T) {
 // TestConcurrentSetParams changes the rate and burst while goroutines use
 // the bucket: no torn state, and the tokens never exceed the larger burst.
 func TestConcurrentSetParams(t *testing.T) {
-	l, _ := NewPer(1000, time.Millisecond, 50)
+	l, _ := New(1000, time.Millisecond, 50)
 	var clock atomic.Int64
 	var stop atomic.Bool
 	var wg sync.WaitGroup
@@ -708,7 +579,7 @@ func TestConcurrentSetParams(t *testing.T) {
 		ps, _ := NewParams(1+rng.Int64N(1000), time.Duration(1+rng.Int64N(int64(time.Millisecond))), 5+rng.Int64N(96))
 		l.SetParamsAt(clock.Load(), ps)
 	}
-	if err := l.SetRate(12.5); err != nil {
+	if err := l.SetRate(25, 2*time.Second); err != nil {
 		t.Fatal(err)
 	}
 	if err := l.SetBurst(7); err != nil {
@@ -723,7 +594,7 @@ func TestConcurrentSetParams(t *testing.T) {
 }
 
 func TestZeroAllocs(t *testing.T) {
-	l, _ := New(1e6, 10)
+	l, _ := NewRate(1e6, 10)
 	now := int64(0)
 	if a := testing.AllocsPerRun(1000, func() {
 		now += 1e3
@@ -742,16 +613,346 @@ func TestZeroAllocs(t *testing.T) {
 	}
 }
 
-func satAdd(a, b int64) int64 {
-	if s := a + b; s >= a {
-		return s
-	}
-	return math.MaxInt64
-}
-
 // TestLayout: the state has a cache line to itself within its cell, so
 // admissions on other cores do not evict the parameters every decision reads.
 func TestLayout(t *testing.T) {
-	var c cell
-	limittest.OwnLine(t, "bucket cell", unsafe.Sizeof(c), unsafe.Offsetof(c.next)+unsafe.Sizeof(c.next), unsafe.Offsetof(c.state), unsafe.Sizeof(c.state))
+	var g gen
+	limittest.OwnLine(t, "bucket gen", unsafe.Sizeof(g), unsafe.Offsetof(g.next)+unsafe.Sizeof(g.next), unsafe.Offsetof(g.state), unsafe.Sizeof(g.state))
+}
+
+// TestEndsOfTime checks each place the package adds to a time or takes a
+// difference of times at math.MinInt64 and math.MaxInt64: the refill of
+// a step, a take, a reservation's act time (refused past the end), Convert,
+// the reads, and Lines (saturating).
+func TestEndsOfTime(t *testing.T) {
+	const lo, hi = math.MinInt64, math.MaxInt64
+	ps, _ := NewParams(1, time.Second, 2)
+	sec := int64(time.Second)
+
+	// Refill across the whole range: a bucket emptied at MinInt64 is full
+	// at MaxInt64, and one emptied at MaxInt64 gets nothing at MinInt64.
+	s, _, _ := ps.Step(State{}, lo, 2)
+	if got := ps.Remaining(s, hi); got != 2 {
+		t.Fatalf("emptied at MinInt64: %d tokens at MaxInt64, want 2", got)
+	}
+	s, _, _ = ps.Step(State{}, hi, 2)
+	if _, r, _ := ps.Step(s, lo, 1); r.OK || r.RetryAfter != limit.Never || ps.Remaining(s, lo) != 0 {
+		t.Fatalf("emptied at MaxInt64, at MinInt64: %+v, %d tokens", r, ps.Remaining(s, lo))
+	}
+	if got := ps.Tokens(s, lo); got >= 0 {
+		t.Fatalf("Tokens at MinInt64 after emptying at MaxInt64 = %v, want negative", got)
+	}
+	if next, n := ps.TakeUpTo(State{}, hi, 5); n != 2 || ps.Remaining(next, hi) != 0 {
+		t.Fatalf("TakeUpTo at MaxInt64 took %d", n)
+	}
+	if next, n := ps.TakeUpTo(State{}, lo, 1); n != 1 || ps.Remaining(next, lo) != 1 {
+		t.Fatalf("TakeUpTo at MinInt64 took %d", n)
+	}
+
+	// A reservation acts at now+Wait: at the end of time it is refused
+	// exactly when that passes MaxInt64.
+	empty, _, _ := ps.Step(State{}, hi-sec, 2)
+	if _, r, _ := ps.Reserve(empty, hi-sec, 1); !r.OK || r.Wait != sec {
+		t.Fatalf("reserve acting at exactly MaxInt64: %+v", r)
+	}
+	if next, r, _ := ps.Reserve(empty, hi-sec, 2); r.OK || r.Wait != limit.Never || next != empty {
+		t.Fatalf("reserve acting past MaxInt64: %+v, state %v", r, next)
+	}
+	if _, r, _ := ps.Reserve(State{}, hi, 2); !r.OK || r.Wait != 0 {
+		t.Fatalf("reserve of what is there at MaxInt64: %+v", r)
+	}
+	if _, r, _ := ps.Reserve(State{}, lo, 2); !r.OK || r.Wait != 0 {
+		t.Fatalf("reserve at MinInt64: %+v", r)
+	}
+	l, _ := New(1, time.Second, 2)
+	l.AllowNAt(hi, 2)
+	if r, _ := l.ReserveAt(hi, 1); r.OK || r.Wait != limit.Never {
+		t.Fatalf("Limiter reserve past the end: %+v", r)
+	}
+	if r, _ := l.ReserveAt(lo, 1); r.OK {
+		t.Fatalf("Limiter reserve at MinInt64 behind a bucket emptied at MaxInt64: %+v", r)
+	}
+
+	// Convert carries a state at either end.
+	to, _ := NewParams(3, time.Second, 4)
+	if got := to.Remaining(ps.Convert(State{}, hi, to), hi); got != 2 {
+		t.Fatalf("Convert at MaxInt64: %d tokens, want 2", got)
+	}
+	if got := ps.Convert(s, lo, to); got != (State{s.T, 4 * to.cap / 4}) {
+		t.Fatalf("Convert of a bucket emptied at MaxInt64 at a stale MinInt64: %v, want empty at MaxInt64", got)
+	}
+
+	// Lines saturates at both ends.
+	if e, f, r := ps.Lines(s); e != hi || f != hi || r != 0 {
+		t.Fatalf("Lines after emptying at MaxInt64: empty %d full %d rem %d", e, f, r)
+	}
+	if e, f, _ := ps.Lines(State{}); e != lo || f != lo {
+		t.Fatalf("Lines of a full bucket at MinInt64: empty %d full %d", e, f)
+	}
+	one, _, _ := ps.Step(State{}, lo+sec/2, 1)
+	if e, f, _ := ps.Lines(one); e != lo || f != lo+sec+sec/2 {
+		t.Fatalf("Lines near MinInt64: empty %d full %d", e, f)
+	}
+}
+
+// TestPureStepsMatchLimiter drives a Limiter and a plain State through the
+// same random operations, the State by the pure steps alone (Step for
+// AllowAt and AllowNAt,
+// StepUnits, TakeUpTo, GiveBack, Reserve, Convert, Remaining, Tokens): the
+// results and the states must agree after every one. With the Limiter
+// checked against the model (TestScheduleMatchesModel), the steps are too,
+// on a State kept anywhere.
+func TestPureStepsMatchLimiter(t *testing.T) {
+	rng := rand.New(rand.NewPCG(5, 6))
+	runs := 40
+	if race.Enabled { // one goroutine: see package race
+		runs = 10
+	}
+	for _, sc := range cases {
+		for range runs {
+			l, _ := New(sc.events, sc.period, sc.burst)
+			ps := l.Params()
+			var s State
+			type loan struct {
+				l     Loan
+				wrote State
+			}
+			type res struct {
+				r     Reservation
+				wrote State
+				units uint64
+			}
+			var loans []loan
+			var rs []res
+			now := rng.Int64() - math.MaxInt64/2
+			T := max(int64(sc.period)/sc.events, 1)
+			for i := range 300 {
+				switch k := rng.IntN(10); {
+				case k < 6:
+					now = satAdd(now, rng.Int64N(T+1))
+				case k < 8:
+					now = satAdd(now, -rng.Int64N(T*sc.burst+2))
+				case k < 9:
+					now = satAdd(now, rng.Int64N(1<<62)-1<<61)
+				}
+				fail := func(what string, got, want any) {
+					t.Helper()
+					t.Fatalf("%+v op %d at %d, %s: limiter %+v, pure %+v", sc, i, now, what, got, want)
+				}
+				switch op := rng.IntN(10); op {
+				case 9:
+					got := l.AllowAt(now)
+					next, want, _ := ps.Step(s, now, 1)
+					s = next
+					if got != want.OK {
+						fail("AllowAt", got, want)
+					}
+				case 0:
+					n := rng.Int64N(ps.Burst() + 2)
+					got, gerr := l.AllowNAt(now, n)
+					next, want, werr := ps.Step(s, now, n)
+					s = next
+					if got != want || gerr != werr {
+						fail("Step", got, want)
+					}
+				case 1:
+					den := 1 + rng.Int64N(100)
+					num := rng.Int64N(ps.Burst()*den + 1)
+					got, _ := l.AllowFracAt(now, num, den)
+					cost, _ := ps.CostUnits(num, den)
+					next, want := ps.StepUnits(s, now, cost)
+					s = next
+					if got != want {
+						fail("StepUnits", got, want)
+					}
+				case 2:
+					k := rng.Int64N(ps.Burst() + 2)
+					ln := l.TakeUpToAt(now, k)
+					next, m := ps.TakeUpTo(s, now, k)
+					s = next
+					if ln.N != m {
+						fail("TakeUpTo", ln.N, m)
+					}
+					if m > 0 {
+						loans = append(loans, loan{ln, next})
+					}
+				case 3:
+					if len(loans) == 0 {
+						continue
+					}
+					j := rng.IntN(len(loans))
+					k := rng.Int64N(loans[j].l.N + 1)
+					kk := min(k, loans[j].l.N)
+					got := l.GiveBack(&loans[j].l, k)
+					var want int64
+					if kk > 0 {
+						s, want = ps.GiveBack(s, loans[j].wrote, kk)
+					}
+					if got != want {
+						fail("GiveBack", got, want)
+					}
+				case 4:
+					n := rng.Int64N(ps.Burst() + 1)
+					r, _ := l.ReserveAt(now, n)
+					next, want, _ := ps.Reserve(s, now, n)
+					if r.OK != want.OK || r.Wait != want.Wait || (r.OK && r.cost != uint64(want.Units)) {
+						fail("Reserve", r, want)
+					}
+					s = next
+					if r.OK {
+						rs = append(rs, res{r, next, uint64(want.Units)})
+					}
+				case 5:
+					if len(rs) == 0 {
+						continue
+					}
+					j := rng.IntN(len(rs))
+					wantOK := rs[j].r.OK && rs[j].units != 0 && now <= rs[j].r.done
+					got := rs[j].r.CancelAt(now)
+					if wantOK {
+						s, wantOK = giveBack(s, rs[j].wrote, rs[j].units)
+					}
+					if got != wantOK {
+						fail("cancel", got, wantOK)
+					}
+				case 6:
+					nps, err := NewParams(1+rng.Int64N(1000), time.Duration(1+rng.Int64N(int64(time.Second))), 1+rng.Int64N(20))
+					if err != nil {
+						continue
+					}
+					if err := l.SetParamsAt(now, nps); err != nil {
+						t.Fatal(err)
+					}
+					s = ps.Convert(s, now, nps)
+					ps = nps
+					// Loans and reservations of the old Params give back
+					// nothing on the Limiter (its old generation is
+					// retired); the pure steps have no generations.
+					loans, rs = nil, nil
+					T = max(int64(ps.Unit())/max(1, int64(ps.e)), 1)
+				case 7:
+					if got, want := l.RemainingAt(now), ps.Remaining(s, now); got != want {
+						fail("Remaining", got, want)
+					}
+				case 8:
+					if got, want := l.TokensAt(now), ps.Tokens(s, now); got != want {
+						fail("Tokens", got, want)
+					}
+				}
+				if g, ls := l.live(); ls != s || g.ps != ps {
+					fail("state", ls, s)
+				}
+			}
+		}
+	}
+}
+
+// TestRefund: a refund right after its admission restores the state before
+// it exactly; after any other decision, a SetParams or at the end of time
+// it gives back nothing.
+func TestRefund(t *testing.T) {
+	l, _ := New(1, time.Second, 5)
+	before, _ := l.live()
+	_, bs := l.live()
+	r, rc, err := l.TakeAt(0, 3)
+	if err != nil || !r.OK || rc.N != 3 {
+		t.Fatalf("TakeAt: %+v %+v %v", r, rc, err)
+	}
+	l.Refund(rc)
+	if g, s := l.live(); g != before || s != bs {
+		t.Fatalf("after the refund: state %v, want %v", s, bs)
+	}
+	// Another admission in between: nothing given back.
+	_, rc, _ = l.TakeAt(0, 2)
+	l.AllowAt(0)
+	l.Refund(rc)
+	if got := l.RemainingAt(0); got != 2 {
+		t.Fatalf("refund after a later admission: %d left, want 2", got)
+	}
+	// Zero receipts (a denial, n = 0) refund nothing.
+	_, rc0, _ := l.TakeAt(0, 0)
+	_, rcd, _ := l.TakeAt(0, 5)
+	if rc0 != (limit.Receipt{}) || rcd != (limit.Receipt{}) {
+		t.Fatalf("receipts of n=0 and of a denial: %+v %+v", rc0, rcd)
+	}
+	l.Refund(rc0)
+	l.Refund(rcd)
+	if got := l.RemainingAt(0); got != 2 {
+		t.Fatalf("zero receipts changed the bucket: %d left", got)
+	}
+
+	// A SetParams in between: 1 token per second, then 3 per second with
+	// the same unit and burst, set at the admission's now. The new state
+	// would equal the admission's after but for Convert's 1ns: restoring
+	// the state before the admission under the new rate would show 3
+	// tokens at 1s, where exactness gives 1 (refilled at the old rate).
+	sec := int64(time.Second)
+	l, _ = New(1, time.Second, 5)
+	l.AllowNAt(0, 5)
+	_, rc, _ = l.TakeAt(sec, 1)
+	fast, _ := NewParams(3, time.Second, 5)
+	if fast.Unit() != l.Params().Unit() {
+		t.Fatal("setup: the units differ")
+	}
+	l.SetParamsAt(sec, fast)
+	l.Refund(rc)
+	if got := l.RemainingAt(sec + 1); got != 0 {
+		t.Fatalf("refund across a SetParams: %d tokens at 1s, want 0 (the token stays taken)", got)
+	}
+
+	// The end of time.
+	l, _ = New(1, time.Second, 5)
+	_, rc, _ = l.TakeAt(math.MaxInt64, 1)
+	l.Refund(rc)
+	if got := l.RemainingAt(math.MaxInt64); got != 4 {
+		t.Fatalf("refund at the end of time: %d left, want 4", got)
+	}
+}
+
+// TestConcurrentRefund: goroutines take and refund at once on one bucket,
+// with a shared clock; the admissions not refunded stay within the bound.
+func TestConcurrentRefund(t *testing.T) {
+	l, _ := New(3, time.Microsecond, 4)
+	ps := l.Params()
+	var clock atomic.Int64
+	const G = 6
+	iters := 5000
+	if testing.Short() {
+		iters = 2000
+	}
+	per := make([][]use, G)
+	var wg sync.WaitGroup
+	for g := range G {
+		wg.Go(func() {
+			rng := rand.New(rand.NewPCG(uint64(g), 13))
+			var held []limit.Receipt
+			for range iters {
+				now := clock.Add(rng.Int64N(300))
+				n := 1 + rng.Int64N(2)
+				r, rc, _ := l.TakeAt(now, n)
+				if !r.OK {
+					continue
+				}
+				u := use{At: now, Cost: n * ps.Unit(), Kind: "take"}
+				switch {
+				case g%2 == 0 && rng.IntN(2) == 0:
+					l.Refund(rc) // at once: usually exact
+					continue
+				case g%2 == 1 && rng.IntN(4) == 0:
+					// Later, after this goroutine's next decisions: usually
+					// nothing is given back. The caller does not use a
+					// refunded admission either way.
+					held = append(held, rc)
+					continue
+				}
+				if len(held) > 0 && rng.IntN(3) == 0 {
+					l.Refund(held[0])
+					held = held[1:]
+				}
+				per[g] = append(per[g], u)
+			}
+		})
+	}
+	wg.Wait()
+	checkBound(t, slices.Concat(per...), ps)
 }

@@ -6,11 +6,12 @@ import (
 	"time"
 
 	"github.com/cellrate/cellrate/bucket"
+	"github.com/cellrate/cellrate/limit"
 )
 
 func ExampleLimiter() {
 	// Half a token per second, bursts of two: exact, not 0.49999...
-	l, err := bucket.New(0.5, 2)
+	l, err := bucket.NewRate(0.5, 2)
 	if err != nil {
 		panic(err)
 	}
@@ -28,7 +29,7 @@ func ExampleLimiter() {
 }
 
 func ExampleReservation() {
-	l, _ := bucket.NewPer(1, time.Second, 1)
+	l, _ := bucket.New(1, time.Second, 1)
 	l.AllowAt(0)
 	r, _ := l.ReserveAt(0, 1)
 	fmt.Println("act in", time.Duration(r.Wait))
@@ -42,7 +43,7 @@ func ExampleReservation() {
 
 func ExampleLoan() {
 	// A shard borrows a batch, serves what it can, returns the rest at once.
-	l, _ := bucket.NewPer(100, time.Second, 10)
+	l, _ := bucket.New(100, time.Second, 10)
 	loan := l.TakeUpToAt(0, 8)
 	fmt.Println("borrowed", loan.N)
 	units := l.GiveBack(&loan, 5)
@@ -54,7 +55,7 @@ func ExampleLoan() {
 }
 
 func ExampleLimiter_Wait() {
-	l, _ := bucket.NewPer(1, time.Hour, 1)
+	l, _ := bucket.New(1, time.Hour, 1)
 	l.Allow()
 	// The next token is an hour away: a context with a sooner deadline
 	// returns at once instead of blocking.
@@ -93,11 +94,70 @@ func ExampleWithClock() {
 	// A clock the test controls; nanotime.Since() is the one that follows
 	// testing/synctest's fake time.
 	var fake int64
-	l, _ := bucket.NewPer(1, time.Second, 1, bucket.WithClock(func() int64 { return fake }))
+	l, _ := bucket.New(1, time.Second, 1, bucket.WithClock(func() int64 { return fake }))
 	fmt.Println(l.Allow(), l.Allow())
 	fake += int64(time.Second)
 	fmt.Println(l.Allow())
 	// Output:
 	// true false
 	// true
+}
+
+func ExampleNew() {
+	// 3 tokens per second, bursts of 5; errors name the parameter refused.
+	l, _ := bucket.New(3, time.Second, 5)
+	r, _ := l.AllowNAt(0, 5)
+	fmt.Println(r.OK, l.RemainingAt(0), l.RemainingAt(int64(time.Second)))
+	_, err := bucket.New(3, 0, 5)
+	fmt.Println(err)
+	// Output:
+	// true 0 3
+	// bucket: period 0s out of range (must be >= 1ns)
+}
+
+func ExampleLimiter_SetRateAt() {
+	l, _ := bucket.New(1, time.Second, 10)
+	l.AllowNAt(0, 10)
+	// From 1s on, 10 per second: the token refilled by then carries over.
+	_ = l.SetRateAt(int64(time.Second), 10, time.Second)
+	fmt.Println(l.RemainingAt(int64(time.Second)), l.RemainingAt(int64(2*time.Second)))
+	// Output:
+	// 1 10
+}
+
+func ExampleParams_TakeUpTo() {
+	// The batch-borrow and its give-back as pure steps on a State kept
+	// anywhere.
+	ps, _ := bucket.NewParams(1, time.Second, 10)
+	var s bucket.State
+	s, n := ps.TakeUpTo(s, 0, 8)
+	loan := s
+	s, units := ps.GiveBack(s, loan, 5)
+	fmt.Println(n, units/ps.Unit(), ps.Remaining(s, 0))
+	// Output:
+	// 8 5 7
+}
+
+func ExampleParams_Reserve() {
+	ps, _ := bucket.NewParams(1, time.Second, 1)
+	s, _, _ := ps.Step(bucket.State{}, 0, 1)
+	s, r, _ := ps.Reserve(s, 0, 1)
+	fmt.Println(r.OK, time.Duration(r.Wait), ps.Tokens(s, 0))
+	// Output:
+	// true 1s -1
+}
+
+func ExampleLimiter_TakeAt() {
+	// A per-key bucket and a global one, all or nothing: when the global
+	// bucket denies, All refunds the per-key bucket at once.
+	perKey, _ := bucket.New(5, time.Second, 5)
+	global, _ := bucket.New(100, time.Second, 3)
+	both, _ := limit.NewAll(perKey, global)
+	r, _ := both.AllowNAt(0, 3)
+	fmt.Println(r.OK, perKey.RemainingAt(0), global.RemainingAt(0))
+	r, _ = both.AllowNAt(0, 2) // the global bucket is empty: nothing kept
+	fmt.Println(r.OK, perKey.RemainingAt(0), global.RemainingAt(0))
+	// Output:
+	// true 2 0
+	// false 2 0
 }

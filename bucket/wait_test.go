@@ -15,7 +15,7 @@ import (
 
 func TestWaitBlocksForTheRefill(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		l, _ := NewPer(2, time.Second, 1, WithClock(nanotime.Since()))
+		l, _ := New(2, time.Second, 1, WithClock(nanotime.Since()))
 		start := time.Now()
 		for i := range 5 {
 			if err := l.Wait(context.Background(), 1); err != nil {
@@ -30,7 +30,7 @@ func TestWaitBlocksForTheRefill(t *testing.T) {
 
 func TestWaitersAreServedInOrder(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		l, _ := NewPer(1, time.Second, 1, WithClock(nanotime.Since()))
+		l, _ := New(1, time.Second, 1, WithClock(nanotime.Since()))
 		l.Allow()
 		start := time.Now()
 		done := make(chan time.Duration, 3)
@@ -53,7 +53,7 @@ func TestWaitersAreServedInOrder(t *testing.T) {
 
 func TestWaitCancelGivesBack(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		l, _ := NewPer(1, time.Second, 1, WithClock(nanotime.Since()))
+		l, _ := New(1, time.Second, 1, WithClock(nanotime.Since()))
 		l.Allow()
 		ctx, cancel := context.WithCancel(context.Background())
 		errc := make(chan error)
@@ -76,7 +76,7 @@ func TestWaitCancelGivesBack(t *testing.T) {
 
 func TestWaitDeadline(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		l, _ := NewPer(1, time.Second, 1, WithClock(nanotime.Since()))
+		l, _ := New(1, time.Second, 1, WithClock(nanotime.Since()))
 		l.Allow()
 		ctx, cancel := context.WithTimeout(context.Background(), 999*time.Millisecond)
 		defer cancel()

@@ -129,7 +129,7 @@ func bucketSubject(name string, events int64, period time.Duration, burst int64)
 	p := must(bucket.NewParams(events, period, burst))
 	return Subject{
 		Name: name,
-		New:  func() limit.Limiter { return bucket.NewFromParams(p) },
+		New:  func() limit.Limiter { return must(bucket.NewFromParams(p)) },
 		MaxN: burst, Burst: burst, Rate: RatePer(events, period), GivenTimes: true,
 		Init: bucket.State{},
 		Step: func(s any, now, n int64) (any, limit.Result, error) { return p.Step(s.(bucket.State), now, n) },
@@ -142,7 +142,7 @@ func stripedSubject(name string, events int64, period time.Duration, burst, batc
 	return Subject{
 		Name: name,
 		New: func() limit.Limiter {
-			return must(striped.NewPer(events, period, burst, striped.WithBatch(batch)))
+			return must(striped.New(events, period, burst, striped.WithBatch(batch)))
 		},
 		MaxN: burst, Burst: burst, Rate: RatePer(events, period), GivenTimes: true,
 	}

@@ -9,7 +9,7 @@ import (
 
 func ExampleLimiter() {
 	// 10 tokens a second, at most 5 at once; each P borrows 2 beyond its need.
-	l, err := striped.NewPer(10, time.Second, 5, striped.WithBatch(2))
+	l, err := striped.New(10, time.Second, 5, striped.WithBatch(2))
 	if err != nil {
 		panic(err)
 	}
@@ -26,7 +26,19 @@ func ExampleLimiter() {
 }
 
 func ExampleNew_errors() {
-	_, err := striped.New(100, 10, striped.WithBatch(20))
+	_, err := striped.NewRate(100, 10, striped.WithBatch(20))
 	fmt.Println(err)
-	// Output: striped: batch must be in [1, min(burst, 2^31-1)] = [1, 10], got 20
+	// Output: striped: batch 20 out of range [1, 10]
+}
+
+func ExampleLimiter_RemainingAt() {
+	// What a request on the calling P could take: its cache's tokens plus
+	// the shared bucket's (other Ps' caches are not counted).
+	l, _ := striped.New(10, time.Second, 8, striped.WithBatch(3))
+	fmt.Println(l.RemainingAt(0))
+	l.AllowNAt(0, 8)
+	fmt.Println(l.RemainingAt(0), l.RemainingAt(int64(500*time.Millisecond)))
+	// Output:
+	// 8
+	// 0 5
 }

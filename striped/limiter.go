@@ -1,12 +1,9 @@
 package striped
 
 import (
-	"errors"
-	"fmt"
 	"math"
 	"math/bits"
 	"runtime"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -14,7 +11,7 @@ import (
 
 	"github.com/cellrate/cellrate/atomic128"
 	"github.com/cellrate/cellrate/bucket"
-	"github.com/cellrate/cellrate/internal/backoff"
+	cellrun "github.com/cellrate/cellrate/internal/cell" // counter.go has a type cell
 	"github.com/cellrate/cellrate/limit"
 	"github.com/cellrate/cellrate/nanotime"
 )
@@ -25,10 +22,11 @@ import (
 //
 // # How it decides
 //
-// The shared bucket is a bucket.State in a 128-bit cell, run by
-// bucket.Params.StepUnits. Each P's cache holds tokens borrowed from it in
-// one batch. A request is admitted from the calling P's cache with one
-// compare-and-swap on that cache's line. When the cache lacks tokens, the P
+// The shared bucket is a bucket.State in a 128-bit cell, run by bucket's
+// pure steps (Params.TakeUpTo, and Params.Lines to read its refill line).
+// Each P's cache holds tokens borrowed from it in one batch. A request is
+// admitted from the calling P's cache with one compare-and-swap on that
+// cache's line. When the cache lacks tokens, the P
 // borrows what the request needs plus up to a batch more from the shared
 // bucket, all or nothing for the part it needs. When the shared bucket lacks
 // them too, the P remembers when the bucket empties (its refill line), and
@@ -82,9 +80,8 @@ import (
 // shared line at most once per refill of what it needs, and reads the 64
 // caches at most once every IdleAfter/2. The default batch,
 // burst/(2*GOMAXPROCS), keeps the caches to half the burst in all while
-// GOMAXPROCS stays what it was at New. A
-// cache's tokens last until the bucket would have
-// refilled them: for a bucket kept near full (demand well below the rate) a
+// GOMAXPROCS stays what it was at New. A cache's tokens last until the
+// bucket would have refilled them: for a bucket kept near full (demand well below the rate) a
 // batch of k lasts k/r, so the batch must cover what a P uses in that time
 // for the P to stay off the shared line; a limiter whose burst is not a
 // large multiple of GOMAXPROCS, or whose rate far exceeds its demand with a
@@ -92,14 +89,28 @@ import (
 // a plain bucket does. Results report Remaining as the tokens left in the
 // calling P's cache, a lower bound of what the limiter holds.
 //
-// The zero value is not usable: make a Limiter with New, NewPer or
+// # Time at the ends of int64
+//
+// Every sum of a time and a span saturates at the ends of int64 time. A
+// loan whose last refill slot would end past math.MaxInt64 (a borrow within
+// burst/r of the end) is taken for the request alone: its slots' end does
+// not fit a cache, so none of it is cached.
+//
+// # What it does not do
+//
+// There is no Reserve, Wait, SetRate or SetBurst: cached tokens carry refill
+// slots in the units of the rate and burst they were borrowed under, and a
+// cache's view of the shared bucket (its refill line) holds only because
+// nothing is ever given back to it; a reservation's debt, a give-back or a
+// new rate would break both. Use a bucket.Limiter for those. As a member
+// of a limit.All, a refund (Refund) goes back into the cache that served
+// the admission, never to the shared bucket.
+//
+// The zero value is not usable: make a Limiter with New, NewRate or
 // NewFromParams. A Limiter must not be copied after first use.
 type Limiter struct {
 	_      noCopy
 	ps     bucket.Params
-	e, p   uint64 // units refilled per ns, units per token
-	cap    uint64 // burst*p: the units a full bucket holds
-	burst  int64
 	batch  int64
 	idle   int64 // IdleAfter in ns
 	clock  nanotime.Clock
@@ -113,8 +124,9 @@ type Limiter struct {
 	_                  [lineSize]byte
 }
 
-// signBit maps int64 time onto bucket.State.T's unsigned order.
-const signBit = 1 << 63
+// timeBias encodes a cache's int64 times (empty, scan) so that the zero
+// word means math.MinInt64: uint64(t) ^ timeBias.
+const timeBias = 1 << 63
 
 const (
 	tokShift = 32        // a cache word is tokens<<tokShift | generation
@@ -136,7 +148,7 @@ type cacheData struct {
 	zNs  atomic.Int64
 	zRem atomic.Uint64
 	// empty is the shared bucket's empty time (its refill line crosses 0
-	// there), as seen by this cache's last look, encoded as uint64(t)^signBit
+	// there), as seen by this cache's last look, encoded as uint64(t)^timeBias
 	// so that the zero value means "never looked" (math.MinInt64).
 	empty atomic.Uint64
 	// since is the now of the cache's last refill: a cache that has not
@@ -177,67 +189,82 @@ func WithIdleAfter(d time.Duration) Option {
 
 // WithClock makes the plain (non-At) methods read clock instead of
 // nanotime.Now: for example nanotime.Since(), which follows
-// testing/synctest's fake time.
+// testing/synctest's fake time. A nil clock is a *limit.ParamError.
 func WithClock(clock nanotime.Clock) Option { return func(c *config) { c.clock = clock } }
 
-// New returns a full limiter refilling rate tokens per second with the
-// given burst; bucket.RateParams says how the float is read.
-func New(rate float64, burst int64, opts ...Option) (*Limiter, error) {
-	if math.IsNaN(rate) || math.IsInf(rate, 0) || rate <= 0 {
-		return nil, fmt.Errorf("striped: rate must be a finite number of tokens per second > 0, got %v", rate)
+// New returns a full limiter refilling events tokens per period with the
+// given burst. A parameter out of range is a *limit.ParamError (see
+// bucket.NewParams and the options).
+func New(events int64, period time.Duration, burst int64, opts ...Option) (*Limiter, error) {
+	ps, err := NewParams(events, period, burst)
+	if err != nil {
+		return nil, err
 	}
-	if burst < 1 {
-		return nil, fmt.Errorf("striped: burst must be >= 1, got %d", burst)
-	}
+	return NewFromParams(ps, opts...)
+}
+
+// NewRate returns a full limiter refilling rate tokens per second with the
+// given burst; bucket.RateParams says how the float is read and which values
+// are refused.
+func NewRate(rate float64, burst int64, opts ...Option) (*Limiter, error) {
 	ps, err := bucket.RateParams(rate, burst)
 	if err != nil {
-		return nil, restamp(err)
+		return nil, relabel(err)
 	}
 	return NewFromParams(ps, opts...)
 }
 
-// NewPer returns a full limiter refilling events tokens per period with the
-// given burst.
-func NewPer(events int64, period time.Duration, burst int64, opts ...Option) (*Limiter, error) {
+// NewParams is bucket.NewParams, with this package's name in its errors.
+func NewParams(events int64, period time.Duration, burst int64) (bucket.Params, error) {
 	ps, err := bucket.NewParams(events, period, burst)
-	if err != nil {
-		return nil, restamp(err)
-	}
-	return NewFromParams(ps, opts...)
+	return ps, relabel(err)
 }
 
-// NewFromParams returns a full limiter with valid Params ps.
-func NewFromParams(ps bucket.Params, opts ...Option) (*Limiter, error) {
-	events, _ := ps.Rate()
-	l := &Limiter{ps: ps, e: uint64(events), p: uint64(ps.Unit()), burst: ps.Burst()}
-	if l.e == 0 || l.p == 0 || l.burst < 1 {
-		return nil, errors.New("striped: params must come from bucket.NewParams or bucket.RateParams")
+// relabel makes a *limit.ParamError from package bucket this package's:
+// the parameter and its range are the same.
+func relabel(err error) error {
+	if pe, ok := err.(*limit.ParamError); ok {
+		pe.Pkg = "striped"
 	}
-	l.cap = uint64(l.burst) * l.p
-	cfg := config{batch: min(max(1, l.burst/int64(2*runtime.GOMAXPROCS(0))), maxBatch), clock: nanotime.Now}
+	return err
+}
+
+// NewFromParams returns a full limiter with Params ps. The zero Params, and
+// an option out of range, are a *limit.ParamError.
+func NewFromParams(ps bucket.Params, opts ...Option) (*Limiter, error) {
+	if ps.Unit() == 0 {
+		return nil, &limit.ParamError{Pkg: "striped", Param: "params", Value: ps, Reason: "the zero Params: make them with bucket.NewParams or bucket.RateParams"}
+	}
+	l := &Limiter{ps: ps}
+	burst := ps.Burst()
+	cfg := config{batch: min(max(1, burst/int64(2*runtime.GOMAXPROCS(0))), maxBatch), clock: nanotime.Now}
 	for _, o := range opts {
 		o(&cfg)
 	}
 	if !cfg.idleSet {
 		// A quarter of burst/rate: cap/e ns over 4.
-		cfg.idle = max(int64(minIdle), int64(min(l.cap/l.e/4, math.MaxInt64)))
+		cfg.idle = max(int64(minIdle), int64(min(l.cap()/l.e()/4, math.MaxInt64)))
 	}
 	switch {
-	case cfg.batch < 1 || cfg.batch > l.burst || cfg.batch > maxBatch:
-		return nil, fmt.Errorf("striped: batch must be in [1, min(burst, 2^31-1)] = [1, %d], got %d", min(l.burst, maxBatch), cfg.batch)
+	case cfg.batch < 1 || cfg.batch > burst || cfg.batch > maxBatch:
+		return nil, &limit.ParamError{Pkg: "striped", Param: "batch", Value: cfg.batch, Min: int64(1), Max: min(burst, maxBatch)}
 	case cfg.idle < int64(minIdle):
-		return nil, fmt.Errorf("striped: idle-after must be >= %v, got %v", minIdle, time.Duration(cfg.idle))
+		return nil, &limit.ParamError{Pkg: "striped", Param: "idle-after", Value: time.Duration(cfg.idle), Min: minIdle}
 	case cfg.clock == nil:
-		return nil, errors.New("striped: clock must not be nil")
+		return nil, &limit.ParamError{Pkg: "striped", Param: "clock", Value: cfg.clock, Reason: "must not be nil"}
 	}
 	l.batch, l.idle, l.clock = cfg.batch, cfg.idle, cfg.clock
 	return l, nil
 }
 
-// restamp gives an error from package bucket this package's prefix.
-func restamp(err error) error {
-	return errors.New("striped: " + strings.TrimPrefix(err.Error(), "bucket: "))
+// e, p and cap read the shared bucket's Params: the units it refills per
+// ns, the units a token is, and the units it holds when full.
+func (l *Limiter) e() uint64 {
+	ev, _ := l.ps.Rate()
+	return uint64(ev)
 }
+func (l *Limiter) p() uint64   { return uint64(l.ps.Unit()) }
+func (l *Limiter) cap() uint64 { return uint64(l.ps.Burst()) * l.p() }
 
 // Params returns the shared bucket's Params.
 func (l *Limiter) Params() bucket.Params { return l.ps }
@@ -264,26 +291,71 @@ func (l *Limiter) AllowNAt(now, n int64) (limit.Result, error) {
 	switch {
 	case n < 0:
 		return limit.Result{RetryAfter: limit.Never}, limit.ErrNegativeCost
-	case n > l.burst:
+	case n > l.ps.Burst():
 		return limit.Result{RetryAfter: limit.Never}, limit.ErrCostExceedsBurst
 	}
 	return l.allowN(l.local(), now, n), nil
 }
 
+// Remaining is RemainingAt with the Limiter's clock.
+func (l *Limiter) Remaining() int64 { return l.RemainingAt(l.clock()) }
+
+// RemainingAt returns the whole tokens a request on the calling P could
+// take at now if nothing else happened first: those usable in its P's cache
+// plus those the shared bucket holds. Tokens in other Ps' caches are not
+// counted.
+func (l *Limiter) RemainingAt(now int64) int64 {
+	v, s := l.look(l.local(), now)
+	return int64(v) + l.ps.Remaining(s, now)
+}
+
+// Tokens is TokensAt with the Limiter's clock.
+func (l *Limiter) Tokens() float64 { return l.TokensAt(l.clock()) }
+
+// TokensAt is RemainingAt with the shared bucket's fraction of a token (and
+// its shortfall at a stale now), for display: the float rounds; decisions
+// never use it.
+func (l *Limiter) TokensAt(now int64) float64 {
+	v, s := l.look(l.local(), now)
+	return float64(v) + l.ps.Tokens(s, now)
+}
+
+// look returns the tokens usable at now in cache c (none while it is being
+// refilled) and the shared bucket's state.
+func (l *Limiter) look(c *cache, now int64) (uint64, bucket.State) {
+	var v uint64
+	if w := c.w.Load(); w&1 == 0 {
+		v, _ = l.usable(w>>tokShift, c.end(), now)
+	}
+	t, d := l.state.Load()
+	return v, bucket.State{T: t, Deficit: d}
+}
+
 // allowN decides a request of n in [0, burst] on cache c.
 func (l *Limiter) allowN(c *cache, now, n int64) limit.Result {
+	r, _ := l.admit(c, now, n)
+	return r
+}
+
+// undo is what a refund of an admission needs: the cache word the
+// admission wrote, and the word a refund puts back while the cache still
+// holds that one. Both are zero when the admission wrote no word.
+type undo struct{ after, back uint64 }
+
+// admit is allowN with the undo of its admission.
+func (l *Limiter) admit(c *cache, now, n int64) (limit.Result, undo) {
 	w := c.w.Load()
 	if w&1 == 0 {
 		z := c.end()
 		v, _ := l.usable(w>>tokShift, z, now)
 		if n == 0 {
-			return limit.Result{OK: true, Remaining: int64(v)}
+			return limit.Result{OK: true, Remaining: int64(v)}, undo{}
 		}
-		if v >= uint64(n) && c.w.CompareAndSwap(w, (v-uint64(n))<<tokShift|w&genMask) {
-			return limit.Result{OK: true, Remaining: int64(v) - n}
+		if next := (v-uint64(n))<<tokShift | w&genMask; v >= uint64(n) && c.w.CompareAndSwap(w, next) {
+			return limit.Result{OK: true, Remaining: int64(v) - n}, undo{next, w}
 		}
 		if v < uint64(n) && l.dry(c, now, n-int64(v)) && now < c.scanAt() {
-			return limit.Result{Remaining: int64(v), RetryAfter: l.retryAfter(c, now, n, v, z)}
+			return limit.Result{Remaining: int64(v), RetryAfter: l.retryAfter(c, now, n, v, z)}, undo{}
 		}
 	}
 	return l.refill(c, now, n)
@@ -293,12 +365,18 @@ func (l *Limiter) allowN(c *cache, now, n int64) limit.Result {
 // The P id only picks the cache: everything done to it is atomic, so a
 // goroutine that moves to another P meanwhile is still correct.
 func (l *Limiter) local() *cache {
+	c, _ := l.localID()
+	return c
+}
+
+// localID is local with the cache's index in the table.
+func (l *Limiter) localID() (*cache, int) {
 	for {
 		pid := procPin()
 		c := l.caches.get(pid)
 		procUnpin()
 		if c != nil {
-			return c
+			return c, pid
 		}
 		l.caches.grow(pid)
 	}
@@ -320,72 +398,136 @@ func (l *Limiter) usable(k uint64, z end, now int64) (v uint64, early bool) {
 		return 0, false
 	}
 	// (z - now)*e in units, exactly.
-	hi, lo := bits.Mul64(uint64(z.ns)-uint64(now), l.e)
+	hi, lo := bits.Mul64(uint64(z.ns)-uint64(now), l.e())
 	lo, carry := bits.Add64(lo, z.rem, 0)
-	if hi+carry != 0 || lo > l.cap {
+	if hi+carry != 0 || lo > l.cap() {
 		return 0, true
 	}
 	// All k usable is the common case; it needs no division.
-	if kh, kl := bits.Mul64(k, l.p); kh == 0 && kl <= lo {
+	if kh, kl := bits.Mul64(k, l.p()); kh == 0 && kl <= lo {
 		return k, false
 	}
-	return lo / l.p, false
+	if testHookPartial != nil {
+		testHookPartial()
+	}
+	return lo / l.p(), false
 }
 
+// testHookPartial, when set by a test, runs where usable finds only some of
+// a cache's tokens usable: between allowN's load of the cache word and its
+// compare-and-swap. It sits on the division's branch, never on the path
+// where all are usable, and is nil outside tests.
+var testHookPartial func()
+
 // refill is the slow path: the calling P's cache lacks n usable tokens.
-func (l *Limiter) refill(c *cache, now, n int64) limit.Result {
+func (l *Limiter) refill(c *cache, now, n int64) (limit.Result, undo) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	// Close the cache: admissions and takeovers skip an odd generation.
-	w := c.w.Load()
-	for !c.w.CompareAndSwap(w, w&genMask+1) {
-		w = c.w.Load()
-	}
+	w := cellrun.Run64(&c.w, func(w uint64) (uint64, uint64, bool) { return w&genMask + 1, w, true })
 	gen, k, z := w&genMask, w>>tokShift, c.end()
 	v, early := l.usable(k, z, now)
-	keep := k // tokens to keep: all for a stale now, the unexpired ones else
-	if !early {
-		keep = v
+	if early {
+		// A now before all of this cache's slots: keep them for later. The
+		// shared bucket surely holds nothing at such a now: the loan's end
+		// z is its empty time at the loan plus burst/r (Params.Lines), so
+		// now < z - burst/r is before that empty time, and no take moves a
+		// bucket's empty time back. Neither a borrow nor a takeover (which
+		// needs this cache empty: a cache holds one loan's slots) can
+		// admit, so deny at once.
+		c.open(gen, z, k)
+		return limit.Result{RetryAfter: l.retryAfter(c, now, n, 0, z)}, undo{}
 	}
 	if v >= uint64(n) { // another goroutine refilled this cache meanwhile
-		c.open(gen, z, keep-uint64(n))
-		return limit.Result{OK: true, Remaining: int64(v) - n}
+		// Same loan (z), so a refund may put back the word as it was.
+		return limit.Result{OK: true, Remaining: int64(v) - n}, undo{c.open(gen, z, v-uint64(n)), w}
 	}
+	// The v usable tokens go to this request with need more; expired ones
+	// are dropped.
 	need := n - int64(v)
-	rest := keep - v // tokens left after using the usable ones
-	want := need
-	if rest == 0 {
-		want += l.batch
-	}
 	if !l.dry(c, now, need) {
-		if m, zm, ok := l.borrow(c, now, need, want); ok {
-			if rest == 0 {
-				c.since.Store(now) // before open: a thief seeing the loan sees it new
-				c.open(gen, zm, uint64(m-need))
-				return limit.Result{OK: true, Remaining: m - need}
-			}
-			c.open(gen, z, rest)
-			return limit.Result{OK: true}
+		if m, zm, ok := l.borrow(c, now, need, need+l.batch); ok {
+			c.since.Store(now) // before open: a thief seeing the loan sees it new
+			after := c.open(gen, zm, uint64(m-need))
+			return limit.Result{OK: true, Remaining: m - need}, l.giveBack(after, uint64(need))
 		}
 	}
-	// Take an idle cache over only if this one is left empty: a cache holds
-	// one loan's slots, and a stale now may leave this one's unused.
-	if rest == 0 {
-		if zt, kt, ok := l.takeOver(c, now, need); ok {
-			c.since.Store(now)
-			c.open(gen, zt, kt)
-			return limit.Result{OK: true, Remaining: int64(kt)}
-		}
+	if zt, kt, ok := l.takeOver(c, now, need); ok {
+		c.since.Store(now)
+		after := c.open(gen, zt, kt)
+		return limit.Result{OK: true, Remaining: int64(kt)}, l.giveBack(after, uint64(need))
 	}
-	c.open(gen, z, keep)
-	return limit.Result{Remaining: int64(v), RetryAfter: l.retryAfter(c, now, n, v, z)}
+	c.open(gen, z, v)
+	return limit.Result{Remaining: int64(v), RetryAfter: l.retryAfter(c, now, n, v, z)}, undo{}
 }
 
-// open publishes a cache's new loan and reopens it to admissions.
-func (c *cache) open(gen uint64, z end, k uint64) {
+// giveBack is the undo of an admission that took need tokens of the loan
+// it left in the cache (borrowed, or taken over) and v of the loan before:
+// a refund puts the need back into the cache, as the first of its loan's
+// slots again, up to what a cache word holds; the v stay spent, since a
+// cache holds one loan's slots.
+func (l *Limiter) giveBack(after, need uint64) undo {
+	need = min(need, maxBatch-after>>tokShift)
+	return undo{after, after + need<<tokShift}
+}
+
+// TakeAt is AllowNAt that also returns, when it admits n > 0, the Receipt
+// Refund needs (limit.Member). Its Before holds the cache's index and the
+// cache word a refund puts back, its After the cache word the admission
+// wrote.
+func (l *Limiter) TakeAt(now, n int64) (limit.Result, limit.Receipt, error) {
+	switch {
+	case n < 0:
+		return limit.Result{RetryAfter: limit.Never}, limit.Receipt{}, limit.ErrNegativeCost
+	case n > l.ps.Burst():
+		return limit.Result{RetryAfter: limit.Never}, limit.Receipt{}, limit.ErrCostExceedsBurst
+	}
+	c, pid := l.localID()
+	r, rc := l.takeAt(c, pid, now, n)
+	return r, rc, nil
+}
+
+// takeAt is TakeAt on cache c, the table's pid-th.
+func (l *Limiter) takeAt(c *cache, pid int, now, n int64) (limit.Result, limit.Receipt) {
+	r, u := l.admit(c, now, n)
+	if !r.OK || n == 0 {
+		return r, limit.Receipt{}
+	}
+	return r, limit.Receipt{At: now, N: n, Before: [2]uint64{uint64(pid), u.back}, After: [2]uint64{u.after}}
+}
+
+// Refund gives back the tokens of the admission that returned rc (see
+// limit.Member), into the cache that served it, while that cache's word is
+// still the one the admission wrote (no other admission, refill or takeover
+// on it since, or all since refunded). For an admission the cache served
+// (all but about one in Batch()) that is exact: the cache is as before it.
+// An admission that borrowed from the shared bucket or took an idle cache
+// over also used the tokens its cache held from the loan before; a refund
+// puts back only the ones of the new loan (the cache holds one loan's
+// slots), never more than exactness would. Otherwise it gives back nothing:
+// other admissions were decided with the tokens taken. The cache word's
+// generation tells loans apart; it has 31 bits, so a receipt refunded after
+// 2^31 refills of its cache could meet its word again.
+func (l *Limiter) Refund(rc limit.Receipt) {
+	if rc.N == 0 {
+		return
+	}
+	c := l.caches.get(int(rc.Before[0]))
+	if c == nil {
+		return
+	}
+	after, back := rc.After[0], rc.Before[1]
+	cellrun.Run64(&c.w, func(w uint64) (uint64, struct{}, bool) { return back, struct{}{}, w == after })
+}
+
+// open publishes a cache's new loan and reopens it to admissions; it
+// returns the word it stored.
+func (c *cache) open(gen uint64, z end, k uint64) uint64 {
 	c.zNs.Store(z.ns)
 	c.zRem.Store(z.rem)
-	c.w.Store(k<<tokShift | (gen+2)&genMask)
+	w := k<<tokShift | (gen+2)&genMask
+	c.w.Store(w)
+	return w
 }
 
 // end returns the end of the cache's loan. Read it after the cache word:
@@ -393,17 +535,17 @@ func (c *cache) open(gen uint64, z end, k uint64) {
 func (c *cache) end() end { return end{c.zNs.Load(), c.zRem.Load()} }
 
 // emptyAt returns the shared bucket's empty time as the cache last saw it.
-func (c *cache) emptyAt() int64 { return int64(c.empty.Load() ^ signBit) }
+func (c *cache) emptyAt() int64 { return int64(c.empty.Load() ^ timeBias) }
 
 // scanAt returns the now from which the cache may look for idle caches.
-func (c *cache) scanAt() int64 { return int64(c.scan.Load() ^ signBit) }
+func (c *cache) scanAt() int64 { return int64(c.scan.Load() ^ timeBias) }
 
 // saw records the shared bucket's empty time t. It only moves forward:
 // takes only move the bucket's refill line later, so an older look is
 // still a valid (earlier) bound.
 func (c *cache) saw(t int64) {
 	if t > c.emptyAt() {
-		c.empty.Store(uint64(t) ^ signBit)
+		c.empty.Store(uint64(t) ^ timeBias)
 	}
 }
 
@@ -418,44 +560,41 @@ func (l *Limiter) dry(c *cache, now, j int64) bool {
 	if now <= empty {
 		return true
 	}
-	hi, lo := bits.Mul64(uint64(now)-uint64(empty), l.e)
-	return hi == 0 && lo < uint64(j)*l.p
+	hi, lo := bits.Mul64(uint64(now)-uint64(empty), l.e())
+	return hi == 0 && lo < uint64(j)*l.p()
 }
 
-// lines returns the empty time of a shared state, rounded down to a whole
-// ns (its level at any now is min(burst, (now-empty)*r) tokens), and its
-// full time, where the slot of the last token taken from it ends.
-func (l *Limiter) lines(s bucket.State) (empty int64, full end) {
-	t := int64(s.T ^ signBit)
-	empty = satAdd(t, floorDiv(int64(s.Deficit)-int64(l.cap), l.e))
-	full = end{satAdd(t, int64(s.Deficit/l.e)), s.Deficit % l.e}
-	return empty, full
-}
-
-// borrow takes between need and want tokens from the shared bucket at now,
-// all of them or none if it holds fewer than need. It returns how many it
-// took and the end of their last slot.
+// borrow takes between need and want tokens from the shared bucket at now
+// (Params.TakeUpTo), all of them or none if it holds fewer than need. It
+// returns how many it took and the end of their last slot. End of time: if
+// that end does not fit in int64 time (Params.Lines saturates), it takes
+// need alone, which the caller admits at once and does not cache.
 func (l *Limiter) borrow(c *cache, now, need, want int64) (m int64, z end, ok bool) {
-	var spin backoff.Spin
-	for ; ; spin.Wait() {
-		t, d := l.state.Load()
-		s := bucket.State{T: t, Deficit: d}
-		_, r := l.ps.StepUnits(s, now, 0)
-		if r.Remaining < need {
-			empty, _ := l.lines(s)
-			c.saw(empty)
-			return 0, end{}, false
-		}
-		// m <= Remaining, so the step admits it.
-		m = min(r.Remaining, want)
-		next, _ := l.ps.StepUnits(s, now, m*int64(l.p))
-		if l.state.CompareAndSwap(t, d, next.T, next.Deficit) {
-			l.borrows.Add(1)
-			empty, full := l.lines(next)
-			c.saw(empty)
-			return m, full, true
-		}
+	type loan struct {
+		m     int64
+		empty int64 // the bucket's empty time after the loan, or as it was
+		z     end
 	}
+	ln := cellrun.Run128(&l.state, func(t, d uint64) (uint64, uint64, loan, bool) {
+		s := bucket.State{T: t, Deficit: d}
+		next, m := l.ps.TakeUpTo(s, now, want)
+		if m < need {
+			empty, _, _ := l.ps.Lines(s)
+			return t, d, loan{empty: empty}, false
+		}
+		empty, full, rem := l.ps.Lines(next)
+		if full == math.MaxInt64 && m > need {
+			next, m = l.ps.TakeUpTo(s, now, need)
+			empty, full, rem = l.ps.Lines(next)
+		}
+		return next.T, next.Deficit, loan{m, empty, end{full, rem}}, true
+	})
+	c.saw(ln.empty)
+	if ln.m == 0 {
+		return 0, end{}, false
+	}
+	l.borrows.Add(1)
+	return ln.m, ln.z, true
 }
 
 // takeOver looks, at most once every IdleAfter/2, for a cache that has not
@@ -470,23 +609,28 @@ func (l *Limiter) takeOver(c *cache, now, need int64) (z end, k uint64, ok bool)
 		if x == c || satAdd(x.since.Load(), l.idle) > now {
 			continue
 		}
-		for {
-			w := x.w.Load()
+		type got struct {
+			z  end
+			v  uint64
+			ok bool
+		}
+		g := cellrun.Run64(&x.w, func(w uint64) (uint64, got, bool) {
 			if w&1 != 0 || w>>tokShift == 0 {
-				break
+				return w, got{}, false
 			}
 			zx := x.end()
 			v, _ := l.usable(w>>tokShift, zx, now)
 			if v < uint64(need) {
-				break
+				return w, got{}, false
 			}
-			if x.w.CompareAndSwap(w, w&genMask) {
-				l.takeovers.Add(1)
-				return zx, v - uint64(need), true
-			}
+			return w & genMask, got{zx, v, true}, true
+		})
+		if g.ok {
+			l.takeovers.Add(1)
+			return g.z, g.v - uint64(need), true
 		}
 	}
-	c.scan.Store(uint64(satAdd(now, l.idle/2)) ^ signBit)
+	c.scan.Store(uint64(satAdd(now, l.idle/2)) ^ timeBias)
 	return end{}, 0, false
 }
 
@@ -498,7 +642,7 @@ func (l *Limiter) retryAfter(c *cache, now, n int64, v uint64, z end) int64 {
 	empty := c.emptyAt()
 	when := satAdd(empty, l.ceilNs(uint64(n)-v))
 	// The first of the v starts at z - v/r: usable until then.
-	if v != 0 && when > satAdd(z.ns, floorDiv(int64(z.rem)-int64(v*l.p), l.e)) {
+	if v != 0 && when > satAdd(z.ns, floorDiv(int64(z.rem)-int64(v*l.p()), l.e())) {
 		when = satAdd(empty, l.ceilNs(uint64(n)))
 	}
 	if when <= now {
@@ -509,7 +653,8 @@ func (l *Limiter) retryAfter(c *cache, now, n int64, v uint64, z end) int64 {
 
 // ceilNs returns the whole ns the bucket takes to refill j tokens.
 func (l *Limiter) ceilNs(j uint64) int64 {
-	return int64((j*l.p + l.e - 1) / l.e)
+	// j*p <= 2^61 and e < 2^63: the sum cannot wrap.
+	return int64((j*l.p() + l.e() - 1) / l.e())
 }
 
 // floorDiv returns a/b rounded toward minus infinity, for b in [1, 2^63).
@@ -533,4 +678,4 @@ func satAdd(a, b int64) int64 {
 	return s
 }
 
-var _ limit.Limiter = (*Limiter)(nil)
+var _ limit.Member = (*Limiter)(nil)

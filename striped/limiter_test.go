@@ -31,9 +31,9 @@ func checkBound(l *Limiter, adm []admission) error {
 	}
 	adm = slices.Clone(adm)
 	slices.SortFunc(adm, func(a, b admission) int { return cmp.Compare(a.now, b.now) })
-	e := new(big.Int).SetUint64(l.e)
-	p := new(big.Int).SetUint64(l.p)
-	capU := new(big.Int).SetUint64(l.cap)
+	e := new(big.Int).SetUint64(l.e())
+	p := new(big.Int).SetUint64(l.p())
+	capU := new(big.Int).SetUint64(l.cap())
 	// For windows [t_i, t_j]: S_j*p - t_j*e <= cap + min_i(S_{i-1}*p - t_i*e),
 	// where S is the running token sum through a now (all admissions at
 	// one now are in or out of a window together).
@@ -59,7 +59,7 @@ func checkBound(l *Limiter, adm []admission) error {
 
 func mustNew(t testing.TB, events int64, period time.Duration, burst int64, opts ...Option) *Limiter {
 	t.Helper()
-	l, err := NewPer(events, period, burst, opts...)
+	l, err := New(events, period, burst, opts...)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -78,22 +78,24 @@ func TestNewValidation(t *testing.T) {
 		make  func() (*Limiter, error)
 		param string
 	}{
-		{"rate 0", func() (*Limiter, error) { return New(0, 10) }, "rate"},
-		{"rate NaN", func() (*Limiter, error) { return New(math.NaN(), 10) }, "rate"},
-		{"rate +Inf", func() (*Limiter, error) { return New(math.Inf(1), 10) }, "rate"},
-		{"rate -1", func() (*Limiter, error) { return New(-1, 10) }, "rate"},
-		{"burst 0", func() (*Limiter, error) { return New(10, 0) }, "burst"},
-		{"burst -5", func() (*Limiter, error) { return NewPer(1, time.Second, -5) }, "burst"},
-		{"events 0", func() (*Limiter, error) { return NewPer(0, time.Second, 5) }, "events"},
-		{"period 0", func() (*Limiter, error) { return NewPer(1, 0, 5) }, "period"},
-		{"burst too large", func() (*Limiter, error) { return NewPer(1, time.Hour, 1<<60) }, "burst"},
-		{"batch 0", func() (*Limiter, error) { return New(10, 10, WithBatch(0)) }, "batch"},
-		{"batch > burst", func() (*Limiter, error) { return New(10, 10, WithBatch(11)) }, "batch"},
-		{"batch >= 2^31", func() (*Limiter, error) { return New(1e9, 1<<40, WithBatch(1<<31)) }, "batch"},
-		{"idle 0", func() (*Limiter, error) { return New(10, 10, WithIdleAfter(0)) }, "idle-after"},
-		{"idle -1ns", func() (*Limiter, error) { return New(10, 10, WithIdleAfter(-1)) }, "idle-after"},
-		{"nil clock", func() (*Limiter, error) { return New(10, 10, WithClock(nil)) }, "clock"},
+		{"rate 0", func() (*Limiter, error) { return NewRate(0, 10) }, "rate"},
+		{"rate NaN", func() (*Limiter, error) { return NewRate(math.NaN(), 10) }, "rate"},
+		{"rate +Inf", func() (*Limiter, error) { return NewRate(math.Inf(1), 10) }, "rate"},
+		{"rate -1", func() (*Limiter, error) { return NewRate(-1, 10) }, "rate"},
+		{"burst 0", func() (*Limiter, error) { return NewRate(10, 0) }, "burst"},
+		{"burst -5", func() (*Limiter, error) { return New(1, time.Second, -5) }, "burst"},
+		{"events 0", func() (*Limiter, error) { return New(0, time.Second, 5) }, "events"},
+		{"period 0", func() (*Limiter, error) { return New(1, 0, 5) }, "period"},
+		{"burst too large", func() (*Limiter, error) { return New(1, time.Hour, 1<<60) }, "burst"},
+		{"batch 0", func() (*Limiter, error) { return NewRate(10, 10, WithBatch(0)) }, "batch"},
+		{"batch > burst", func() (*Limiter, error) { return NewRate(10, 10, WithBatch(11)) }, "batch"},
+		{"batch >= 2^31", func() (*Limiter, error) { return NewRate(1e9, 1<<40, WithBatch(1<<31)) }, "batch"},
+		{"idle 0", func() (*Limiter, error) { return NewRate(10, 10, WithIdleAfter(0)) }, "idle-after"},
+		{"idle -1ns", func() (*Limiter, error) { return NewRate(10, 10, WithIdleAfter(-1)) }, "idle-after"},
+		{"nil clock", func() (*Limiter, error) { return NewRate(10, 10, WithClock(nil)) }, "clock"},
 		{"zero params", func() (*Limiter, error) { return NewFromParams(bucket.Params{}) }, "params"},
+		{"rate 1e30", func() (*Limiter, error) { return NewRate(1e30, 10) }, "rate"},
+		{"period -1", func() (*Limiter, error) { return New(1, -1, 5) }, "period"},
 	}
 	for _, c := range cases {
 		l, err := c.make()
@@ -101,8 +103,13 @@ func TestNewValidation(t *testing.T) {
 			t.Errorf("%s: got (%v, %v), want an error", c.name, l, err)
 			continue
 		}
-		if msg := err.Error(); !strings.HasPrefix(msg, "striped: ") || !strings.Contains(msg, c.param) {
-			t.Errorf("%s: error %q should start with \"striped: \" and name %q", c.name, msg, c.param)
+		var pe *limit.ParamError
+		if !errors.As(err, &pe) || pe.Pkg != "striped" || pe.Param != c.param {
+			t.Errorf("%s: error %#v should be a *limit.ParamError of package striped for %q", c.name, err, c.param)
+			continue
+		}
+		if msg := err.Error(); !strings.HasPrefix(msg, "striped: "+c.param) {
+			t.Errorf("%s: message %q", c.name, msg)
 		}
 	}
 }
@@ -182,7 +189,7 @@ func schedule(t testing.TB, l *Limiter, r *rand.Rand, caches, ops int, step int6
 		}
 		n := int64(1)
 		if r.IntN(4) == 0 {
-			n = r.Int64N(l.burst + 1)
+			n = r.Int64N(l.ps.Burst() + 1)
 		}
 		if res := l.allowN(c, at, n); res.OK && n > 0 {
 			adm = append(adm, admission{at, n})
@@ -216,7 +223,7 @@ func TestNeverOverAdmitsRandom(t *testing.T) {
 		step := max(1, int64(period)/events) // about a token's refill
 		adm := schedule(t, l, r, 1+r.IntN(6), ops, step)
 		if err := checkBound(l, adm); err != nil {
-			t.Fatalf("seed %d (rate %d/%v, burst %d, batch %d): %v", seed, events, period, l.burst, l.batch, err)
+			t.Fatalf("seed %d (rate %d/%v, burst %d, batch %d): %v", seed, events, period, l.ps.Burst(), l.batch, err)
 		}
 	}
 }
@@ -243,6 +250,11 @@ func TestCheckBoundCatchesOverAdmission(t *testing.T) {
 func FuzzNeverOverAdmits(f *testing.F) {
 	f.Add([]byte{1, 2, 3, 4, 5, 6, 7, 8, 9})
 	f.Add([]byte{0xff, 0, 0xff, 0, 0x80, 0x7f, 1, 1, 1, 1, 1, 1})
+	// At the end of time: a token per 1001ns, a jump to MaxInt64, the whole burst taken 4052ns
+	// before it, a loan at MaxInt64 whose slots end past it, then three
+	// requests 3039ns before MaxInt64 (a loan cached with its end saturated
+	// would admit them).
+	f.Add([]byte{3, 0, 1, 2, 3, 0xb2, 0xeb, 0x71, 4, 0xc0, 0, 0x40, 3, 0x40, 3, 0x40, 3})
 	f.Fuzz(func(t *testing.T, data []byte) {
 		if len(data) < 5 {
 			return
@@ -252,6 +264,8 @@ func FuzzNeverOverAdmits(f *testing.F) {
 			WithBatch(1+int64(data[3])%burst), WithIdleAfter(minIdle))
 		var adm []admission
 		now := []int64{0, math.MinInt64, -1 << 40, math.MaxInt64 - 1<<30}[data[4]%4]
+		// Times cover the whole int64 range: the start at either end, the
+		// jumps of case 2 by up to 2^60 either way, saturating.
 		for i := 5; i+1 < len(data); i += 2 {
 			op, arg := data[i], data[i+1]
 			c := cacheN(l, int(op%4))
@@ -262,6 +276,16 @@ func FuzzNeverOverAdmits(f *testing.F) {
 				at = now
 			case 1:
 				at = satAdd(now, -int64(arg)*1013) // stale
+			case 2:
+				// A jump across int64 time, forward or back, up to its ends.
+				if arg >= 0xe0 {
+					j := int64(1) << (arg & 0x0f << 2 % 63)
+					if arg&0x10 != 0 {
+						j = -j
+					}
+					now = satAdd(now, j)
+					at = now
+				}
 			}
 			n := int64(1)
 			if op&0x30 == 0x30 {
@@ -290,7 +314,7 @@ func TestUnderAdmissionBound(t *testing.T) {
 		r := rand.New(rand.NewPCG(uint64(seed), 5))
 		caches := 1 + r.IntN(6)
 		l := mustNew(t, 1+r.Int64N(50), time.Second, 10+r.Int64N(200))
-		l.batch = 1 + r.Int64N(max(1, l.burst/int64(caches)))
+		l.batch = 1 + r.Int64N(max(1, l.ps.Burst()/int64(caches)))
 		events, period := l.ps.Rate()
 		step := max(1, int64(period)/events/int64(caches)/2)
 		var ideal bucket.State
@@ -487,7 +511,7 @@ func benchAllow(b *testing.B, allow func() bool) {
 // the decision alone, with a burst no run exhausts).
 
 func BenchmarkLimiterAllow(b *testing.B) {
-	l, err := New(1e9, 1e8, WithBatch(1e6))
+	l, err := NewRate(1e9, 1e8, WithBatch(1e6))
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -504,7 +528,7 @@ func reportSharedWrites(b *testing.B, l *Limiter) {
 // BenchmarkBucketAllow is the baseline: the same rate and burst on one
 // shared bucket cell.
 func BenchmarkBucketAllow(b *testing.B) {
-	l, err := bucket.New(1e9, 1e8)
+	l, err := bucket.NewRate(1e9, 1e8)
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -512,7 +536,7 @@ func BenchmarkBucketAllow(b *testing.B) {
 }
 
 func BenchmarkLimiterAllowAt(b *testing.B) {
-	l, err := New(1e9, 1e12, WithBatch(1e6))
+	l, err := NewRate(1e9, 1e12, WithBatch(1e6))
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -521,7 +545,7 @@ func BenchmarkLimiterAllowAt(b *testing.B) {
 }
 
 func BenchmarkBucketAllowAt(b *testing.B) {
-	l, err := bucket.New(1e9, 1e12)
+	l, err := bucket.NewRate(1e9, 1e12)
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -530,7 +554,7 @@ func BenchmarkBucketAllowAt(b *testing.B) {
 
 // BenchmarkLimiterDeny measures denials, which read the caller's cache only.
 func BenchmarkLimiterDeny(b *testing.B) {
-	l, err := New(1, 1)
+	l, err := NewRate(1, 1)
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -571,7 +595,7 @@ func TestExtremeTimes(t *testing.T) {
 				if r.IntN(10) == 0 {
 					now = base + max(off-r.Int64N(1<<12), 0) // stale, without wrapping
 				}
-				n := 1 + r.Int64N(l.burst)
+				n := 1 + r.Int64N(l.ps.Burst())
 				if res := l.allowN(cacheN(l, r.IntN(3)), now, n); res.OK {
 					adm = append(adm, admission{now, n})
 				} else if i == 0 {
