@@ -15,39 +15,42 @@ generate-check: generate ## regenerate, fail if the committed assembly differs, 
 	git diff --exit-code -- asm/
 	$(GO) -C gen test -count=1 ./...
 
-test: ## vet, the unit tests, the unit tests again under -race (-short), bench/'s accuracy tests
+test: ## vet, the unit tests, the unit tests again under -race (-short), bench/'s accuracy tests, cross/'s own tests
 	$(GO) vet ./...
 	$(GO) test -count=1 ./...
 	$(GO) test -count=1 -race -short ./...
 	cd bench && $(GO) vet ./... && $(GO) test -count=1 -short ./...
+	cd cross && $(GO) vet ./... && $(GO) test -count=1 ./...
 
 lint: ## staticcheck, at a pinned version, on every module
 	$(GO) run $(STATICCHECK) ./...
 	cd stress && $(GO) run $(STATICCHECK) ./...
 	cd bench && $(GO) run $(STATICCHECK) ./...
+	cd cross && $(GO) run $(STATICCHECK) ./...
 
 stress-short: ## the stress suite at its -short size under -race, natively
 	cd stress && $(GO) test -short -race -count=1 ./...
 
 ci: generate-check test lint cross bench-quick ## everything CI runs
 
-# Cross-architecture proof (internal/cmd/cross): every package's tests on
+# Cross-architecture proof (cross/, a module of its own): every package's tests on
 # arm64 (qemu-user with and without LSE, purego, -race in a qemu-system VM),
 # amd64 (qemu-user CPU models, purego, -race natively), 386 and s390x, with
 # the required atomic128 path for each CPU; and go vet on every target.
 # Installs the Debian packages it lacks when run as root. By default the
-# -race rows also run the stress module at its -short size.
+# -race rows also run the stress module at its -short size. Module
+# directories in CROSS_ARGS are relative to this directory.
 CROSS_ARGS ?= -race-module stress
 
 .PHONY: cross vet-all cross-selftest
 cross: ## vet-all, then every package's tests on each arm64/amd64 CPU path, 386, s390x
-	$(GO) run ./internal/cmd/cross $(CROSS_ARGS)
+	cd cross && $(GO) run . -root .. $(CROSS_ARGS)
 
 vet-all: ## go vet on every GOOS/GOARCH the module claims, with and without purego
-	$(GO) run ./internal/cmd/cross -only vet
+	cd cross && $(GO) run . -root .. -only vet
 
 cross-selftest: ## show that a planted data race and a planted wrong path each fail cross
-	CELLRATE_CROSS_SELFTEST=1 $(GO) test -run TestSelf -v -timeout 30m ./internal/cmd/cross
+	cd cross && CELLRATE_CROSS_SELFTEST=1 $(GO) test -run TestSelf -v -timeout 30m .
 
 .PHONY: bench bench-quick stress
 

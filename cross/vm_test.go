@@ -3,7 +3,7 @@ package main
 import (
 	"testing"
 
-	"github.com/cellrate/cellrate/internal/guest"
+	"github.com/cellrate/cellrate/cross/guest"
 )
 
 func TestSplitConsole(t *testing.T) {

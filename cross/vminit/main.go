@@ -23,7 +23,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
-	"github.com/cellrate/cellrate/internal/guest"
+	"github.com/cellrate/cellrate/cross/guest"
 )
 
 func main() {

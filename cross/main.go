@@ -15,14 +15,18 @@
 // prints a table: target, CPU model, path selected, race, tests passed,
 // time. It exits 1 when anything failed, 2 when it could not run.
 //
-// Usage, from the module root:
+// It is a module of its own (like gen, stress and bench), so that the
+// library's module holds only the library. Usage, from this directory:
 //
-//	go run ./internal/cmd/cross [-only vet|rows] [-rows arm64-*,386]
+//	go run . [-root ..] [-only vet|rows] [-rows arm64-*,386]
 //	    [-module dir[:pattern]]... [-race-module dir[:pattern]]...
 //	    [-env KEY=VALUE]... [-json file] [-work dir]
 //
-// -module adds a module whose packages every row tests (default "."),
-// -race-module one only the -race rows test (e.g. a stress module).
+// -root is the main module's directory (default ".."), and relative module
+// directories are taken from it. -module adds a module whose packages every
+// row tests (default "."), -race-module one only the -race rows test (e.g.
+// the stress module). The probe and the VM's init are built from this
+// module (pathprobe/, vminit/).
 package main
 
 import (
@@ -42,6 +46,7 @@ import (
 type options struct {
 	ctx         context.Context
 	root        string // the main module's directory
+	self        string // this module's directory: pathprobe/ and vminit/
 	work        string
 	modules     []module
 	raceModules []module
@@ -72,6 +77,7 @@ func (l *listFlag) Set(s string) error { *l = append(*l, s); return nil }
 
 func main() {
 	var mods, raceMods, env listFlag
+	root := flag.String("root", "..", "the main module's `dir`; relative -module and -race-module directories start there")
 	only := flag.String("only", "", `run only "vet" or only the matrix's "rows"`)
 	sel := flag.String("rows", "", "comma-separated patterns of the rows to run (default all)")
 	flag.Var(&mods, "module", "`dir[:pattern]` of a module every row tests (repeatable; default .)")
@@ -97,16 +103,39 @@ func main() {
 	for _, m := range raceMods {
 		o.raceModules = append(o.raceModules, parseModule(m))
 	}
-	os.Exit(run(o, *only, *sel, *work, *install, *jsonOut))
+	os.Exit(run(o, *root, *only, *sel, *work, *install, *jsonOut))
 }
 
-func run(o *options, only, sel, work string, install bool, jsonOut string) int {
-	root, err := goCmd(".", os.Environ(), "env", "GOMOD")
-	if err != nil || strings.TrimSpace(string(root)) == "" {
-		fmt.Fprintln(os.Stderr, "cross: run from the main module:", err)
+// moduleDir returns the directory of the go.mod that governs dir.
+func moduleDir(dir string) (string, error) {
+	mod, err := goCmd(dir, os.Environ(), "env", "GOMOD")
+	gomod := strings.TrimSpace(string(mod))
+	if err == nil && (gomod == "" || gomod == os.DevNull) {
+		err = fmt.Errorf("%s is in no module", dir)
+	}
+	if err != nil {
+		return "", err
+	}
+	return filepath.Dir(gomod), nil
+}
+
+func run(o *options, root, only, sel, work string, install bool, jsonOut string) int {
+	var err error
+	if o.self, err = moduleDir("."); err != nil {
+		fmt.Fprintln(os.Stderr, "cross: run from the cross module:", err)
 		return 2
 	}
-	o.root = filepath.Dir(strings.TrimSpace(string(root)))
+	if o.root, err = moduleDir(root); err != nil {
+		fmt.Fprintln(os.Stderr, "cross: -root:", err)
+		return 2
+	}
+	for _, ms := range [][]module{o.modules, o.raceModules} {
+		for i := range ms {
+			if !filepath.IsAbs(ms[i].Dir) {
+				ms[i].Dir = filepath.Join(o.root, ms[i].Dir)
+			}
+		}
+	}
 	if only != "" && only != "vet" && only != "rows" {
 		fmt.Fprintf(os.Stderr, "cross: -only %q: want vet or rows\n", only)
 		return 2
@@ -182,7 +211,7 @@ func runRow(o *options, r row) *rowResult {
 	res := &rowResult{row: r}
 	start := time.Now()
 	bin := filepath.Join(o.work, r.Name, "bin")
-	probe, err := buildProbe(r, o.root, bin)
+	probe, err := buildProbe(r, o.self, bin)
 	if err != nil {
 		res.fail("build: %v", err)
 		return res
@@ -213,7 +242,7 @@ func runRow(o *options, r row) *rowResult {
 func buildVMInit(o *options) (string, error) {
 	out := filepath.Join(o.work, "vminit")
 	env := append(os.Environ(), "GOOS=linux", "GOARCH=arm64", "CGO_ENABLED=0")
-	_, err := goCmd(o.root, env, "build", "-o", out, "./internal/cmd/vminit")
+	_, err := goCmd(o.self, env, "build", "-o", out, "./vminit")
 	return out, err
 }
 

@@ -141,10 +141,11 @@ func byUniqueBase(pkgs []pkg) [][]pkg {
 	return groups
 }
 
-// buildProbe builds the path probe for r from the main module in root.
-func buildProbe(r row, root, out string) (string, error) {
+// buildProbe builds the path probe for r from the cross module in dir (it
+// imports atomic128 from the main module, with the row's flags).
+func buildProbe(r row, dir, out string) (string, error) {
 	bin := filepath.Join(out, "pathprobe")
 	args := append([]string{"build", "-o", bin}, buildFlags(r)...)
-	_, err := goCmd(root, buildEnv(r), append(args, "./internal/cmd/pathprobe")...)
+	_, err := goCmd(dir, buildEnv(r), append(args, "./pathprobe")...)
 	return bin, err
 }

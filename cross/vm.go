@@ -14,7 +14,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/cellrate/cellrate/internal/guest"
+	"github.com/cellrate/cellrate/cross/guest"
 )
 
 // sysrootLib holds the arm64 loader and libc from libc6-arm64-cross, which
