@@ -8,11 +8,12 @@ STATICCHECK := honnef.co/go/tools/cmd/staticcheck@v0.8.2
 help: ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | sed 's/:.*## /\t/'
 
-generate: ## regenerate asm/asm_amd64.s with the avo program in gen/ (its own module)
-	$(GO) -C gen run . -out ../asm/asm_amd64.s
+generate: ## regenerate the assembly and its Go declarations from gen/'s table (gen is its own module; avo)
+	$(GO) generate ./...
 
-generate-check: generate ## regenerate, fail if the committed assembly differs, test the generator
-	git diff --exit-code -- asm/
+generate-check: generate ## regenerate, fail if any file differs from the commit, test the generator
+	git diff --exit-code
+	test -z "$$(git status --porcelain --untracked-files=all)" || { git status --short; exit 1; }
 	$(GO) -C gen test -count=1 ./...
 
 test: ## vet, the unit tests, the unit tests again under -race (-short), bench/'s accuracy tests, cross/'s own tests

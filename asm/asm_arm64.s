@@ -1,5 +1,6 @@
-// Hand-written: avo generates amd64 only. Declarations and the ordering
-// argument are in asm_arm64.go.
+// Hand-written: avo generates amd64 only. The comment at the head of each
+// routine (declaration, pseudo-code, ordering) is written by gen from its
+// table, as asm_arm64.go is (go generate ./asm).
 
 //go:build gc && !purego && arm64
 
@@ -12,10 +13,10 @@
 // be even. Register order matches Go's "CASPD (Rs, Rs+1), (Rn), (Rt, Rt+1)".
 #define CASPAL(s, n, t) WORD $(0x4860fc00 | (s<<16) | (n<<5) | t)
 
-// func CasCASP(p *[2]uint64, old1, old2, new1, new2 uint64) (swapped bool)
-//	atomically { if *p == (old1, old2) { *p = (new1, new2); return true }; return false }
-// Sequentially consistent: CASPAL.
+// func CasCASP(p *[2]uint64, old1 uint64, old2 uint64, new1 uint64, new2 uint64) (swapped bool)
 TEXT ·CasCASP(SB), NOSPLIT, $0-41
+	// atomically { if *p == (old1, old2) { *p = (new1, new2); return true }; return false }
+	// Ordering: sequentially consistent: CASPAL (acquire and release, RCsc).
 	MOVD	p+0(FP), R0
 	MOVD	old1+8(FP), R4
 	MOVD	old2+16(FP), R5
@@ -32,10 +33,10 @@ TEXT ·CasCASP(SB), NOSPLIT, $0-41
 	MOVB	R10, swapped+40(FP)
 	RET
 
-// func LoadCASP(p *[2]uint64) (v1, v2 uint64)
-//	atomically { v := *p; if v == (0, 0) { *p = (0, 0) }; return v }
-// Sequentially consistent: CASPAL.
+// func LoadCASP(p *[2]uint64) (v1 uint64, v2 uint64)
 TEXT ·LoadCASP(SB), NOSPLIT, $0-24
+	// atomically { v := *p; if v == (0, 0) { *p = (0, 0) }; return v }
+	// Ordering: sequentially consistent: CASPAL (acquire and release, RCsc).
 	MOVD	p+0(FP), R0
 	MOVD	ZR, R4
 	MOVD	ZR, R5
@@ -46,10 +47,10 @@ TEXT ·LoadCASP(SB), NOSPLIT, $0-24
 	MOVD	R5, v2+16(FP)
 	RET
 
-// func StoreCASP(p *[2]uint64, v1, v2 uint64)
-//	atomically { *p = (v1, v2) }
-// Sequentially consistent: the successful CASPAL.
+// func StoreCASP(p *[2]uint64, v1 uint64, v2 uint64)
 TEXT ·StoreCASP(SB), NOSPLIT, $0-24
+	// atomically { *p = (v1, v2) }
+	// Ordering: sequentially consistent: the successful CASPAL.
 	MOVD	p+0(FP), R0
 	MOVD	v1+8(FP), R6
 	MOVD	v2+16(FP), R7
@@ -64,10 +65,10 @@ storecasp_retry:
 	BNE	storecasp_retry
 	RET
 
-// func SwapCASP(p *[2]uint64, new1, new2 uint64) (old1, old2 uint64)
-//	atomically { old := *p; *p = (new1, new2); return old }
-// Sequentially consistent: the successful CASPAL.
+// func SwapCASP(p *[2]uint64, new1 uint64, new2 uint64) (old1 uint64, old2 uint64)
 TEXT ·SwapCASP(SB), NOSPLIT, $0-40
+	// atomically { old := *p; *p = (new1, new2); return old }
+	// Ordering: sequentially consistent: the successful CASPAL.
 	MOVD	p+0(FP), R0
 	MOVD	new1+8(FP), R6
 	MOVD	new2+16(FP), R7
@@ -84,11 +85,12 @@ swapcasp_retry:
 	MOVD	R5, old2+32(FP)
 	RET
 
-// func CasLLSC(p *[2]uint64, old1, old2, new1, new2 uint64) (swapped bool)
-//	atomically { if *p == (old1, old2) { *p = (new1, new2); return true }; return false }
-// Sequentially consistent: LDAXP acquire, STLXP release; a mismatch is
-// ordered by the LDAXP's acquire alone, as the runtime's ARMv8.0 Cas64.
+// func CasLLSC(p *[2]uint64, old1 uint64, old2 uint64, new1 uint64, new2 uint64) (swapped bool)
 TEXT ·CasLLSC(SB), NOSPLIT, $0-41
+	// atomically { if *p == (old1, old2) { *p = (new1, new2); return true }; return false }
+	// Ordering: sequentially consistent: LDAXP acquire, STLXP release; a
+	// mismatch is ordered by the LDAXP's acquire alone, as the runtime's
+	// ARMv8.0 Cas64.
 	MOVD	p+0(FP), R0
 	MOVD	old1+8(FP), R4
 	MOVD	old2+16(FP), R5
@@ -110,11 +112,12 @@ casllsc_fail:
 	MOVB	ZR, swapped+40(FP)
 	RET
 
-// func LoadLLSC(p *[2]uint64) (v1, v2 uint64)
-//	atomically { return *p }
-// Sequentially consistent: LDAXP acquire, confirmed by STLXP (release) of
-// the same value; a failed store-exclusive means the read may be torn.
+// func LoadLLSC(p *[2]uint64) (v1 uint64, v2 uint64)
 TEXT ·LoadLLSC(SB), NOSPLIT, $0-24
+	// atomically { return *p }
+	// Ordering: sequentially consistent: LDAXP acquire, confirmed by STLXP
+	// (release) of the same value; a failed store-exclusive means the read may
+	// be torn, and it retries.
 	MOVD	p+0(FP), R0
 loadllsc_retry:
 	LDAXP	(R0), (R4, R5)
@@ -124,11 +127,11 @@ loadllsc_retry:
 	MOVD	R5, v2+16(FP)
 	RET
 
-// func StoreLLSC(p *[2]uint64, v1, v2 uint64)
-//	atomically { *p = (v1, v2) }
-// Sequentially consistent: LDAXP acquire (it claims the exclusive monitor),
-// STLXP release.
+// func StoreLLSC(p *[2]uint64, v1 uint64, v2 uint64)
 TEXT ·StoreLLSC(SB), NOSPLIT, $0-24
+	// atomically { *p = (v1, v2) }
+	// Ordering: sequentially consistent: LDAXP acquire (it claims the
+	// exclusive monitor), STLXP release.
 	MOVD	p+0(FP), R0
 	MOVD	v1+8(FP), R6
 	MOVD	v2+16(FP), R7
@@ -138,11 +141,11 @@ storellsc_retry:
 	CBNZ	R8, storellsc_retry
 	RET
 
-// func SwapLLSC(p *[2]uint64, new1, new2 uint64) (old1, old2 uint64)
-//	atomically { old := *p; *p = (new1, new2); return old }
-// Sequentially consistent: LDAXP acquire, STLXP release; the successful
-// store-exclusive confirms the value read.
+// func SwapLLSC(p *[2]uint64, new1 uint64, new2 uint64) (old1 uint64, old2 uint64)
 TEXT ·SwapLLSC(SB), NOSPLIT, $0-40
+	// atomically { old := *p; *p = (new1, new2); return old }
+	// Ordering: sequentially consistent: LDAXP acquire, STLXP release; the
+	// successful store-exclusive confirms the value read.
 	MOVD	p+0(FP), R0
 	MOVD	new1+8(FP), R6
 	MOVD	new2+16(FP), R7
@@ -152,29 +155,4 @@ swapllsc_retry:
 	CBNZ	R8, swapllsc_retry
 	MOVD	R4, old1+24(FP)
 	MOVD	R5, old2+32(FP)
-	RET
-
-// func SpinHint()
-// A spin-wait hint; no memory effect, no ordering.
-TEXT ·SpinHint(SB), NOSPLIT, $0-0
-	YIELD
-	RET
-
-// func BareCASPAL(p *[2]uint64)
-// Benchmark floor: LoadCASP without its results.
-TEXT ·BareCASPAL(SB), NOSPLIT, $0-8
-	MOVD	p+0(FP), R0
-	MOVD	ZR, R4
-	MOVD	ZR, R5
-	MOVD	ZR, R6
-	MOVD	ZR, R7
-	CASPAL(4, 0, 6)          // CASPAL (R4, R5), (R0), (R6, R7)
-	RET
-
-// func BareLDAXPSTLXP(p *[2]uint64)
-// Benchmark floor: one LoadLLSC attempt without its results.
-TEXT ·BareLDAXPSTLXP(SB), NOSPLIT, $0-8
-	MOVD	p+0(FP), R0
-	LDAXP	(R0), (R4, R5)
-	STLXP	(R4, R5), (R0), R6
 	RET

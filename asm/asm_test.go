@@ -73,37 +73,3 @@ func TestRoutinesMatchReference(t *testing.T) {
 		})
 	}
 }
-
-// TestBareLoadsLeaveMemory checks that the benchmark floors do not change
-// the pair (CMPXCHG16B of (0, 0) with (0, 0) writes back what it read).
-func TestBareLoadsLeaveMemory(t *testing.T) {
-	for _, b := range bareLoads {
-		if !b.ok {
-			continue
-		}
-		for _, v := range [][2]uint64{{0, 0}, {1, 2}, {^uint64(0), 0}} {
-			p := aligned16()
-			*p = v
-			b.fn(p)
-			if *p != v {
-				t.Errorf("%s changed %#x to %#x", b.name, v, *p)
-			}
-		}
-	}
-}
-
-func TestSpinHint(t *testing.T) { SpinHint() }
-
-func BenchmarkBare(b *testing.B) {
-	p := aligned16()
-	for _, bl := range bareLoads {
-		b.Run(bl.name, func(b *testing.B) {
-			if !bl.ok {
-				b.Skip("CPU lacks the instruction")
-			}
-			for b.Loop() {
-				bl.fn(p)
-			}
-		})
-	}
-}

@@ -1,11 +1,12 @@
 package asm
 
-// The reference functions give each routine's meaning as plain Go, with no
-// atomicity: RefCas is what every Cas* does, RefLoad every Load*, and so on.
-// They are the specification the tests hold the assembly to, and the body
-// the lock-based fallback in atomic128 runs under its locks.
+// The reference functions give each operation's meaning as plain Go, with
+// no atomicity: RefCas is what every Cas* routine does, RefLoad every Load*,
+// and so on (each routine's doc gives the pseudo-code). They are the
+// specification the tests hold the assembly to, and the body the lock-based
+// fallback in atomic128 runs under its locks.
 
-// RefCas: if *p == (old1, old2) { *p = (new1, new2); return true }; return false.
+// RefCas is the compare-and-swap.
 func RefCas(p *[2]uint64, old1, old2, new1, new2 uint64) (swapped bool) {
 	if p[0] != old1 || p[1] != old2 {
 		return false
@@ -14,17 +15,17 @@ func RefCas(p *[2]uint64, old1, old2, new1, new2 uint64) (swapped bool) {
 	return true
 }
 
-// RefLoad: return *p.
+// RefLoad is the load.
 func RefLoad(p *[2]uint64) (v1, v2 uint64) {
 	return p[0], p[1]
 }
 
-// RefStore: *p = (v1, v2).
+// RefStore is the store.
 func RefStore(p *[2]uint64, v1, v2 uint64) {
 	p[0], p[1] = v1, v2
 }
 
-// RefSwap: old := *p; *p = (new1, new2); return old.
+// RefSwap is the swap.
 func RefSwap(p *[2]uint64, new1, new2 uint64) (old1, old2 uint64) {
 	old1, old2 = p[0], p[1]
 	p[0], p[1] = new1, new2

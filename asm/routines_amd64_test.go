@@ -11,12 +11,3 @@ var routineSets = []routineSet{
 	{"cx16", cpu.X86.HasCX16, CasCX16, LoadCX16, StoreCX16, SwapCX16},
 	{"cx16-vmovdqa", cpu.X86.HasCX16 && cpu.X86.HasAVX, CasCX16, LoadVMOVDQA, StoreCX16, SwapCX16},
 }
-
-var bareLoads = []struct {
-	name string
-	ok   bool
-	fn   func(*[2]uint64)
-}{
-	{"BareCMPXCHG16B", cpu.X86.HasCX16, BareCMPXCHG16B},
-	{"BareVMOVDQA", cpu.X86.HasAVX, BareVMOVDQA},
-}

@@ -10,12 +10,3 @@ var routineSets = []routineSet{
 	{"casp", cpu.ARM64.HasATOMICS, CasCASP, LoadCASP, StoreCASP, SwapCASP},
 	{"llsc", true, CasLLSC, LoadLLSC, StoreLLSC, SwapLLSC},
 }
-
-var bareLoads = []struct {
-	name string
-	ok   bool
-	fn   func(*[2]uint64)
-}{
-	{"BareCASPAL", cpu.ARM64.HasATOMICS, BareCASPAL},
-	{"BareLDAXPSTLXP", true, BareLDAXPSTLXP},
-}

@@ -6,18 +6,19 @@ import (
 	"testing"
 
 	"github.com/cellrate/cellrate/asm"
+	floors128 "github.com/cellrate/cellrate/internal/floor"
 	"github.com/cellrate/cellrate/internal/path128"
 )
 
 var bareVMOVDQA = floor{"bare/VMOVDQA", path128.CX16VMOVDQA, func(p *[2]uint64, n int) {
 	for range n {
-		asm.BareVMOVDQA(p)
+		floors128.BareVMOVDQA(p)
 	}
 }}
 
 var bareCMPXCHG16B = floor{"bare/CMPXCHG16B", path128.CX16, func(p *[2]uint64, n int) {
 	for range n {
-		asm.BareCMPXCHG16B(p)
+		floors128.BareCMPXCHG16B(p)
 	}
 }}
 

@@ -4,18 +4,19 @@ package atomic128
 
 import (
 	"github.com/cellrate/cellrate/asm"
+	floors128 "github.com/cellrate/cellrate/internal/floor"
 	"github.com/cellrate/cellrate/internal/path128"
 )
 
 var bareCASPAL = floor{"bare/CASPAL", path128.CASP, func(p *[2]uint64, n int) {
 	for range n {
-		asm.BareCASPAL(p)
+		floors128.BareCASPAL(p)
 	}
 }}
 
 var bareLDAXPSTLXP = floor{"bare/LDAXPSTLXP", path128.LLSC, func(p *[2]uint64, n int) {
 	for range n {
-		asm.BareLDAXPSTLXP(p)
+		floors128.BareLDAXPSTLXP(p)
 	}
 }}
 

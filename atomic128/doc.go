@@ -31,3 +31,5 @@
 // read), so data published through a Uint64Pair is not reported as a race
 // while unordered accesses to other data still are.
 package atomic128
+
+//go:generate go -C ../gen run . -pkg atomic128

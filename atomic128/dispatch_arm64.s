@@ -1,0 +1,54 @@
+// Hand-written: avo generates amd64 only. The comment at the head of each
+// routine (declaration, pseudo-code, ordering) is written by gen from its
+// table, as dispatch_arm64.go is (go generate ./atomic128).
+
+//go:build gc && !purego && arm64
+
+#include "textflag.h"
+#include "go_asm.h"
+
+// The assembler reads ∕ as / and · as . in a symbol: these are
+// internal/path128.Active and the routines of package asm.
+#define ACTIVE github·com∕cellrate∕cellrate∕internal∕path128·Active(SB)
+#define ASM(name) github·com∕cellrate∕cellrate∕asm·name(SB)
+
+// DISPATCH jumps to casp on the casp path, to llsc on llsc, and to fallback
+// otherwise; R9 is free in a frameless ABI0 routine. A jump (B), not a call:
+// the routine jumped to returns to the dispatch routine's caller.
+#define DISPATCH(casp, llsc, fallback) \
+	MOVBU	ACTIVE, R9; \
+	CMP	$const_pathCASP, R9; \
+	BNE	2(PC); \
+	B	ASM(casp); \
+	CMP	$const_pathLLSC, R9; \
+	BNE	2(PC); \
+	B	ASM(llsc); \
+	B	·fallback(SB)
+
+// func load(p *[2]uint64) (v1 uint64, v2 uint64)
+TEXT ·load(SB), NOSPLIT, $0-24
+	// atomically { return *p }
+	// Ordering: that of the routine it runs, sequentially consistent on every
+	// path.
+	DISPATCH(LoadCASP, LoadLLSC, fallbackLoad)
+
+// func store(p *[2]uint64, v1 uint64, v2 uint64)
+TEXT ·store(SB), NOSPLIT, $0-24
+	// atomically { *p = (v1, v2) }
+	// Ordering: that of the routine it runs, sequentially consistent on every
+	// path.
+	DISPATCH(StoreCASP, StoreLLSC, fallbackStore)
+
+// func swap(p *[2]uint64, new1 uint64, new2 uint64) (old1 uint64, old2 uint64)
+TEXT ·swap(SB), NOSPLIT, $0-40
+	// atomically { old := *p; *p = (new1, new2); return old }
+	// Ordering: that of the routine it runs, sequentially consistent on every
+	// path.
+	DISPATCH(SwapCASP, SwapLLSC, fallbackSwap)
+
+// func cas(p *[2]uint64, old1 uint64, old2 uint64, new1 uint64, new2 uint64) (swapped bool)
+TEXT ·cas(SB), NOSPLIT, $0-41
+	// atomically { if *p == (old1, old2) { *p = (new1, new2); return true }; return false }
+	// Ordering: that of the routine it runs, sequentially consistent on every
+	// path.
+	DISPATCH(CasCASP, CasLLSC, fallbackCas)
