@@ -3,8 +3,6 @@
 package atomic128
 
 import (
-	"testing"
-
 	"github.com/cellrate/cellrate/asm"
 	floors128 "github.com/cellrate/cellrate/internal/floor"
 	"github.com/cellrate/cellrate/internal/path128"
@@ -67,28 +65,12 @@ var floors = map[string][]floor{
 	}}},
 }
 
-// BenchmarkRatio measures the speed targets as ratios in one run (see
-// paired): the typed API against the bare instruction and against the raw
-// routine, and the CMPXCHG16B load against the VMOVDQA load.
-func BenchmarkRatio(b *testing.B) {
-	typed := func(op string, path path128.Path) func(n int) {
-		x := new(Uint64Pair)
-		return func(n int) {
-			path128.Active = path // supported (skipUnless), restored by usePath
-			typedLoops[op](x, n)
-		}
-	}
-	raw := func(op, name string) func(n int) {
-		p := new(Uint64Pair).addr()
-		f := floorFor(op, name)
-		return func(n int) { f.run(p, n) }
-	}
+// ratios are BenchmarkRatio's cases: the typed API against the bare
+// instruction and against the raw routine, and the CMPXCHG16B load against
+// the VMOVDQA load.
+func ratios() []ratio {
 	cx16, vec := path128.CX16, path128.CX16VMOVDQA
-	cases := []struct {
-		name    string
-		need    path128.Path
-		a, base func(n int)
-	}{
+	return []ratio{
 		{"Load-typed-vs-bare/cx16-vmovdqa", vec, typed("Load", vec), raw("Load", "bare/VMOVDQA")},
 		{"Load-typed-vs-asm/cx16-vmovdqa", vec, typed("Load", vec), raw("Load", "asm/LoadVMOVDQA")},
 		{"Load-typed-vs-bare/cx16", cx16, typed("Load", cx16), raw("Load", "bare/CMPXCHG16B")},
@@ -101,12 +83,5 @@ func BenchmarkRatio(b *testing.B) {
 		{"Store-typed-vs-asm/cx16", cx16, typed("Store", cx16), raw("Store", "asm/StoreCX16")},
 		{"Swap-typed-vs-bare/cx16", cx16, typed("Swap", cx16), raw("Swap", "bare/CMPXCHG16B")},
 		{"Swap-typed-vs-asm/cx16", cx16, typed("Swap", cx16), raw("Swap", "asm/SwapCX16")},
-	}
-	for _, c := range cases {
-		b.Run(c.name, func(b *testing.B) {
-			skipUnless(b, c.need)
-			usePath(b, c.need)
-			paired(b, c.a, c.base)
-		})
 	}
 }

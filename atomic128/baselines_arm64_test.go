@@ -88,3 +88,19 @@ var floors = map[string][]floor{
 		}},
 	},
 }
+
+// ratios are BenchmarkRatio's cases: the typed API against the bare
+// instructions and against the raw routines (under qemu, a smoke test).
+func ratios() []ratio {
+	casp, llsc := path128.CASP, path128.LLSC
+	return []ratio{
+		{"Load-typed-vs-bare/casp", casp, typed("Load", casp), raw("Load", "bare/CASPAL")},
+		{"Load-typed-vs-asm/casp", casp, typed("Load", casp), raw("Load", "asm/LoadCASP")},
+		{"Load-typed-vs-bare/llsc", llsc, typed("Load", llsc), raw("Load", "bare/LDAXPSTLXP")},
+		{"Load-typed-vs-asm/llsc", llsc, typed("Load", llsc), raw("Load", "asm/LoadLLSC")},
+		{"CompareAndSwap-typed-vs-bare/casp", casp, typed("CompareAndSwap", casp), raw("CompareAndSwap", "bare/CASPAL")},
+		{"CompareAndSwap-typed-vs-asm/casp", casp, typed("CompareAndSwap", casp), raw("CompareAndSwap", "asm/CasCASP")},
+		{"CompareAndSwap-typed-vs-bare/llsc", llsc, typed("CompareAndSwap", llsc), raw("CompareAndSwap", "bare/LDAXPSTLXP")},
+		{"CompareAndSwap-typed-vs-asm/llsc", llsc, typed("CompareAndSwap", llsc), raw("CompareAndSwap", "asm/CasLLSC")},
+	}
+}

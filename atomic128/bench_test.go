@@ -255,6 +255,47 @@ func BenchmarkParallelSwap(b *testing.B) {
 	})
 }
 
+// A ratio is one case of BenchmarkRatio: loop a against loop base, on a
+// CPU that supports path need.
+type ratio struct {
+	name    string
+	need    path128.Path
+	a, base func(n int)
+}
+
+// typed is the typed API's loop of op on path (supported: skipUnless; the
+// path is restored by usePath).
+func typed(op string, path path128.Path) func(n int) {
+	x := new(Uint64Pair)
+	return func(n int) {
+		path128.Active = path
+		typedLoops[op](x, n)
+	}
+}
+
+// raw is the floor of op with the given name, on a pair of its own.
+func raw(op, name string) func(n int) {
+	p := new(Uint64Pair).addr()
+	f := floorFor(op, name)
+	return func(n int) { f.run(p, n) }
+}
+
+// BenchmarkRatio measures the speed targets as ratios in one run (see
+// paired), case by case (ratios, in baselines_*_test.go):
+//
+//	go test ./atomic128 -run '^$' -bench Ratio -count 5
+//
+// The x column is the median ratio of a's time to base's.
+func BenchmarkRatio(b *testing.B) {
+	for _, c := range ratios() {
+		b.Run(c.name, func(b *testing.B) {
+			skipUnless(b, c.need)
+			usePath(b, c.need)
+			paired(b, c.a, c.base)
+		})
+	}
+}
+
 // paired measures two loops in alternating chunks of chunkOps operations,
 // so that both see the same machine load, and reports the medians over
 // chunk pairs of each one's ns/op and of their ratio ("x" = a's time over

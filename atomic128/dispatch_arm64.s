@@ -7,48 +7,63 @@
 #include "textflag.h"
 #include "go_asm.h"
 
-// The assembler reads ∕ as / and · as . in a symbol: these are
-// internal/path128.Active and the routines of package asm.
-#define ACTIVE github·com∕cellrate∕cellrate∕internal∕path128·Active(SB)
-#define ASM(name) github·com∕cellrate∕cellrate∕asm·name(SB)
-
-// DISPATCH jumps to casp on the casp path, to llsc on llsc, and to fallback
-// otherwise; R9 is free in a frameless ABI0 routine. A jump (B), not a call:
-// the routine jumped to returns to the dispatch routine's caller.
-#define DISPATCH(casp, llsc, fallback) \
-	MOVBU	ACTIVE, R9; \
-	CMP	$const_pathCASP, R9; \
-	BNE	2(PC); \
-	B	ASM(casp); \
-	CMP	$const_pathLLSC, R9; \
-	BNE	2(PC); \
-	B	ASM(llsc); \
-	B	·fallback(SB)
+// Each routine loads path128.Active into R9 (free in a frameless ABI0
+// routine) and jumps to the casp routine, the llsc routine or the fallback.
+// A jump (B), not a call: the routine jumped to returns to the caller. The
+// assembler reads ∕ as / and · as . in a symbol.
 
 // func load(p *[2]uint64) (v1 uint64, v2 uint64)
 TEXT ·load(SB), NOSPLIT, $0-24
 	// atomically { return *p }
 	// Ordering: that of the routine it runs, sequentially consistent on every
 	// path.
-	DISPATCH(LoadCASP, LoadLLSC, fallbackLoad)
+	MOVBU	github·com∕cellrate∕cellrate∕internal∕path128·Active(SB), R9
+	CMP	$const_pathCASP, R9
+	BNE	2(PC)
+	B	github·com∕cellrate∕cellrate∕asm·LoadCASP(SB)
+	CMP	$const_pathLLSC, R9
+	BNE	2(PC)
+	B	github·com∕cellrate∕cellrate∕asm·LoadLLSC(SB)
+	B	·fallbackLoad(SB)
 
 // func store(p *[2]uint64, v1 uint64, v2 uint64)
 TEXT ·store(SB), NOSPLIT, $0-24
 	// atomically { *p = (v1, v2) }
 	// Ordering: that of the routine it runs, sequentially consistent on every
 	// path.
-	DISPATCH(StoreCASP, StoreLLSC, fallbackStore)
+	MOVBU	github·com∕cellrate∕cellrate∕internal∕path128·Active(SB), R9
+	CMP	$const_pathCASP, R9
+	BNE	2(PC)
+	B	github·com∕cellrate∕cellrate∕asm·StoreCASP(SB)
+	CMP	$const_pathLLSC, R9
+	BNE	2(PC)
+	B	github·com∕cellrate∕cellrate∕asm·StoreLLSC(SB)
+	B	·fallbackStore(SB)
 
 // func swap(p *[2]uint64, new1 uint64, new2 uint64) (old1 uint64, old2 uint64)
 TEXT ·swap(SB), NOSPLIT, $0-40
 	// atomically { old := *p; *p = (new1, new2); return old }
 	// Ordering: that of the routine it runs, sequentially consistent on every
 	// path.
-	DISPATCH(SwapCASP, SwapLLSC, fallbackSwap)
+	MOVBU	github·com∕cellrate∕cellrate∕internal∕path128·Active(SB), R9
+	CMP	$const_pathCASP, R9
+	BNE	2(PC)
+	B	github·com∕cellrate∕cellrate∕asm·SwapCASP(SB)
+	CMP	$const_pathLLSC, R9
+	BNE	2(PC)
+	B	github·com∕cellrate∕cellrate∕asm·SwapLLSC(SB)
+	B	·fallbackSwap(SB)
 
 // func cas(p *[2]uint64, old1 uint64, old2 uint64, new1 uint64, new2 uint64) (swapped bool)
 TEXT ·cas(SB), NOSPLIT, $0-41
 	// atomically { if *p == (old1, old2) { *p = (new1, new2); return true }; return false }
 	// Ordering: that of the routine it runs, sequentially consistent on every
 	// path.
-	DISPATCH(CasCASP, CasLLSC, fallbackCas)
+	MOVBU	github·com∕cellrate∕cellrate∕internal∕path128·Active(SB), R9
+	CMP	$const_pathCASP, R9
+	BNE	2(PC)
+	B	github·com∕cellrate∕cellrate∕asm·CasCASP(SB)
+	CMP	$const_pathLLSC, R9
+	BNE	2(PC)
+	B	github·com∕cellrate∕cellrate∕asm·CasLLSC(SB)
+	B	·fallbackCas(SB)
