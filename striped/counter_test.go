@@ -4,6 +4,7 @@ import (
 	"math/big"
 	"math/rand/v2"
 	"runtime"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -299,6 +300,77 @@ func BenchmarkCounterAdd(b *testing.B) {
 			}
 		})
 	})
+}
+
+// The floor of Counter.Add, the least a per-P add can cost: pin the P, a
+// plain add to the P's own line (an atomic one where Add makes one: under
+// -race, on 32-bit platforms), unpin, written out in the benchmark loop
+// (a function holding it would not inline: it makes two calls).
+
+// BenchmarkCounterAddFloor: the floor in the shape of BenchmarkCounterAdd.
+func BenchmarkCounterAddFloor(b *testing.B) {
+	lines := alignedBlock[cell](runtime.GOMAXPROCS(0))
+	withCPU(b, func() {
+		b.RunParallel(func(pb *testing.PB) {
+			for pb.Next() {
+				pid := procPin()
+				if plainAdd {
+					lines[pid].n++
+				} else {
+					atomic.AddInt64(&lines[pid].n, 1)
+				}
+				procUnpin()
+			}
+		})
+	})
+}
+
+// BenchmarkCounterAddRatio measures Counter.Add against the floor beside it:
+// every goroutine alternates chunks of each, timing both, and the x column
+// is the median over chunk pairs of Add's time over the floor's (on a
+// shared machine far steadier than ns/op of separate benchmarks):
+//
+//	go test ./striped -run '^$' -bench CounterAddRatio -count 5
+func BenchmarkCounterAddRatio(b *testing.B) {
+	const chunk = 256
+	var c Counter
+	lines := alignedBlock[cell](runtime.GOMAXPROCS(0))
+	var mu sync.Mutex
+	var ratios []float64
+	b.RunParallel(func(pb *testing.PB) {
+		var local []float64
+		for i := 0; ; i++ {
+			var d [2]time.Duration
+			for k := range 2 {
+				t0 := time.Now()
+				for range chunk {
+					if !pb.Next() {
+						mu.Lock()
+						ratios = append(ratios, local...)
+						mu.Unlock()
+						return
+					}
+					if (k+i)%2 == 0 {
+						c.Add(1)
+						continue
+					}
+					pid := procPin()
+					if plainAdd {
+						lines[pid].n++
+					} else {
+						atomic.AddInt64(&lines[pid].n, 1)
+					}
+					procUnpin()
+				}
+				d[(k+i)%2] = time.Since(t0)
+			}
+			local = append(local, float64(d[0])/float64(d[1]))
+		}
+	})
+	if len(ratios) > 0 {
+		slices.Sort(ratios)
+		b.ReportMetric(ratios[len(ratios)/2], "x")
+	}
 }
 
 // BenchmarkAtomicInt64Add is the baseline: one sync/atomic.Int64 that every
