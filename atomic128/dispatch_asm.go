@@ -21,3 +21,11 @@ const (
 
 // The assembly compares path128.Active as one byte.
 var _ [1]struct{} = [unsafe.Sizeof(path128.Active)]struct{}{}
+
+// Only the assembly uses the constants above and, in this build, the
+// fallback (the dispatch routines jump to it): these references tell tools
+// that do not read assembly (staticcheck) that they are used.
+var (
+	_ = [...]path128.Path{pathFallback, pathCX16, pathCX16VMOVDQA, pathCASP, pathLLSC}
+	_ = [...]any{fallbackLoad, fallbackStore, fallbackSwap, fallbackCas}
+)
