@@ -12,6 +12,7 @@ import (
 
 // A module names packages to test: a module directory and a go list pattern.
 type module struct {
+	Name    string // the directory as given, for the tables
 	Dir     string
 	Pattern string
 }
@@ -22,7 +23,7 @@ func parseModule(s string) module {
 	if !ok || pat == "" {
 		pat = "./..."
 	}
-	return module{Dir: dir, Pattern: pat}
+	return module{Name: dir, Dir: dir, Pattern: pat}
 }
 
 // A pkg is one package with tests, and its test binary once built.

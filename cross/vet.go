@@ -80,12 +80,12 @@ func printVet(w io.Writer, rs []vetResult) bool {
 		if r.Err != nil {
 			verdict, ok = "FAIL", false
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%.1fs\t%s\n", r.mod.Dir, r.Target, r.Tags, r.Time.Seconds(), verdict)
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%.1fs\t%s\n", r.mod.Name, r.Target, r.Tags, r.Time.Seconds(), verdict)
 	}
 	tw.Flush()
 	for _, r := range rs {
 		if r.Err != nil {
-			fmt.Fprintf(w, "FAIL vet %s %s %s:\n%v\n", r.mod.Dir, r.Target, r.Tags, r.Err)
+			fmt.Fprintf(w, "FAIL vet %s %s %s:\n%v\n", r.mod.Name, r.Target, r.Tags, r.Err)
 		}
 	}
 	return ok
