@@ -153,8 +153,8 @@ confirmed by a successful store-exclusive of the value it read.`,
 	{
 		dir: "internal/floor", name: "floor", arch: "amd64", base: "floor_amd64",
 		header: `
-Each floor is a load routine of package asm without its results; they require
-what that routine requires.`,
+Each floor is a load routine of package asm without its results; they
+require what that routine requires.`,
 		routines: []routine{
 			{name: "BareCMPXCHG16B", op: opBare(opLoadByCas), doc: "executes one LOCK CMPXCHG16B of (0, 0) with (0, 0) on p: asm.LoadCX16 without its results.",
 				order: orderLockCX16, body: bareCMPXCHG16B},

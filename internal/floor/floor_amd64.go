@@ -4,8 +4,8 @@
 
 package floor
 
-// Each floor is a load routine of package asm without its results; they require
-// what that routine requires.
+// Each floor is a load routine of package asm without its results; they
+// require what that routine requires.
 
 // BareCMPXCHG16B executes one LOCK CMPXCHG16B of (0, 0) with (0, 0) on p:
 // asm.LoadCX16 without its results.
