@@ -243,7 +243,6 @@ func TestStopFromFn(t *testing.T) {
 	})
 }
 
-
 func TestFlush(t *testing.T) {
 	bubble(t, 50*time.Millisecond, func(d *Debouncer, r *recorder, clock nanotime.Clock) {
 		if d.Flush() {
