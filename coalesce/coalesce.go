@@ -76,7 +76,9 @@ type PanicError struct {
 	Stack []byte // fn's stack at the panic
 }
 
-func (p *PanicError) Error() string { return fmt.Sprintf("coalesce: fn panicked: %v\n\n%s", p.Value, p.Stack) }
+func (p *PanicError) Error() string {
+	return fmt.Sprintf("coalesce: fn panicked: %v\n\n%s", p.Value, p.Stack)
+}
 
 // Unwrap returns the panic value if it is an error.
 func (p *PanicError) Unwrap() error {
