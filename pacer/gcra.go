@@ -1,0 +1,64 @@
+package pacer
+
+import (
+	"errors"
+	"time"
+
+	"github.com/cellrate/cellrate/gcra"
+	"github.com/cellrate/cellrate/limit"
+)
+
+// This file is the pacer's only use of package gcra: a schedule is a GCRA
+// of burst 1+slack whose TAT is the pacer's cell.
+
+// schedule is the GCRA a Pacer's slots come from: ps of burst 1+slack, and
+// push, the same rate with one more unit of burst (same TAT units: the
+// burst does not change them), used to push the TAT by exactly one event.
+type schedule struct{ ps, push gcra.Params }
+
+// newSchedule returns the schedule of events per period with slack. A
+// refusal of gcra's is returned as the pacer's own parameter error.
+func newSchedule(events int64, period time.Duration, slack int64) (schedule, error) {
+	ps, err := gcra.NewParams(events, period, 1+slack)
+	var push gcra.Params
+	if err == nil {
+		push, err = gcra.NewParams(events, period, 2+slack)
+	}
+	if err != nil {
+		var pe *limit.ParamError
+		if errors.As(err, &pe) {
+			e := *pe
+			e.Pkg = "pacer"
+			if e.Param == "burst" {
+				e.Param = "slack"
+			}
+			return schedule{}, &e
+		}
+		return schedule{}, &limit.ParamError{Pkg: "pacer", Param: "events", Value: events, Reason: err.Error()}
+	}
+	return schedule{ps: ps, push: push}, nil
+}
+
+// reserve is the pacer's step: it takes the first slot at or after now
+// that the GCRA admits, and returns the TAT to store and the wait until the
+// slot. ok is false only at the end of int64 time.
+//
+// The wait is ps's RetryAfter, which is exact (Step admits at now+wait).
+// The TAT must then move by exactly one event. Stepping ps at now+wait
+// would not do that when the slot is the TAT itself rounded up to a whole
+// ns (slack 0 and a fractional interval): the TAT would be behind that now,
+// an idle restart, and each slot would lose up to a step (up to 2 ns) of
+// schedule, drifting. So the push is push's admission at now+wait-1 ns,
+// which lies in [TAT - (1+slack)*T, TAT]: inside push's tolerance and not
+// after the TAT, where an admission adds exactly one event to the TAT.
+func (s schedule) reserve(tat uint64, now int64) (next uint64, wait int64, ok bool) {
+	next, r, _ := s.ps.Step(tat, now, 1)
+	if r.OK {
+		return next, 0, true
+	}
+	if r.RetryAfter == limit.Never || now > limit.Never-r.RetryAfter {
+		return tat, 0, false
+	}
+	next, r2, _ := s.push.Step(tat, now+r.RetryAfter-1, 1)
+	return next, r.RetryAfter, r2.OK
+}
