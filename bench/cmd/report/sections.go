@@ -50,6 +50,14 @@ var sections = []section{
 		chart:  "limiters", cols: 2,
 	},
 	{
+		title: "Pacer",
+		intro: "One Take that never sleeps: both pacers at 1e9 per second without slack, a rate calls never outrun, " +
+			"so the figure is the cost of taking a slot (go.uber.org/ratelimit's atomic Take against cellrate's pacer, a GCRA cell). " +
+			"`take` reads each pacer's own clock; `take-injected` passes a time that moves 100ns per call (uber through its Clock option; " +
+			"with several goroutines uber's injected clock is one shared word, as its option allows).",
+		groups: []group{{"Pacer", "uber-ratelimit"}},
+	},
+	{
 		title: "Primitives",
 		intro: "`Counter/add` adds 1 to a shared counter; `Pair/cas-inc` is a load and compare-and-swap loop that increments one half " +
 			"of a 128-bit pair and decrements the other (`sync-atomic-64` does it on one 64-bit word, for scale); " +
