@@ -331,6 +331,9 @@ func (d *Debouncer) drive(now int64, m mode) (pv any, panicked bool) {
 			}
 		case actWait:
 			d.timer.Reset(until(now, at)) // at > now except after a panic (then 0)
+			if armedHook != nil {
+				armedHook()
+			}
 			if d.st.CompareAndSwap(s, s&^kicked&^driver) {
 				return pv, panicked
 			}
@@ -359,6 +362,11 @@ func (d *Debouncer) drive(now int64, m mode) (pv any, panicked bool) {
 		now = d.clock()
 	}
 }
+
+// armedHook, if set (by tests), runs between arming the timer and giving
+// up the driver bit: the window in which the timer may fire and find the
+// driver busy.
+var armedHook func()
 
 // run calls fn and returns its panic, if any. If fn ends its goroutine
 // (runtime.Goexit, as t.FailNow does), the burst is handed to the timer.

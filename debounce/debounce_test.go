@@ -474,3 +474,29 @@ func TestConcurrent(t *testing.T) {
 		t.Fatalf("the last run saw %d calls of %d", seen.Load(), seq.Load())
 	}
 }
+
+// The timer fires between the driver arming it and giving up the driver
+// bit: it must leave a kick, or nobody runs the burst. (Without the kick the
+// trailing run never comes.)
+func TestTimerFiresWhileDriverArms(t *testing.T) {
+	ran := make(chan struct{}, 1)
+	d, err := New(time.Microsecond, func() { ran <- struct{}{} })
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer d.Stop()
+	armedHook = func() { time.Sleep(20 * time.Millisecond) } // the timer fires meanwhile
+	defer func() { armedHook = nil }()
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		d.Call() // arms the timer for 1µs, then sleeps in the hook
+	}()
+	<-done
+	armedHook = nil
+	select {
+	case <-ran:
+	case <-time.After(5 * time.Second):
+		t.Fatal("the trailing run never came")
+	}
+}
