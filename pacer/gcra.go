@@ -52,13 +52,13 @@ func newSchedule(events int64, period time.Duration, slack int64) (schedule, err
 // which lies in [TAT - (1+slack)*T, TAT]: inside push's tolerance and not
 // after the TAT, where an admission adds exactly one event to the TAT.
 func (s schedule) reserve(tat uint64, now int64) (next uint64, wait int64, ok bool) {
-	next, r, _ := s.ps.Step(tat, now, 1)
+	n, r, _ := s.ps.Step(gcra.State(tat), now, 1)
 	if r.OK {
-		return next, 0, true
+		return uint64(n), 0, true
 	}
 	if r.RetryAfter == limit.Never || now > limit.Never-r.RetryAfter {
 		return tat, 0, false
 	}
-	next, r2, _ := s.push.Step(tat, now+r.RetryAfter-1, 1)
-	return next, r.RetryAfter, r2.OK
+	n, r2, _ := s.push.Step(gcra.State(tat), now+r.RetryAfter-1, 1)
+	return uint64(n), r.RetryAfter, r2.OK
 }
