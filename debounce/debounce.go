@@ -28,10 +28,11 @@
 //
 // # Cost
 //
-// A Call that does not open a burst is a load and a compare-and-swap of one
-// word, plus at most one compare-and-swap of the latest call's time; it
-// allocates nothing, takes no lock, starts no goroutine and touches no
-// timer. The Debouncer holds one time.AfterFunc timer for its life; it is
+// A Call that does not open a burst is a compare-and-swap of the latest
+// call's time (none if an earlier call was later) and a load of the state
+// word, plus, when it makes calls pending (the first since a run, or
+// without a trailing edge), a compare-and-swap of that word; it allocates
+// nothing, takes no lock, starts no goroutine and touches no timer. The Debouncer holds one time.AfterFunc timer for its life; it is
 // armed only while a burst is open, and re-armed at most once per wait,
 // when it fires early (the latest call moved the burst's end) and at each run.
 //
@@ -190,6 +191,11 @@ func (d *Debouncer) CallAt(now int64) {
 			}
 		case s&countMax == countMax:
 			return // 2^60 calls in one burst: the count saturates, pending stays true
+		case d.p.trailing && s&running == 0 && s&countMax > d.covered.Load():
+			// A trailing run is owed already and has not started: it will
+			// start after this load, so after this call, and the burst
+			// cannot close before it. The latest time is written above.
+			return
 		default:
 			if d.st.CompareAndSwap(s, s+1) {
 				return

@@ -7,8 +7,8 @@ import (
 	"github.com/cellrate/cellrate/gcra"
 )
 
-// ReserveAt against gcra's AllowAt on the same rate, with time moving
-// 100 ns per call: both restart the TAT at every call (idle).
+// ReserveAt against gcra's AllowAt and AllowNAt on the same rate, with
+// time moving 100 ns per call: the TAT restarts at every call (idle).
 func BenchmarkReserveAt(b *testing.B) {
 	b.Run("pacer", func(b *testing.B) {
 		p, _ := New(1e9, time.Second)
@@ -18,7 +18,7 @@ func BenchmarkReserveAt(b *testing.B) {
 			p.ReserveAt(now)
 		}
 	})
-	b.Run("gcra", func(b *testing.B) {
+	b.Run("gcra-AllowAt", func(b *testing.B) {
 		l, _ := gcra.New(1e9, time.Second, 1)
 		now := int64(time.Hour)
 		for range b.N {
@@ -26,8 +26,16 @@ func BenchmarkReserveAt(b *testing.B) {
 			l.AllowAt(now)
 		}
 	})
+	b.Run("gcra-AllowNAt", func(b *testing.B) {
+		l, _ := gcra.New(1e9, time.Second, 1)
+		now := int64(time.Hour)
+		for range b.N {
+			now += 100
+			l.AllowNAt(now, 1)
+		}
+	})
 	b.Run("pacer-waiting", func(b *testing.B) { // 1 per 200 ns: every call waits
-		p, _ := New(1, 200, WithSlack(0))
+		p, _ := New(1, 200)
 		now := int64(time.Hour)
 		for range b.N {
 			now += 100
