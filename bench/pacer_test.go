@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"math"
-	"os"
 	"testing"
 	"time"
 
@@ -117,47 +116,6 @@ func TestPacerScheduleError(t *testing.T) {
 			t.Errorf("cellrate's pacer strays %v ns from the schedule", o.MaxAbs)
 		}
 	}
-}
-
-// TestPacerWakeError is a measurement, not a check, and runs only with
-// CELLRATE_PACER_WAKE=1: one caller takes n times at 50 per second with
-// real sleeps and reads time.Now after each Take; the error is against the
-// ideal schedule from the first take, for each pacer, with the worst
-// wake-up delay of a 1ms sleep for scale. Neither pacer has slack, so a
-// wake-up later than the next slot restarts the schedule in both: on a
-// loaded machine the figures measure the machine more than the pacers (the
-// schedules themselves are compared exactly by TestPacerScheduleError).
-func TestPacerWakeError(t *testing.T) {
-	if os.Getenv("CELLRATE_PACER_WAKE") != "1" {
-		t.Skip("a measurement of real sleeps: set CELLRATE_PACER_WAKE=1")
-	}
-	const events, period, n = 50, time.Second, 100
-	ctx := context.Background()
-	measure := func(take func()) Spacing {
-		slots := make([]int64, n)
-		start := time.Now()
-		for i := range slots {
-			take()
-			slots[i] = int64(time.Since(start))
-		}
-		return spacing(slots, events, period)
-	}
-	u := ratelimit.New(events, ratelimit.Per(period), ratelimit.WithoutSlack)
-	p, _ := pacer.New(events, period)
-	var su, sp Spacing
-	for range 2 { // interleaved: uber, cellrate, uber, cellrate; the second pair is kept
-		su = measure(func() { u.Take() })
-		sp = measure(func() { p.Take(ctx) })
-	}
-	late := time.Duration(0)
-	for range 20 {
-		start := time.Now()
-		time.Sleep(time.Millisecond)
-		late = max(late, time.Since(start)-time.Millisecond)
-	}
-	t.Logf("worst of 20 wake-ups from a 1ms sleep: %v late", late)
-	t.Logf("%d takes at %d per %v (interval 20ms): uber mean |error| %.0f µs, max %.0f µs, drift at the end %+.0f µs; cellrate mean %.0f µs, max %.0f µs, drift %+.0f µs",
-		n, events, period, su.MeanAbs/1e3, su.MaxAbs/1e3, su.Last/1e3, sp.MeanAbs/1e3, sp.MaxAbs/1e3, sp.Last/1e3)
 }
 
 // TestPacerSlackAfterPause is go.uber.org/ratelimit's issue #119: 1 per
