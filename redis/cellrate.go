@@ -1,0 +1,48 @@
+package redis
+
+// Every use of the main module's API is in this file, so that a change
+// there is a change here only.
+
+import (
+	"time"
+
+	"github.com/cellrate/cellrate/gcra"
+	"github.com/cellrate/cellrate/limit"
+	"github.com/cellrate/cellrate/window"
+)
+
+// Result is the outcome of one decision: package limit's Result.
+type Result = limit.Result
+
+// Never is the RetryAfter of a request that can never be admitted.
+const Never = limit.Never
+
+var (
+	errNegativeCost     = limit.ErrNegativeCost
+	errCostExceedsBurst = limit.ErrCostExceedsBurst
+)
+
+func paramError(param string, value, min, max any, reason string) error {
+	return &limit.ParamError{Pkg: "redis", Param: param, Value: value, Min: min, Max: max, Reason: reason}
+}
+
+// The Go steps the scripts are the same as (used by the tests).
+
+type goGCRA = gcra.Params
+
+func newGoGCRA(events int64, period time.Duration, burst int64) (goGCRA, error) {
+	return gcra.NewParams(events, period, burst)
+}
+
+func stepGoGCRA(ps goGCRA, tat uint64, now, n int64) (uint64, Result, error) {
+	return ps.Step(tat, now, n)
+}
+
+type goWindow = window.Params
+type goWindowState = window.State
+
+func newGoWindow(lim int64, w time.Duration) (goWindow, error) { return window.NewParams(lim, w) }
+
+func stepGoWindow(ps goWindow, s goWindowState, now, n int64) (goWindowState, Result, error) {
+	return ps.Step(s, now, n)
+}

@@ -1,0 +1,186 @@
+package redis
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"testing"
+	"time"
+)
+
+// schedule returns count decision times and costs: steps forward, repeated
+// times, stale times, jumps far ahead and far back (past the scripts'
+// 2^22-second "far" limit), all within [-2^62, 2^62).
+func schedule(rng *rand.Rand, count int, interval, burst int64) (times, costs []int64) {
+	now := rng.Int64N(1<<62) - 1<<61
+	if rng.IntN(2) == 0 {
+		now = time.Date(2026, 11, 23, 0, 0, 0, 0, time.UTC).UnixNano() + rng.Int64N(1e12)
+	}
+	clamp := func(x int64) int64 { return max(-1<<62, min(x, 1<<62-1)) }
+	for range count {
+		switch k := rng.IntN(100); {
+		case k < 40:
+			now = clamp(now + rng.Int64N(interval+1))
+		case k < 55: // repeated
+		case k < 75:
+			now = clamp(now - rng.Int64N(interval*burst+2))
+		case k < 85:
+			now = clamp(now + rng.Int64N(interval*(burst+2)+1))
+		case k < 90:
+			now = clamp(now + rng.Int64N(1e9))
+		case k < 94:
+			now = clamp(now + 1e16 + rng.Int64N(1e16)) // far ahead
+		case k < 97:
+			now = clamp(now - 5e15 - rng.Int64N(1e16)) // far back
+		default:
+			now = clamp(now - rng.Int64N(1e10))
+		}
+		times = append(times, now)
+		var n int64
+		switch k := rng.IntN(10); {
+		case k < 5:
+			n = 1
+		case k < 6:
+			n = 0
+		case k < 8:
+			n = burst
+		default:
+			n = rng.Int64N(burst + 1)
+		}
+		costs = append(costs, n)
+	}
+	return times, costs
+}
+
+type gcraCase struct {
+	events int64
+	period time.Duration
+	burst  int64
+}
+
+func gcraCases(rng *rand.Rand) []gcraCase {
+	cs := []gcraCase{
+		{1, time.Second, 1}, {3, time.Second, 5}, {4, time.Second, 2}, {7, time.Hour, 3},
+		{1000, time.Second, 1000}, {500, time.Second, 1000}, {1, time.Nanosecond, 1},
+		{2, 3 * time.Nanosecond, 4}, {1e9, time.Second, 1 << 20}, {3, 1 << 47, 1},
+		{1, 1<<48 - 1, 1}, {1, time.Millisecond, 1<<28 - 1}, {6, time.Minute, 100},
+		{999999937, 1<<40 + 13, 3}, // a fractional interval with a big reduced ratio
+	}
+	for range 16 {
+		ev := 1 + rng.Int64N(int64(1)<<rng.IntN(20))
+		per := time.Duration(ev + rng.Int64N(int64(1)<<(10+rng.IntN(34))))
+		cs = append(cs, gcraCase{ev, per, 1 + rng.Int64N(int64(1)<<rng.IntN(12))})
+	}
+	return cs
+}
+
+// TestGCRAMatchesStep runs random schedules through package gcra's
+// Params.Step and through the script on a real server, at caller times, and
+// requires the same decision, Remaining and RetryAfter every time, and the
+// same state: the key's origin and steps map exactly onto Go's TAT.
+func TestGCRAMatchesStep(t *testing.T) {
+	_, c := server(t)
+	rng := rand.New(rand.NewPCG(3, 4))
+	count := 300
+	if testing.Short() {
+		count = 120
+	}
+	checked := 0
+	for ci, tc := range gcraCases(rng) {
+		gp, err := newGCRAParams(tc.events, tc.period, tc.burst)
+		if err != nil {
+			t.Logf("case %v: %v", tc, err)
+			continue
+		}
+		ref, err := newGoGCRA(tc.events, tc.period, tc.burst)
+		if err != nil {
+			t.Fatal(err)
+		}
+		l, err := NewGCRA(c, fmt.Sprintf("d%d", ci), tc.events, tc.period, tc.burst, WithGrace(300*24*time.Hour))
+		if err != nil {
+			t.Fatal(err)
+		}
+		interval := max(1, int64(tc.period)/tc.events)
+		times, costs := schedule(rng, count, interval, tc.burst)
+		var tat uint64
+		for i, now := range times {
+			n := costs[i]
+			next, want, werr := stepGoGCRA(ref, tat, now, n)
+			got, gerr := l.AllowNAt(bg, "k", now, n)
+			if got != want || gerr != werr {
+				t.Fatalf("case %v step %d: now %d n %d tat %d: script %+v %v, gcra.Step %+v %v",
+					tc, i, now, n, tat, got, gerr, want, werr)
+			}
+			tat = next
+			st := rawState(t, c, l.Key("k"), 3)
+			if st == nil {
+				if tat != 0 {
+					t.Fatalf("case %v step %d: no key, Go's TAT %d", tc, i, tat)
+				}
+				continue
+			}
+			m, ok := gp.gcraTAT(int64(st[0]), int64(st[1]), int64(st[2]))
+			if !ok || m != tat || st[1] < 0 || st[1] >= 1e9 {
+				t.Fatalf("case %v step %d: key holds %v = TAT %d (%v), Go's %d", tc, i, st, m, ok, tat)
+			}
+			checked++
+		}
+	}
+	t.Logf("%d decisions with states compared", checked)
+}
+
+// TestWindowMatchesStep is TestGCRAMatchesStep for package window: the
+// key holds Go's State exactly (Start as seconds and ns).
+func TestWindowMatchesStep(t *testing.T) {
+	_, c := server(t)
+	rng := rand.New(rand.NewPCG(5, 6))
+	count := 300
+	if testing.Short() {
+		count = 120
+	}
+	type wcase struct {
+		limit int64
+		w     time.Duration
+	}
+	cs := []wcase{{1, time.Second}, {10, time.Second}, {100, time.Minute}, {3, 7}, {1<<32 - 1, time.Hour},
+		{5, maxWindow}, {1000, 24 * time.Hour}, {7, 1<<26 + 1}, {1 << 31, 1<<50 - 1}}
+	for range 12 {
+		cs = append(cs, wcase{1 + rng.Int64N(int64(1)<<rng.IntN(32)), time.Duration(1 + rng.Int64N(int64(1)<<(1+rng.IntN(49))))})
+	}
+	checked := 0
+	for ci, tc := range cs {
+		ref, err := newGoWindow(tc.limit, tc.w)
+		if err != nil {
+			t.Fatal(err)
+		}
+		l, err := NewWindow(c, fmt.Sprintf("w%d", ci), tc.limit, tc.w, WithGrace(300*24*time.Hour))
+		if err != nil {
+			t.Fatal(err)
+		}
+		interval := max(1, int64(tc.w)/tc.limit)
+		times, costs := schedule(rng, count, interval, min(tc.limit, 1<<40))
+		var s goWindowState
+		for i, now := range times {
+			n := costs[i]
+			next, want, werr := stepGoWindow(ref, s, now, n)
+			got, gerr := l.AllowNAt(bg, "k", now, n)
+			if got != want || gerr != werr {
+				t.Fatalf("case %v step %d: now %d n %d state %+v: script %+v %v, window.Step %+v %v",
+					tc, i, now, n, s, got, gerr, want, werr)
+			}
+			s = next
+			st := rawState(t, c, l.Key("k"), 4)
+			if st == nil {
+				if s.Prev|s.Cur != 0 {
+					t.Fatalf("case %v step %d: no key, Go's state %+v", tc, i, s)
+				}
+				continue
+			}
+			m := goWindowState{Start: int64(st[0])*1e9 + int64(st[1]), Prev: uint32(st[2]), Cur: uint32(st[3])}
+			if m != s || st[1] < 0 || st[1] >= 1e9 {
+				t.Fatalf("case %v step %d: key holds %v, Go's state %+v", tc, i, st, s)
+			}
+			checked++
+		}
+	}
+	t.Logf("%d decisions with states compared", checked)
+}
