@@ -8,6 +8,7 @@ import (
 
 	"github.com/cellrate/cellrate/gcra"
 	"github.com/cellrate/cellrate/limit"
+	"github.com/cellrate/cellrate/nanotime"
 	"github.com/cellrate/cellrate/window"
 )
 
@@ -46,3 +47,18 @@ func newGoWindow(lim int64, w time.Duration) (goWindow, error) { return window.N
 func stepGoWindow(ps goWindow, s goWindowState, now, n int64) (goWindowState, Result, error) {
 	return ps.Step(s, now, n)
 }
+
+// monotonic is the local clock of the two-tier limiter's leases.
+func monotonic() int64 { return nanotime.Now() }
+
+// localLimiter is the fail-open fallback of a two-tier limiter: a
+// process-local GCRA.
+type localLimiter = gcra.Limiter
+
+func newLocalLimiter(events int64, period time.Duration, burst int64) (*localLimiter, error) {
+	return gcra.New(events, period, burst)
+}
+
+func localAllow(l *localLimiter, now, n int64) (Result, error) { return l.AllowNAt(now, n) }
+
+func localBurst(l *localLimiter) int64 { return l.Params().Burst() }

@@ -40,6 +40,11 @@ type Limiter struct {
 type config struct {
 	grace   time.Duration
 	timeout time.Duration
+	// TwoTier only
+	batch int64
+	lease time.Duration
+	share float64
+	retry time.Duration
 }
 
 // Option configures a Limiter.

@@ -1,0 +1,89 @@
+package redis
+
+import (
+	"context"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	goredis "github.com/redis/go-redis/v9"
+
+	"github.com/cellrate/cellrate/redis/internal/redistest"
+)
+
+// hammer runs procs TwoTier limiters, each on its own client (its own
+// connections), with g goroutines each, on one key for d, and returns every
+// admission (at the monotonic time it counts at) and the limiters.
+func hammer(t *testing.T, s *redistest.Server, procs, g int, d time.Duration, mk func(c Client) (*TwoTier, error)) ([]admission, []*TwoTier) {
+	var mu sync.Mutex
+	var adm []admission
+	var tts []*TwoTier
+	var wg sync.WaitGroup
+	stop := time.Now().Add(d)
+	var errs atomic.Int64
+	for range procs {
+		c := goredis.NewClient(&goredis.Options{Addr: s.Addr, PoolSize: g})
+		t.Cleanup(func() { c.Close() })
+		tt, err := mk(c)
+		if err != nil {
+			t.Fatal(err)
+		}
+		tts = append(tts, tt)
+		for range g {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				var mine []admission
+				for time.Now().Before(stop) {
+					r, at, err := tt.allow(context.Background(), "k", 1)
+					if err != nil {
+						errs.Add(1)
+					}
+					if r.OK {
+						mine = append(mine, admission{at, 1})
+					}
+				}
+				mu.Lock()
+				adm = append(adm, mine...)
+				mu.Unlock()
+			}()
+		}
+	}
+	wg.Wait()
+	if n := errs.Load(); n != 0 {
+		t.Fatalf("%d errors", n)
+	}
+	return adm, tts
+}
+
+// TestTwoTierBound runs four processes (separate clients and connections)
+// of four goroutines each on one key of one server, for a second and a
+// half, and checks that the admissions of all of them, at the times they
+// count at, keep burst + events*T/period over every interval, exactly;
+// and reports what batching cost against that bound.
+func TestTwoTierBound(t *testing.T) {
+	s := redistest.Start(t)
+	const events, burst = 2000, 300
+	period := time.Second
+	for _, batch := range []int64{1, 10, 50} {
+		prefix := "tt" + string(rune('a'+batch%26))
+		adm, tts := hammer(t, s, 4, 4, 1500*time.Millisecond, func(c Client) (*TwoTier, error) {
+			return NewTwoTier(c, prefix, events, period, burst, WithBatch(batch), WithLease(20*time.Millisecond))
+		})
+		checkBound(t, adm, func(sum, span int64) bool {
+			return sum*int64(period) > burst*int64(period)+events*span
+		})
+		var trips int64
+		for _, tt := range tts {
+			trips += tt.Stats().RoundTrips
+		}
+		first, last := adm[0].at, adm[0].at
+		for _, a := range adm {
+			first, last = min(first, a.at), max(last, a.at)
+		}
+		bound := float64(burst) + float64(events)*float64(last-first)/float64(period)
+		t.Logf("batch %d (Redis burst %d): %d admitted, %.1f%% of the bound over their span, %d round trips",
+			batch, tts[0].RedisBurst(), len(adm), 100*float64(len(adm))/bound, trips)
+	}
+}
