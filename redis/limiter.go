@@ -60,8 +60,10 @@ type Option func(*config)
 func WithGrace(d time.Duration) Option { return func(c *config) { c.grace = d } }
 
 // WithTimeout bounds every call to Redis by d (when the caller's context
-// has no earlier deadline). The default, 0, leaves it to the context and
-// to the client's own read and write timeouts.
+// has no earlier deadline); default 1s for a Limiter, 100ms for a
+// TwoTier. go-redis honours a context's deadline only on a client made
+// with ContextTimeoutEnabled: true; on any other, its ReadTimeout and
+// WriteTimeout (default 3s) bound each call instead.
 func WithTimeout(d time.Duration) Option { return func(c *config) { c.timeout = d } }
 
 func newConfig(opts []Option) (config, error) {
@@ -99,6 +101,9 @@ func NewGCRA(c Client, prefix string, events int64, period time.Duration, burst 
 	if err != nil {
 		return nil, err
 	}
+	if cfg.timeout == 0 {
+		cfg.timeout = time.Second
+	}
 	l := &Limiter{c: c, script: gcraScript, prefix: prefix, alg: algGCRA, max: burst, gp: gp, cfg: cfg}
 	l.tail = []any{u64(gp.p), u64(gp.e), u64(gp.j), u64(gp.burst), u64(gp.c1), u64(gp.c2), graceMs(cfg.grace)}
 	return l, nil
@@ -120,6 +125,9 @@ func NewWindow(c Client, prefix string, limit int64, w time.Duration, opts ...Op
 	cfg, err := newConfig(opts)
 	if err != nil {
 		return nil, err
+	}
+	if cfg.timeout == 0 {
+		cfg.timeout = time.Second
 	}
 	l := &Limiter{c: c, script: windowScript, prefix: prefix, alg: algWindow, max: limit, cfg: cfg}
 	l.tail = []any{strconv.FormatInt(limit, 10), strconv.FormatInt(int64(w), 10), graceMs(cfg.grace)}
@@ -211,6 +219,12 @@ func (l *Limiter) run(ctx context.Context, key string, caller bool, now, n int64
 	defer cancel()
 	v, err := l.script.Run(ctx, l.c, []string{l.Key(key)}, args...).Int64Slice()
 	if err != nil {
+		var re goredis.Error
+		if cc, ok := l.c.(*goredis.ClusterClient); ok && !errors.As(err, &re) {
+			// A node down or unreachable: its slots may have a new master.
+			// go-redis reloads the slot map only every minute by itself.
+			cc.ReloadState(ctx)
+		}
 		return Result{}, 0, err
 	}
 	if len(v) != 5 {
@@ -224,9 +238,6 @@ func (l *Limiter) run(ctx context.Context, key string, caller bool, now, n int64
 }
 
 func (l *Limiter) ctx(ctx context.Context) (context.Context, context.CancelFunc) {
-	if l.cfg.timeout == 0 {
-		return ctx, func() {}
-	}
 	if d, ok := ctx.Deadline(); ok && time.Until(d) <= l.cfg.timeout {
 		return ctx, func() {}
 	}

@@ -13,6 +13,14 @@ import (
 
 var bg = context.Background()
 
+// quiet drops go-redis's log lines (dial failures while a test has a
+// server down on purpose).
+type quiet struct{}
+
+func (quiet) Printf(context.Context, string, ...any) {}
+
+func init() { goredis.SetLogger(quiet{}) }
+
 // server starts a redis-server for one test and returns a client of it.
 func server(t testing.TB) (*redistest.Server, *goredis.Client) {
 	s := redistest.Start(t)

@@ -106,13 +106,28 @@ func (s *Server) Continue() { s.cmd.Process.Signal(syscall.SIGCONT) }
 
 // Do sends one command on a fresh connection and returns the reply's
 // first line (or a bulk reply's body), for harness use: PING, CLUSTER INFO.
-func (s *Server) Do(args ...string) (string, error) {
+func (s *Server) Do(args ...string) (string, error) { return s.DoSeq(args) }
+
+// DoSeq sends commands on one fresh connection and returns the last reply
+// as Do does (READONLY then GET, on a replica).
+func (s *Server) DoSeq(cmds ...[]string) (string, error) {
 	c, err := net.DialTimeout("tcp", s.Addr, time.Second)
 	if err != nil {
 		return "", err
 	}
 	defer c.Close()
 	c.SetDeadline(time.Now().Add(2 * time.Second))
+	r := bufio.NewReader(c)
+	var reply string
+	for _, args := range cmds {
+		if reply, err = roundTrip(c, r, args); err != nil {
+			return "", err
+		}
+	}
+	return reply, nil
+}
+
+func roundTrip(c net.Conn, r *bufio.Reader, args []string) (string, error) {
 	var b strings.Builder
 	fmt.Fprintf(&b, "*%d\r\n", len(args))
 	for _, a := range args {
@@ -121,7 +136,6 @@ func (s *Server) Do(args ...string) (string, error) {
 	if _, err := c.Write([]byte(b.String())); err != nil {
 		return "", err
 	}
-	r := bufio.NewReader(c)
 	line, err := r.ReadString('\n')
 	if err != nil {
 		return "", err
