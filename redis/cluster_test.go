@@ -1,7 +1,6 @@
 package redis
 
 import (
-	"fmt"
 	"strconv"
 	"strings"
 	"testing"
@@ -101,7 +100,7 @@ func nodeFor(t *testing.T, cl *redistest.Cluster, c *goredis.ClusterClient, key 
 		}
 	}
 	if src == nil {
-		t.Fatal(fmt.Sprintf("no node %s", m.Options().Addr))
+		t.Fatalf("no node %s", m.Options().Addr)
 	}
 	return src, dst
 }
