@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
+	"sync"
 	"time"
 
 	goredis "github.com/redis/go-redis/v9"
@@ -60,10 +61,11 @@ type Option func(*config)
 func WithGrace(d time.Duration) Option { return func(c *config) { c.grace = d } }
 
 // WithTimeout bounds every call to Redis by d (when the caller's context
-// has no earlier deadline); default 1s for a Limiter, 100ms for a
-// TwoTier. go-redis honours a context's deadline only on a client made
-// with ContextTimeoutEnabled: true; on any other, its ReadTimeout and
-// WriteTimeout (default 3s) bound each call instead.
+// has no earlier deadline). go-redis honours a context's deadline only on
+// a client made with ContextTimeoutEnabled: true; on any client, its
+// ReadTimeout and WriteTimeout (default 3s) bound each call too. Default:
+// none for a Limiter (the client's timeouts; a context costs 4
+// allocations a call), 100ms for a TwoTier's borrowing.
 func WithTimeout(d time.Duration) Option { return func(c *config) { c.timeout = d } }
 
 func newConfig(opts []Option) (config, error) {
@@ -101,9 +103,6 @@ func NewGCRA(c Client, prefix string, events int64, period time.Duration, burst 
 	if err != nil {
 		return nil, err
 	}
-	if cfg.timeout == 0 {
-		cfg.timeout = time.Second
-	}
 	l := &Limiter{c: c, script: gcraScript, prefix: prefix, alg: algGCRA, max: burst, gp: gp, cfg: cfg}
 	l.tail = []any{u64(gp.p), u64(gp.e), u64(gp.j), u64(gp.burst), u64(gp.c1), u64(gp.c2), graceMs(cfg.grace)}
 	return l, nil
@@ -125,9 +124,6 @@ func NewWindow(c Client, prefix string, limit int64, w time.Duration, opts ...Op
 	cfg, err := newConfig(opts)
 	if err != nil {
 		return nil, err
-	}
-	if cfg.timeout == 0 {
-		cfg.timeout = time.Second
 	}
 	l := &Limiter{c: c, script: windowScript, prefix: prefix, alg: algWindow, max: limit, cfg: cfg}
 	l.tail = []any{strconv.FormatInt(limit, 10), strconv.FormatInt(int64(w), 10), graceMs(cfg.grace)}
@@ -201,8 +197,10 @@ func (l *Limiter) run(ctx context.Context, key string, caller bool, now, n int64
 	case caller && (now < -1<<62 || now >= 1<<62):
 		return Result{RetryAfter: Never}, 0, errTime
 	}
-	args := make([]any, 5, 5+len(l.tail))
-	args[0], args[1], args[2], args[3], args[4] = 0, 0, 0, n, 0
+	// go-redis copies keys and args into its command: they are reused.
+	b := argPool.Get().(*argBuf)
+	defer argPool.Put(b)
+	args := append(b.args[:0], 0, 0, 0, n, 0)
 	if caller {
 		s := now / 1e9
 		ns := now - s*1e9
@@ -215,9 +213,11 @@ func (l *Limiter) run(ctx context.Context, key string, caller bool, now, n int64
 		args[4] = 1
 	}
 	args = append(args, l.tail...)
+	b.keys[0] = l.Key(key)
 	ctx, cancel := l.ctx(ctx)
 	defer cancel()
-	v, err := l.script.Run(ctx, l.c, []string{l.Key(key)}, args...).Int64Slice()
+	v, err := l.script.Run(ctx, l.c, b.keys[:], args...).Int64Slice()
+	clear(args)
 	if err != nil {
 		var re goredis.Error
 		if cc, ok := l.c.(*goredis.ClusterClient); ok && !errors.As(err, &re) {
@@ -237,9 +237,21 @@ func (l *Limiter) run(ctx context.Context, key string, caller bool, now, n int64
 	return r, v[1], nil
 }
 
+func nop() {}
+
+type argBuf struct {
+	args []any
+	keys [1]string
+}
+
+var argPool = sync.Pool{New: func() any { return &argBuf{args: make([]any, 0, 12)} }}
+
 func (l *Limiter) ctx(ctx context.Context) (context.Context, context.CancelFunc) {
+	if l.cfg.timeout == 0 {
+		return ctx, nop
+	}
 	if d, ok := ctx.Deadline(); ok && time.Until(d) <= l.cfg.timeout {
-		return ctx, func() {}
+		return ctx, nop
 	}
 	return context.WithTimeout(ctx, l.cfg.timeout)
 }

@@ -26,14 +26,18 @@ func WithLease(d time.Duration) Option { return func(c *config) { c.lease = d } 
 // down, at least 1. The default is to fail closed: deny, with the error.
 func WithFailOpen(share float64) Option { return func(c *config) { c.share = share } }
 
-// WithRetry sets how long a TwoTier, after an error from Redis, decides
-// without asking Redis again (denying, or on the fail-open limit). Default
-// 100ms.
+// WithRetry sets how long a TwoTier, after three round trips in a row
+// failed, decides without asking Redis again (denying, or on the fail-open
+// limit). Default 100ms.
 func WithRetry(d time.Duration) Option { return func(c *config) { c.retry = d } }
 
 // ErrUnavailable is what a failing-closed TwoTier returns, without a round
-// trip, in the WithRetry span after Redis failed.
+// trip, in the WithRetry span after Redis failed three times in a row.
 var ErrUnavailable = errors.New("redis: Redis failed; not retried yet")
+
+// tripAfter is how many round trips in a row must fail before a TwoTier
+// stops asking Redis for its retry span.
+const tripAfter = 3
 
 // Token pool word: the lease's deadline in ms of the monotonic clock above
 // the units left.
@@ -79,11 +83,13 @@ const (
 // # Faults
 //
 // Every round trip is bounded by WithTimeout (default 100ms). When Redis
-// fails (down, stopped, failing over) the call that saw the error returns
-// it; for WithRetry after that no round trip is made: a TwoTier failing
-// closed denies with ErrUnavailable, one failing open (WithFailOpen) admits
-// on its local limit, with a nil error, and counts it in Stats. Units
-// already borrowed are spent as usual. Then it asks Redis again. A Redis
+// fails (down, stopped, failing over) a call that sees the error denies
+// and returns it (failing closed), or decides on a limit local to the
+// process (failing open, WithFailOpen: with a nil error, counted in
+// Stats). After three failures in a row, for WithRetry no round trip is
+// made: a TwoTier failing closed denies with ErrUnavailable, one failing
+// open decides on its local limit. Units already borrowed are spent as
+// usual. Then it asks Redis again; a success resets the count. A Redis
 // restarted empty has forgotten what it lent: for one lease after it the
 // bound can be exceeded by what was borrowed before.
 type TwoTier struct {
@@ -100,6 +106,7 @@ type TwoTier struct {
 	trips     atomic.Int64
 	errs      atomic.Int64
 	fallbacks atomic.Int64
+	failing   atomic.Int64 // round trips failed in a row
 }
 
 type entry struct {
@@ -293,9 +300,12 @@ func (t *TwoTier) slow(ctx context.Context, e *entry, key string, n int64) (Resu
 	if err != nil {
 		t.errs.Add(1)
 		now = monotonic()
-		t.downUntil.Store(now + t.retry)
+		if t.failing.Add(1) >= tripAfter {
+			t.downUntil.Store(now + t.retry)
+		}
 		return t.fallback(e, now, n, err)
 	}
+	t.failing.Store(0)
 	// Short of a batch, ask again only when the rate has refilled the
 	// rest: under saturation a round trip then brings a batch, not a unit.
 	now = monotonic()
