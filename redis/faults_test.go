@@ -87,7 +87,7 @@ func TestFaultDownAndRestart(t *testing.T) {
 	})
 	// Open: on the local limit, a quarter of the rate and burst: 10 at once.
 	admitted := 0
-	within(t, 2*faultTimeout, "open TwoTier, Redis down", func() {
+	within(t, (tripAfter+1)*faultTimeout, "open TwoTier, Redis down", func() {
 		for range 50 {
 			ok, err := open.Allow(bg, "k")
 			if err != nil && !strings.Contains(err.Error(), "refused") {
