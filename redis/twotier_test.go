@@ -87,3 +87,48 @@ func TestTwoTierBound(t *testing.T) {
 			batch, tts[0].RedisBurst(), len(adm), 100*float64(len(adm))/bound, trips)
 	}
 }
+
+// TestTwoTierLeaseEnds holds borrowed units in one process past its lease
+// while another drains and the bucket refills: the held units must be void,
+// or the two together would pass the bound.
+func TestTwoTierLeaseEnds(t *testing.T) {
+	s := redistest.Start(t)
+	mk := func() *TwoTier {
+		c := goredis.NewClient(&goredis.Options{Addr: s.Addr})
+		t.Cleanup(func() { c.Close() })
+		tt, err := NewTwoTier(c, "le", 100, time.Second, 50, WithBatch(20), WithLease(100*time.Millisecond))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return tt
+	}
+	a, b := mk(), mk()
+	var adm []admission
+	take := func(tt *TwoTier, max int) int {
+		got := 0
+		for range max {
+			r, at, err := tt.allow(bg, "k", 1)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !r.OK {
+				break
+			}
+			adm = append(adm, admission{at, 1})
+			got++
+		}
+		return got
+	}
+	if take(a, 1) != 1 { // a borrows 20, holds 19
+		t.Fatal("a: no first unit")
+	}
+	take(b, 1000)                      // b drains the rest
+	time.Sleep(600 * time.Millisecond) // a's lease ends; the bucket refills
+	take(b, 1000)
+	trips := a.Stats().RoundTrips
+	take(a, 1000)
+	if a.Stats().RoundTrips == trips {
+		t.Fatal("a spent units past their lease without asking Redis")
+	}
+	checkBound(t, adm, func(sum, span int64) bool { return sum*1e9 > 50*1e9+100*span })
+}
