@@ -23,6 +23,8 @@ var (
 	errCostExceedsBurst = limit.ErrCostExceedsBurst
 )
 
+type paramErr = limit.ParamError
+
 func paramError(param string, value, min, max any, reason string) error {
 	return &limit.ParamError{Pkg: "redis", Param: param, Value: value, Min: min, Max: max, Reason: reason}
 }
