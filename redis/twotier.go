@@ -107,6 +107,8 @@ type TwoTier struct {
 	errs      atomic.Int64
 	fallbacks atomic.Int64
 	failing   atomic.Int64 // round trips failed in a row
+	sweeping  sync.Mutex
+	swept     atomic.Int64 // monotonic ns of the last sweep
 }
 
 type entry struct {
@@ -294,7 +296,9 @@ func (t *TwoTier) slow(ctx context.Context, e *entry, key string, n int64) (Resu
 	if now < t.downUntil.Load() {
 		return t.fallback(e, now, n, ErrUnavailable)
 	}
-	t.trips.Add(1)
+	if t.trips.Add(1)%sweepEvery == 0 {
+		t.sweep(now)
+	}
 	ls := now
 	r, m, err := t.r.run(ctx, key, false, 0, max(t.batch, n), true)
 	if err != nil {
@@ -336,6 +340,31 @@ func (t *TwoTier) refill(k int64) int64 {
 		q++
 	}
 	return int64(min(q, uint64(Never)))
+}
+
+// sweepEvery is how many round trips pass between sweeps of idle keys.
+const sweepEvery = 1024
+
+// sweep drops the entries of keys that hold nothing a decision would use
+// (no live units, no denial cached, no borrow under way), at most once a
+// second, so a process's memory follows its active keys. A caller that
+// still holds a dropped entry may borrow into it: the units it does not
+// spend are lost, never spent twice.
+func (t *TwoTier) sweep(now int64) {
+	if now-t.swept.Load() < int64(time.Second) || !t.sweeping.TryLock() {
+		return
+	}
+	defer t.sweeping.Unlock()
+	t.swept.Store(now)
+	t.entries.Range(func(k, v any) bool {
+		e := v.(*entry)
+		w := e.word.Load()
+		if (w&tokMask == 0 || int64(w>>tokBits)*1e6 <= now) && e.denyUntil.Load() <= now && e.mu.TryLock() {
+			t.entries.Delete(k)
+			e.mu.Unlock()
+		}
+		return true
+	})
 }
 
 // fallback decides while Redis fails: deny with err (fail closed), or on

@@ -2,6 +2,7 @@ package redis
 
 import (
 	"context"
+	"strconv"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -131,4 +132,47 @@ func TestTwoTierLeaseEnds(t *testing.T) {
 		t.Fatal("a spent units past their lease without asking Redis")
 	}
 	checkBound(t, adm, func(sum, span int64) bool { return sum*1e9 > 50*1e9+100*span })
+}
+
+// TestTwoTierSweep: the entries of idle keys leave the process.
+func TestTwoTierSweep(t *testing.T) {
+	_, c := server(t)
+	tt, err := NewTwoTier(c, "sw", 1000, time.Second, 100, WithBatch(1), WithLease(10*time.Millisecond))
+	if err != nil {
+		t.Fatal(err)
+	}
+	count := func() (n int) {
+		tt.entries.Range(func(any, any) bool { n++; return true })
+		return n
+	}
+	for i := range 500 {
+		tt.Allow(bg, "k"+string(rune('a'+i%26))+string(rune('a'+i/26%26)))
+	}
+	if n := count(); n != 500 {
+		t.Fatalf("%d entries after 500 keys", n)
+	}
+	time.Sleep(20 * time.Millisecond) // the leases end
+	tt.Allow(bg, "hot")
+	tt.sweep(monotonic())
+	if n := count(); n > 1 {
+		t.Fatalf("%d entries left after a sweep", n)
+	}
+	// The round trips call it.
+	for i := range 600 {
+		tt.Allow(bg, "k"+string(rune('a'+i%26))+string(rune('a'+i/26%26)))
+	}
+	time.Sleep(1100 * time.Millisecond)
+	for i := 0; tt.Stats().RoundTrips < 2*sweepEvery; i++ {
+		tt.Allow(bg, "j"+strconv.Itoa(i))
+	}
+	left := 0
+	tt.entries.Range(func(k, _ any) bool {
+		if k.(string)[0] == 'k' {
+			left++
+		}
+		return true
+	})
+	if left != 0 {
+		t.Fatalf("%d idle entries left after %d round trips", left, tt.Stats().RoundTrips)
+	}
 }
