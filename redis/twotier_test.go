@@ -70,7 +70,7 @@ func TestTwoTierBound(t *testing.T) {
 	for _, batch := range []int64{1, 10, 50} {
 		prefix := "tt" + string(rune('a'+batch%26))
 		adm, tts := hammer(t, s, 4, 4, 1500*time.Millisecond, func(c Client) (*TwoTier, error) {
-			return NewTwoTier(c, prefix, events, period, burst, WithBatch(batch), WithLease(20*time.Millisecond))
+			return NewTwoTier(c, prefix, events, period, burst, WithBatch(batch), WithLease(20*time.Millisecond), WithTimeout(5*time.Second))
 		})
 		checkBound(t, adm, func(sum, span int64) bool {
 			return sum*int64(period) > burst*int64(period)+events*span
@@ -97,7 +97,7 @@ func TestTwoTierLeaseEnds(t *testing.T) {
 	mk := func() *TwoTier {
 		c := goredis.NewClient(&goredis.Options{Addr: s.Addr})
 		t.Cleanup(func() { c.Close() })
-		tt, err := NewTwoTier(c, "le", 100, time.Second, 50, WithBatch(20), WithLease(100*time.Millisecond))
+		tt, err := NewTwoTier(c, "le", 100, time.Second, 80, WithBatch(20), WithLease(300*time.Millisecond), WithTimeout(5*time.Second))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -124,14 +124,14 @@ func TestTwoTierLeaseEnds(t *testing.T) {
 		t.Fatal("a: no first unit")
 	}
 	take(b, 1000)                      // b drains the rest
-	time.Sleep(600 * time.Millisecond) // a's lease ends; the bucket refills
+	time.Sleep(time.Second) // a's lease ends; the bucket refills
 	take(b, 1000)
 	trips := a.Stats().RoundTrips
 	take(a, 1000)
 	if a.Stats().RoundTrips == trips {
 		t.Fatal("a spent units past their lease without asking Redis")
 	}
-	checkBound(t, adm, func(sum, span int64) bool { return sum*1e9 > 50*1e9+100*span })
+	checkBound(t, adm, func(sum, span int64) bool { return sum*1e9 > 80*1e9+100*span })
 }
 
 // TestTwoTierSweep: the entries of idle keys leave the process.
