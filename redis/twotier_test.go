@@ -123,7 +123,7 @@ func TestTwoTierLeaseEnds(t *testing.T) {
 	if take(a, 1) != 1 { // a borrows 40 of the Redis burst 50, holds 39
 		t.Fatal("a: no first unit")
 	}
-	take(b, 1000)                      // b drains the rest
+	take(b, 1000)           // b drains the rest
 	time.Sleep(time.Second) // a's lease ends; the bucket refills
 	take(b, 1000)
 	trips := a.Stats().RoundTrips
