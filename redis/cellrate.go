@@ -38,7 +38,8 @@ func newGoGCRA(events int64, period time.Duration, burst int64) (goGCRA, error) 
 }
 
 func stepGoGCRA(ps goGCRA, tat uint64, now, n int64) (uint64, Result, error) {
-	return ps.Step(tat, now, n)
+	next, r, err := ps.Step(gcra.State(tat), now, n)
+	return uint64(next), r, err
 }
 
 type goWindow = window.Params
