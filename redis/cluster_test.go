@@ -77,6 +77,17 @@ func TestCluster(t *testing.T) {
 	if a, _ := dst.Do("EXISTS", l.Key(key)); a != "1" {
 		t.Fatalf("the key is not on its new master %s", dst.Addr)
 	}
+
+	// A two-tier limiter on the cluster: keys on every master.
+	tt, err := NewTwoTier(c, "cltt:", 100, time.Second, 50, WithBatch(10), WithLease(100*time.Millisecond))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range 30 {
+		if ok, err := tt.Allow(bg, "user"+strconv.Itoa(i)); err != nil || !ok {
+			t.Fatalf("two-tier on the cluster: %v %v", ok, err)
+		}
+	}
 }
 
 func mustDo(t *testing.T, s *redistest.Server, args ...string) {

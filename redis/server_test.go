@@ -109,3 +109,29 @@ func TestCostErrors(t *testing.T) {
 		t.Fatalf("now 2^62: %v", err)
 	}
 }
+
+// TestAllocs guards the allocations per decision: a Limiter's round trip
+// (go-redis's command, reply and key; redis_rate v10 makes 20) and the
+// TwoTier's local admissions and cached denials (none).
+func TestAllocs(t *testing.T) {
+	_, c := server(t)
+	g, _ := NewGCRA(c, "a", 1e8, time.Second, 1<<17)
+	if n := testing.AllocsPerRun(500, func() { g.AllowN(bg, "k", 1) }); n > 13 {
+		t.Errorf("Limiter.AllowN: %v allocations", n)
+	}
+	tt, _ := NewTwoTier(c, "at", 1000, time.Second, 1<<20, WithBatch(1<<19), WithLease(time.Second))
+	tt.Allow(bg, "k")
+	if n := testing.AllocsPerRun(10000, func() { tt.Allow(bg, "k") }); n != 0 {
+		t.Errorf("TwoTier.Allow admitting locally: %v allocations", n)
+	}
+	d, _ := NewTwoTier(c, "ad", 1, time.Hour, 2, WithBatch(1), WithLease(time.Millisecond))
+	d.Allow(bg, "k")
+	d.Allow(bg, "k")
+	d.Allow(bg, "k") // denied by Redis: cached for about an hour
+	if n := testing.AllocsPerRun(1000, func() { d.Allow(bg, "k") }); n != 0 {
+		t.Errorf("TwoTier.Allow denying from its cache: %v allocations", n)
+	}
+	if st := d.Stats(); st.RoundTrips > 3 {
+		t.Errorf("cached denials made round trips: %+v", st)
+	}
+}
