@@ -201,7 +201,7 @@ func TestFaultClusterFailover(t *testing.T) {
 	}
 	// Wait until a replica holds the state, then kill the master.
 	want, _ := master.Do("GET", l.Key("k"))
-	deadline := time.Now().Add(5 * time.Second)
+	deadline := time.Now().Add(15 * time.Second)
 	for replicated := false; !replicated; {
 		for _, n := range cl.Nodes {
 			v, err := n.DoSeq([]string{"READONLY"}, []string{"GET", l.Key("k")})

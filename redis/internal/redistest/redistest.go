@@ -68,7 +68,7 @@ func (s *Server) Restart() {
 	if s.cluster {
 		os.Remove(s.dir + "/nodes.conf")
 		args = append(args, "--cluster-enabled", "yes", "--cluster-config-file", "nodes.conf",
-			"--cluster-node-timeout", "2000")
+			"--cluster-node-timeout", "2000", "--repl-diskless-sync-delay", "0")
 	}
 	s.cmd = exec.Command("redis-server", args...)
 	if err := s.cmd.Start(); err != nil {
