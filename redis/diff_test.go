@@ -64,6 +64,7 @@ func gcraCases(rng *rand.Rand) []gcraCase {
 		{2, 3 * time.Nanosecond, 4}, {1e9, time.Second, 1 << 20}, {3, 1 << 47, 1},
 		{1, 1<<48 - 1, 1}, {1, time.Millisecond, 1<<28 - 1}, {6, time.Minute, 100},
 		{999999937, 1<<40 + 13, 3}, // a fractional interval with a big reduced ratio
+		{2, 1<<48 - 1, 2},          // the largest ratio p, 2^48-1, and burst*j 2^48-2
 	}
 	for range 16 {
 		ev := 1 + rng.Int64N(int64(1)<<rng.IntN(20))
@@ -126,6 +127,44 @@ func TestGCRAMatchesStep(t *testing.T) {
 		}
 	}
 	t.Logf("%d decisions with states compared", checked)
+}
+
+// TestTimeLimits decides at the ends of the caller's time range, where
+// the scripts' split times and the Go steps' TATs are largest, with both
+// limiters at their largest parameters, against the Go steps.
+func TestTimeLimits(t *testing.T) {
+	_, c := server(t)
+	gref, _ := newGoGCRA(2, 1<<48-1, 2)
+	g, err := NewGCRA(c, "lg", 2, 1<<48-1, 2, WithGrace(300*24*time.Hour))
+	if err != nil {
+		t.Fatal(err)
+	}
+	wref, _ := newGoWindow(1<<32-1, maxWindow)
+	w, _ := NewWindow(c, "lw", 1<<32-1, maxWindow, WithGrace(300*24*time.Hour))
+	const lo, hi = -1 << 62, 1<<62 - 1
+	for _, key := range []string{"a", "b"} {
+		var tat uint64
+		var ws goWindowState
+		times := []int64{lo, lo, lo + 1, lo + 1<<48, lo + 1<<49, lo, hi - 1<<49, hi - 1, hi, hi, lo}
+		if key == "b" {
+			times = []int64{hi, hi, lo, hi - 1, hi - (1<<48 - 1), hi}
+		}
+		for i, now := range times {
+			for _, n := range []int64{1, 2} {
+				next, want, _ := stepGoGCRA(gref, tat, now, n)
+				if got, err := g.AllowNAt(bg, key, now, n); err != nil || got != want {
+					t.Fatalf("gcra %s step %d at %d n %d: %+v %v, want %+v", key, i, now, n, got, err, want)
+				}
+				tat = next
+				wn := n << 30
+				wnext, wwant, _ := stepGoWindow(wref, ws, now, wn)
+				if got, err := w.AllowNAt(bg, key, now, wn); err != nil || got != wwant {
+					t.Fatalf("window %s step %d at %d n %d: %+v %v, want %+v", key, i, now, wn, got, err, wwant)
+				}
+				ws = wnext
+			}
+		}
+	}
 }
 
 // TestWindowMatchesStep is TestGCRAMatchesStep for package window: the

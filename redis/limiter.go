@@ -232,9 +232,21 @@ func (l *Limiter) run(ctx context.Context, key string, caller bool, now, n int64
 	}
 	r := Result{OK: v[0] == 1, Remaining: v[2]}
 	if !r.OK {
-		r.RetryAfter = v[3]*1e9 + v[4]
+		r.RetryAfter = retryAfter(v[3], v[4])
 	}
 	return r, v[1], nil
+}
+
+// retryAfter returns s*1e9 + ns saturated at Never, as the Go steps
+// saturate a wait past the end of int64.
+func retryAfter(s, ns int64) int64 {
+	if s > Never/1e9 {
+		return Never
+	}
+	if x := s * 1e9; ns <= 0 || x <= Never-ns {
+		return x + ns
+	}
+	return Never
 }
 
 func nop() {}
