@@ -31,8 +31,10 @@ func schedule(rng *rand.Rand, count int, interval, burst int64) (times, costs []
 			now = clamp(now + 1e16 + rng.Int64N(1e16)) // far ahead
 		case k < 97:
 			now = clamp(now - 5e15 - rng.Int64N(1e16)) // far back
-		default:
+		case k < 99:
 			now = clamp(now - rng.Int64N(1e10))
+		default: // an end of the range
+			now = []int64{-1 << 62, 1<<62 - 1}[rng.IntN(2)]
 		}
 		times = append(times, now)
 		var n int64

@@ -240,13 +240,15 @@ func (l *Limiter) run(ctx context.Context, key string, caller bool, now, n int64
 // retryAfter returns s*1e9 + ns saturated at Never, as the Go steps
 // saturate a wait past the end of int64.
 func retryAfter(s, ns int64) int64 {
-	if s > Never/1e9 {
+	q := ns / 1e9 // ns into [0, 1e9), exactly
+	s, ns = s+q, ns-q*1e9
+	if ns < 0 {
+		s, ns = s-1, ns+1e9
+	}
+	if s > Never/1e9 || (s == Never/1e9 && ns > Never%1e9) {
 		return Never
 	}
-	if x := s * 1e9; ns <= 0 || x <= Never-ns {
-		return x + ns
-	}
-	return Never
+	return s*1e9 + ns
 }
 
 func nop() {}

@@ -66,3 +66,18 @@ func TestParamErrors(t *testing.T) {
 		}
 	}
 }
+
+// TestRetryAfter: the script's seconds and nanoseconds combine exactly,
+// saturating at Never.
+func TestRetryAfter(t *testing.T) {
+	for _, tc := range []struct{ s, ns, want int64 }{
+		{0, 0, 0}, {0, 1, 1}, {1, -1, 999999999}, {-1, 2e9, 1e9}, {0, 5e15, 5e15},
+		{9223372036, 854775807, Never}, {9223372036, 854775806, Never - 1}, {9223372036, 854775808, Never},
+		{9223372037, -145224193, Never}, {9223372037, -145224194, Never - 1}, {9223372037, -1, Never},
+		{1 << 40, 0, Never}, {9223372038, -2e9, 9223372036e9},
+	} {
+		if got := retryAfter(tc.s, tc.ns); got != tc.want {
+			t.Errorf("retryAfter(%d, %d) = %d, want %d", tc.s, tc.ns, got, tc.want)
+		}
+	}
+}
