@@ -2,9 +2,12 @@ package redis
 
 import (
 	"fmt"
+	"math/big"
 	"math/rand/v2"
 	"testing"
 	"time"
+
+	goredis "github.com/redis/go-redis/v9"
 )
 
 // schedule returns count decision times and costs: steps forward, repeated
@@ -224,4 +227,81 @@ func TestWindowMatchesStep(t *testing.T) {
 		}
 	}
 	t.Logf("%d decisions with states compared", checked)
+}
+
+// TestGiveBackMatchesStep checks a TwoTier's give-back against package
+// gcra's Step: a borrow of m at t0 whose r units go back with the next
+// borrow at t1 leaves the state a borrow of m-r at t0 would have (r capped
+// where the TAT would pass now: those units would refill anyway); when
+// anything was admitted in between, nothing goes back.
+func TestGiveBackMatchesStep(t *testing.T) {
+	_, c := server(t)
+	rng := rand.New(rand.NewPCG(9, 10))
+	for ci, tc := range gcraCases(rng)[:16] {
+		gp, err := newGCRAParams(tc.events, tc.period, tc.burst)
+		if err != nil {
+			continue
+		}
+		ref, _ := newGoGCRA(tc.events, tc.period, tc.burst)
+		l, _ := NewGCRA(c, fmt.Sprintf("gbd%d", ci), tc.events, tc.period, tc.burst, WithGrace(300*24*time.Hour))
+		interval := max(1, int64(tc.period)/tc.events)
+		now := time.Date(2026, 11, 23, 0, 0, 0, 0, time.UTC).UnixNano() + rng.Int64N(1e12)
+		var tat uint64
+		last, lastM := "", int64(0)
+		take := func(k, give int64) {
+			t.Helper()
+			// The model: undo give of the last borrow if the key holds its
+			// value, capped at what keeps the TAT at or after now.
+			q := new(big.Int).Add(big.NewInt(now), new(big.Int).Lsh(big.NewInt(1), 63))
+			q.Mul(q, new(big.Int).SetUint64(gp.e)).Quo(q, new(big.Int).SetUint64(gp.p))
+			cur := rawKey(t, c, l.Key("k"))
+			if give > 0 && cur == last && cur != "" && tat > q.Uint64() {
+				back := min(give, int64((tat-q.Uint64())/gp.j))
+				tat -= uint64(back) * gp.j
+			}
+			_, r0, _ := stepGoGCRA(ref, tat, now, 0)
+			m := min(k, r0.Remaining)
+			next, want, _ := stepGoGCRA(ref, tat, now, max(m, 1))
+			if m == 0 {
+				next = tat
+			}
+			got, gm, written, err := l.decide(bg, "k", true, now, k, true, true, give, last)
+			if err != nil || gm != m || got.OK != (m > 0) || got.Remaining != want.Remaining || got.RetryAfter != want.RetryAfter {
+				t.Fatalf("case %v at %d: take %d give %d: %+v m %d %v, want m %d %+v", tc, now, k, give, got, gm, err, m, want)
+			}
+			tat = next
+			if written != "" {
+				last = written
+			}
+			lastM = m
+			if st := rawState(t, c, l.Key("k"), 3); st != nil {
+				if g, ok := gp.gcraTAT(int64(st[0]), int64(st[1]), int64(st[2])); !ok || g != tat {
+					t.Fatalf("case %v: state %v = %d, model %d", tc, st, g, tat)
+				}
+			}
+		}
+		for range 60 {
+			now += rng.Int64N(interval*(tc.burst+1) + 1)
+			k := 1 + rng.Int64N(tc.burst)
+			switch rng.IntN(4) {
+			case 0: // someone else admits in between
+				next, want, _ := stepGoGCRA(ref, tat, now, 1)
+				if got, _ := l.AllowNAt(bg, "k", now, 1); got != want {
+					t.Fatalf("case %v: %+v, want %+v", tc, got, want)
+				}
+				tat = next
+				fallthrough
+			default:
+				take(k, rng.Int64N(lastM+1))
+			}
+		}
+	}
+}
+
+func rawKey(t *testing.T, c *goredis.Client, key string) string {
+	v, err := c.Get(bg, key).Result()
+	if err != nil && err != goredis.Nil {
+		t.Fatal(err)
+	}
+	return v
 }

@@ -189,13 +189,21 @@ var errTime = errors.New("redis: now must be in [-2^62, 2^62) Unix ns")
 // run is every decision: n units (take: up to n) at the server's time,
 // or at now (caller). It returns the Result and the units taken.
 func (l *Limiter) run(ctx context.Context, key string, caller bool, now, n int64, take bool) (Result, int64, error) {
+	r, m, _, err := l.decide(ctx, key, caller, now, n, take, false, 0, "")
+	return r, m, err
+}
+
+// decide is run for a TwoTier's borrows (tier, GCRA only): it may also give
+// back give units of the caller's last borrow, whose written value was
+// last, and it returns the value it writes ("" if none).
+func (l *Limiter) decide(ctx context.Context, key string, caller bool, now, n int64, take, tier bool, give int64, last string) (Result, int64, string, error) {
 	switch {
 	case n < 0:
-		return Result{RetryAfter: Never}, 0, errNegativeCost
+		return Result{RetryAfter: Never}, 0, "", errNegativeCost
 	case n > l.max && !take:
-		return Result{RetryAfter: Never}, 0, errCostExceedsBurst
+		return Result{RetryAfter: Never}, 0, "", errCostExceedsBurst
 	case caller && (now < -1<<62 || now >= 1<<62):
-		return Result{RetryAfter: Never}, 0, errTime
+		return Result{RetryAfter: Never}, 0, "", errTime
 	}
 	// go-redis copies keys and args into its command: they are reused.
 	b := argPool.Get().(*argBuf)
@@ -213,10 +221,24 @@ func (l *Limiter) run(ctx context.Context, key string, caller bool, now, n int64
 		args[4] = 1
 	}
 	args = append(args, l.tail...)
+	giving := tier && l.alg == algGCRA
+	if giving {
+		args = append(args, give, last)
+	}
 	b.keys[0] = l.Key(key)
 	ctx, cancel := l.ctx(ctx)
 	defer cancel()
-	v, err := l.script.Run(ctx, l.c, b.keys[:], args...).Int64Slice()
+	cmd := l.script.Run(ctx, l.c, b.keys[:], args...)
+	var v []int64
+	var written string
+	err := cmd.Err()
+	if err == nil {
+		if giving {
+			v, written, err = parseGiving(cmd)
+		} else {
+			v, err = cmd.Int64Slice()
+		}
+	}
 	clear(args)
 	if err != nil {
 		var re goredis.Error
@@ -225,20 +247,40 @@ func (l *Limiter) run(ctx context.Context, key string, caller bool, now, n int64
 			// go-redis reloads the slot map only every minute by itself.
 			cc.ReloadState(ctx)
 		}
-		return Result{}, 0, err
+		return Result{}, 0, "", err
 	}
 	if len(v) != 5 {
-		return Result{}, 0, fmt.Errorf("redis: the script returned %d values, want 5", len(v))
+		return Result{}, 0, "", fmt.Errorf("redis: the script returned %d values, want 5", len(v))
 	}
 	r := Result{OK: v[0] == 1, Remaining: v[2]}
 	if !r.OK {
 		r.RetryAfter = retryAfter(v[3], v[4])
 	}
-	return r, v[1], nil
+	return r, v[1], written, nil
 }
 
-// retryAfter returns s*1e9 + ns saturated at Never, as the Go steps
-// saturate a wait past the end of int64.
+// parseGiving reads the five integers and the value written.
+func parseGiving(cmd *goredis.Cmd) ([]int64, string, error) {
+	vals, err := cmd.Slice()
+	if err != nil {
+		return nil, "", err
+	}
+	var written string
+	if len(vals) == 6 {
+		written, _ = vals[5].(string)
+		vals = vals[:5]
+	}
+	v := make([]int64, len(vals))
+	for i, x := range vals {
+		n, ok := x.(int64)
+		if !ok {
+			return nil, "", fmt.Errorf("redis: the script returned %T, want an integer", x)
+		}
+		v[i] = n
+	}
+	return v, written, nil
+}
+
 func retryAfter(s, ns int64) int64 {
 	q := ns / 1e9 // ns into [0, 1e9), exactly
 	s, ns = s+q, ns-q*1e9

@@ -66,15 +66,23 @@ const (
 // burst' + events*(t+lease)/period <= burst + events*t/period. Times are
 // the server's clock for borrowing and each process's monotonic clock for
 // spending: the bound assumes they run at the same rate (not that they
-// agree), as clocks on one machine or under NTP do. Unspent units expire
-// with their lease; they are never returned, so none can be spent twice.
+// agree), as clocks on one machine or under NTP do.
+//
+// Units left unspent when a lease ends are void in the process, and go
+// back to Redis with its next borrow of the key if nothing was admitted
+// on the key since its last borrow: the script then undoes that many
+// units of that borrow, leaving exactly the state a smaller borrow would
+// have left (capped where the bucket would be full anyway), so the bound
+// above still holds; the pool is emptied before they are sent, so none is
+// spent or given back twice. Otherwise they are lost.
 //
 // # What batching costs
 //
 // The bound is kept by admitting less: the burst available at once is
 // lower by ceil(events*lease/period); units a process holds cannot serve
 // another (up to batch-1 per process and key at any time, more if it asks
-// before its pool is empty); units unspent when the lease ends are lost;
+// before its pool is empty); units unspent when the lease ends are lost
+// unless they can go back (no admission on the key since the borrow);
 // and a process that is denied waits the RetryAfter Redis gave it even if
 // another process's lease expires meanwhile. With steady demand in every
 // process the loss is small; with many processes and little demand each,
@@ -115,6 +123,8 @@ type entry struct {
 	word      atomic.Uint64 // deadline ms << tokBits | units
 	denyUntil atomic.Int64  // monotonic ns
 	mu        sync.Mutex    // one borrower at a time
+	last      string        // the value this process's last borrow wrote (under mu)
+	lastM     int64         // the units it brought, not yet given back (under mu)
 	fb        atomic.Pointer[localLimiter]
 }
 
@@ -253,7 +263,10 @@ func (e *entry) spend(n int64) (Result, int64, bool) {
 		if now < int64(w>>tokBits)*1e6 {
 			return Result{OK: true, Remaining: tok - n}, now, true
 		}
-		e.word.CompareAndSwap(w-uint64(n), 0) // the lease ran out: the rest is void too
+		// The lease ran out: the units are void. Put them back if nothing
+		// changed (a new lease may have replaced the pool: then they are
+		// lost), for the next borrow to give back to Redis.
+		e.word.CompareAndSwap(w-uint64(n), w)
 		return Result{}, 0, false
 	}
 }
@@ -300,7 +313,32 @@ func (t *TwoTier) slow(ctx context.Context, e *entry, key string, n int64) (Resu
 		t.sweep(now)
 	}
 	ls := now
-	r, m, err := t.r.run(ctx, key, false, 0, max(t.batch, n), true)
+	// Units of the last borrow left in a pool whose lease has ended go
+	// back with this round trip: none can be spent any more (a unit taken
+	// now counts at a clock read later, past the lease), and the pool is
+	// emptied first so that none goes back twice.
+	var give int64
+	for e.lastM > 0 {
+		w := e.word.Load()
+		tok := int64(w & tokMask)
+		if tok == 0 || int64(w>>tokBits)*1e6 > now {
+			break
+		}
+		if e.word.CompareAndSwap(w, 0) {
+			give = min(tok, e.lastM)
+			break
+		}
+	}
+	r, m, written, err := t.r.decide(ctx, key, false, 0, max(t.batch, n), true, true, give, e.last)
+	if give > 0 || err != nil {
+		e.lastM = 0 // given back, or lost: never twice
+	}
+	if written != "" {
+		e.last = written
+	}
+	if m > 0 {
+		e.lastM = m
+	}
 	if err != nil {
 		t.errs.Add(1)
 		now = monotonic()

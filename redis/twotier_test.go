@@ -177,3 +177,49 @@ func TestTwoTierSweep(t *testing.T) {
 		t.Fatalf("%d idle entries left after %d round trips", left, tt.Stats().RoundTrips)
 	}
 }
+
+// TestTwoTierGivesBack: units a process borrowed and left unspent past
+// their lease go back to Redis with its next borrow, when nothing was
+// admitted since; another process can then take them.
+func TestTwoTierGivesBack(t *testing.T) {
+	s := redistest.Start(t)
+	mk := func() *TwoTier {
+		c := goredis.NewClient(&goredis.Options{Addr: s.Addr})
+		t.Cleanup(func() { c.Close() })
+		// 1 per 10 minutes: nothing refills during the test. Redis burst 99.
+		tt, err := NewTwoTier(c, "gb", 1, 10*time.Minute, 100, WithBatch(40), WithLease(50*time.Millisecond), WithTimeout(5*time.Second))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return tt
+	}
+	a, b := mk(), mk()
+	if ok, err := a.Allow(bg, "k"); !ok || err != nil { // a borrows 40, spends 1
+		t.Fatal(ok, err)
+	}
+	time.Sleep(60 * time.Millisecond)
+	if ok, err := a.Allow(bg, "k"); !ok || err != nil { // gives back 39, borrows 40, spends 1
+		t.Fatal(ok, err)
+	}
+	got := 0
+	for {
+		ok, err := b.Allow(bg, "k")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !ok {
+			break
+		}
+		got++
+	}
+	// 99 - 40 + 39 - 40 = 58 left for b (19 without the give-back).
+	if got != 58 {
+		t.Fatalf("b got %d, want 58", got)
+	}
+	// a's second batch was not the last write (b borrowed since): its 39
+	// unspent units cannot go back, and do not.
+	time.Sleep(60 * time.Millisecond)
+	if ok, _ := a.Allow(bg, "k"); ok {
+		t.Fatal("a admitted from a key b emptied")
+	}
+}

@@ -12,8 +12,15 @@
 -- far below 2^53. The origin moves to the grid point at or before now on
 -- each write; no key is a full limiter, as the TAT 0 is in Go.
 --
+-- Two more ARGV, from a TwoTier: units to give back and the key's value its
+-- last borrow wrote. If the key still holds that value (nothing was
+-- admitted since, nothing restarted), those units of that borrow are
+-- undone, as if it had taken fewer: the state is then exactly the one that
+-- smaller borrow would have left.
+--
 -- Returns {ok, admitted, remaining, retry seconds, retry ns}: the wait is
--- retry seconds*1e9 + retry ns.
+-- retry seconds*1e9 + retry ns; with the two ARGV, also the value written
+-- ("" if none).
 local mode = tonumber(ARGV[1])
 local S, N = now(mode, ARGV[2], ARGV[3])
 local n = tonumber(ARGV[4])
@@ -23,6 +30,8 @@ local e = tonumber(ARGV[7])
 local j = tonumber(ARGV[8])
 local b = tonumber(ARGV[9])
 local bj = b * j
+local grace = tonumber(ARGV[12])
+local giving = ARGV[13] ~= nil
 
 local OS, ON, t
 local raw = redis.call('GET', KEYS[1])
@@ -59,6 +68,39 @@ end
 
 -- q = floor(now in steps - O's) and its remainder: now*e = q*p + r.
 local q, r = smuldiv(x, e, p)
+
+-- store writes the TAT t (from O; t >= q) with the origin moved to the
+-- grid point at or before now (k*p ns on, k*e steps), which keeps every
+-- stored number small, and the expiry at which it is full again.
+local function store(t)
+  local k = fdiv(x, p)
+  local os, on = norm(OS, ON + k * p)
+  t = t - k * e
+  -- Full again once now*e >= t*p from the origin: at it + ceil(t*p/e) ns.
+  local f, fr = muldiv(t, p, e)
+  if fr > 0 then f = f + 1 end
+  local fs, fns = norm(os, on + f)
+  local v = struct.pack('<ddd', os, on, t)
+  expire(KEYS[1], v, mode, fs, fns, S, N, grace)
+  return v
+end
+
+-- reply adds the value written, for a TwoTier.
+local function reply(a, v)
+  if giving then a[6] = v end
+  return a
+end
+
+-- Give back (TwoTier): at most what keeps the TAT at or after now; more
+-- would refill nothing.
+local given = false
+if giving and raw and raw == ARGV[14] and t > q then
+  local back = math.min(tonumber(ARGV[13]), math.floor((t - q) / j))
+  if back > 0 then
+    t = t - back * j
+    given = true
+  end
+end
 local rem -- whole events available at now, before the decision
 if t > q then
   rem = 0
@@ -69,7 +111,9 @@ end
 local m = n -- the cost asked
 if take == 1 and rem < n then m = rem end
 if m == 0 and (take == 0 or n == 0) then
-  return {1, 0, rem, 0, 0} -- n == 0: admitted, nothing changes
+  -- n == 0: admitted, nothing changes
+  if given then return reply({1, 0, rem, 0, 0}, store(t)) end
+  return reply({1, 0, rem, 0, 0}, '')
 end
 if m == 0 then m = 1 end -- take found nothing: the wait is for one event
 
@@ -80,7 +124,9 @@ if t - sl > q then
   -- w = ceil((t - sl)*p/e) - x; returned as O - now + ceil(...).
   local w, wr = smuldiv(t - sl, p, e)
   if wr > 0 then w = w + 1 end
-  return {0, 0, rem, OS - S, ON - N + w}
+  local v = ''
+  if given then v = store(t) end
+  return reply({0, 0, rem, OS - S, ON - N + w}, v)
 end
 
 -- Admitted: a TAT behind now restarts at the first step at or after now.
@@ -93,14 +139,4 @@ end
 rem = 0
 if t - q < bj then rem = math.floor((bj - (t - q)) / j) end
 
--- Move the origin to the grid point at or before now (k*p ns on, k*e
--- steps), keeping every stored number small.
-local k = fdiv(x, p)
-OS, ON = norm(OS, ON + k * p)
-t = t - k * e
--- Full again once now*e >= t*p from O: at O + ceil(t*p/e) ns.
-local f, fr = muldiv(t, p, e)
-if fr > 0 then f = f + 1 end
-local fs, fns = norm(OS, ON + f)
-expire(KEYS[1], struct.pack('<ddd', OS, ON, t), mode, fs, fns, S, N, tonumber(ARGV[12]))
-return {1, m, rem, 0, 0}
+return reply({1, m, rem, 0, 0}, store(t))
