@@ -1,0 +1,67 @@
+package redis
+
+// Every use of the main module's API is in this file, so that a change
+// there is a change here only.
+
+import (
+	"time"
+
+	"github.com/cellrate/cellrate/gcra"
+	"github.com/cellrate/cellrate/limit"
+	"github.com/cellrate/cellrate/nanotime"
+	"github.com/cellrate/cellrate/window"
+)
+
+// Result is the outcome of one decision: package limit's Result.
+type Result = limit.Result
+
+// Never is the RetryAfter of a request that can never be admitted.
+const Never = limit.Never
+
+var (
+	errNegativeCost     = limit.ErrNegativeCost
+	errCostExceedsBurst = limit.ErrCostExceedsBurst
+)
+
+type paramErr = limit.ParamError
+
+func paramError(param string, value, min, max any, reason string) error {
+	return &limit.ParamError{Pkg: "redis", Param: param, Value: value, Min: min, Max: max, Reason: reason}
+}
+
+// The Go steps the scripts are the same as (used by the tests).
+
+type goGCRA = gcra.Params
+
+func newGoGCRA(events int64, period time.Duration, burst int64) (goGCRA, error) {
+	return gcra.NewParams(events, period, burst)
+}
+
+func stepGoGCRA(ps goGCRA, tat uint64, now, n int64) (uint64, Result, error) {
+	next, r, err := ps.Step(gcra.State(tat), now, n)
+	return uint64(next), r, err
+}
+
+type goWindow = window.Params
+type goWindowState = window.State
+
+func newGoWindow(lim int64, w time.Duration) (goWindow, error) { return window.NewParams(lim, w) }
+
+func stepGoWindow(ps goWindow, s goWindowState, now, n int64) (goWindowState, Result, error) {
+	return ps.Step(s, now, n)
+}
+
+// monotonic is the local clock of the two-tier limiter's leases.
+func monotonic() int64 { return nanotime.Now() }
+
+// localLimiter is the fail-open fallback of a two-tier limiter: a
+// process-local GCRA.
+type localLimiter = gcra.Limiter
+
+func newLocalLimiter(events int64, period time.Duration, burst int64) (*localLimiter, error) {
+	return gcra.New(events, period, burst)
+}
+
+func localAllow(l *localLimiter, now, n int64) (Result, error) { return l.AllowNAt(now, n) }
+
+func localBurst(l *localLimiter) int64 { return l.Params().Burst() }

@@ -1,0 +1,61 @@
+package redis_test
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	goredis "github.com/redis/go-redis/v9"
+
+	"github.com/cellrate/cellrate/redis"
+)
+
+// A limit shared by every process using the same Redis: 100 requests per
+// second per client, bursts of 20. (Examples here need a server: they are
+// compiled, not run; the tests run the same calls on real servers.)
+func ExampleNewGCRA() {
+	c := goredis.NewClient(&goredis.Options{Addr: "localhost:6379", ContextTimeoutEnabled: true})
+	l, err := redis.NewGCRA(c, "rate:", 100, time.Second, 20)
+	if err != nil {
+		panic(err)
+	}
+	r, err := l.AllowN(context.Background(), "client-42", 1)
+	switch {
+	case err != nil:
+		fmt.Println("Redis failed; deny:", err)
+	case !r.OK:
+		fmt.Println("retry after", time.Duration(r.RetryAfter))
+	default:
+		fmt.Println("admitted;", r.Remaining, "left")
+	}
+}
+
+// A sliding window on a Redis Cluster: at most 1000 requests in any
+// minute per API key (as package window estimates it).
+func ExampleNewWindow() {
+	c := goredis.NewClusterClient(&goredis.ClusterOptions{
+		Addrs:                 []string{"10.0.0.1:6379", "10.0.0.2:6379", "10.0.0.3:6379"},
+		ContextTimeoutEnabled: true,
+	})
+	l, err := redis.NewWindow(c, "win:", 1000, time.Minute, redis.WithTimeout(50*time.Millisecond))
+	if err != nil {
+		panic(err)
+	}
+	ok, err := l.Allow(context.Background(), "api-key-7")
+	fmt.Println(ok, err)
+}
+
+// A two-tier limiter: each process borrows 50 units at a time and answers
+// from them without a round trip; 5000 per second in all, bursts of 2000,
+// and while Redis is down each process admits a tenth of that on its own.
+func ExampleNewTwoTier() {
+	c := goredis.NewClient(&goredis.Options{Addr: "localhost:6379", ContextTimeoutEnabled: true})
+	l, err := redis.NewTwoTier(c, "tt:", 5000, time.Second, 2000,
+		redis.WithBatch(50), redis.WithLease(100*time.Millisecond), redis.WithFailOpen(0.1))
+	if err != nil {
+		panic(err)
+	}
+	fmt.Println("Redis burst:", l.RedisBurst()) // 2000 - 5000*0.1s
+	ok, err := l.Allow(context.Background(), "global")
+	fmt.Println(ok, err)
+}

@@ -1,0 +1,239 @@
+package redis
+
+import (
+	"context"
+	"errors"
+	"net"
+	"runtime"
+	"strings"
+	"testing"
+	"time"
+
+	goredis "github.com/redis/go-redis/v9"
+
+	"github.com/cellrate/cellrate/redis/internal/redistest"
+)
+
+// faultTimeout bounds each call in the fault tests; slack is what a loaded
+// machine may add to a call's time (far below go-redis's default 3s).
+const faultTimeout, slack = 100 * time.Millisecond, 400 * time.Millisecond
+
+func faultClient(t *testing.T, addr string) *goredis.Client {
+	return goredis.NewClient(&goredis.Options{Addr: addr, ContextTimeoutEnabled: true,
+		DialTimeout: faultTimeout, MaxRetries: -1})
+}
+
+// within fails t if f takes longer than d.
+func within(t *testing.T, d time.Duration, what string, f func()) {
+	t.Helper()
+	start := time.Now()
+	f()
+	if el := time.Since(start); el > d {
+		t.Fatalf("%s took %v, over %v", what, el, d)
+	}
+}
+
+// checkGoroutines fails t if goroutines are left over base once clients
+// are closed.
+func checkGoroutines(t *testing.T, base int) {
+	t.Helper()
+	deadline := time.Now().Add(3 * time.Second)
+	for runtime.NumGoroutine() > base {
+		if time.Now().After(deadline) {
+			buf := make([]byte, 1<<16)
+			t.Fatalf("%d goroutines left, %d before:\n%s", runtime.NumGoroutine(), base, buf[:runtime.Stack(buf, true)])
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// TestFaultDownAndRestart kills the server under a Limiter, a TwoTier
+// failing closed and one failing open, then starts it again, empty: each
+// answers within its timeout while Redis is down (Limiter and closed
+// TwoTier with an error, the open one on its local share), and all recover.
+func TestFaultDownAndRestart(t *testing.T) {
+	base := runtime.NumGoroutine()
+	s := redistest.Start(t)
+	c := faultClient(t, s.Addr)
+	l, _ := NewGCRA(c, "f", 100, time.Second, 10, WithTimeout(faultTimeout))
+	closed, _ := NewTwoTier(c, "fc", 100, time.Second, 40, WithTimeout(faultTimeout), WithBatch(5), WithLease(50*time.Millisecond))
+	open, _ := NewTwoTier(c, "fo", 100, time.Second, 40, WithTimeout(faultTimeout), WithBatch(5),
+		WithLease(50*time.Millisecond), WithFailOpen(0.25))
+	for _, f := range []func() error{
+		func() error { _, err := l.Allow(bg, "k"); return err },
+		func() error { _, err := closed.Allow(bg, "k"); return err },
+		func() error { _, err := open.Allow(bg, "k"); return err },
+	} {
+		if err := f(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	time.Sleep(60 * time.Millisecond) // the borrowed units' leases end
+
+	s.Kill()
+	within(t, 2*faultTimeout+slack, "Limiter, Redis down", func() {
+		if r, err := l.AllowN(bg, "k", 1); err == nil || r.OK {
+			t.Fatalf("Redis down: %+v %v", r, err)
+		}
+	})
+	within(t, tripAfter*faultTimeout+slack, "closed TwoTier, Redis down", func() {
+		for range tripAfter {
+			if ok, err := closed.Allow(bg, "k"); err == nil || ok || errors.Is(err, ErrUnavailable) {
+				t.Fatalf("Redis down, closed: %v %v", ok, err)
+			}
+		}
+		// Within the retry span: no round trip.
+		if ok, err := closed.Allow(bg, "k"); !errors.Is(err, ErrUnavailable) || ok {
+			t.Fatalf("Redis down, closed, retry span: %v %v", ok, err)
+		}
+	})
+	// Open: on the local limit, a quarter of the rate and burst: 10 at once.
+	admitted := 0
+	within(t, tripAfter*faultTimeout+slack, "open TwoTier, Redis down", func() {
+		for range 50 {
+			ok, err := open.Allow(bg, "k")
+			if err != nil && !strings.Contains(err.Error(), "refused") {
+				t.Fatalf("open: %v", err)
+			}
+			if ok {
+				admitted++
+			}
+		}
+	})
+	if admitted < 10 || admitted > 12 {
+		t.Fatalf("open TwoTier admitted %d with Redis down, want the local burst 10 (+ the rate's refill)", admitted)
+	}
+	if st := open.Stats(); st.Fallbacks == 0 || st.Errors == 0 {
+		t.Fatalf("open stats %+v", st)
+	}
+
+	s.Restart() // empty, without the scripts: EVALSHA finds NOSCRIPT
+	time.Sleep(110 * time.Millisecond)
+	if r, err := l.AllowN(bg, "k", 10); err != nil || !r.OK {
+		t.Fatalf("Limiter after restart: %+v %v", r, err) // the key is gone: full
+	}
+	for _, tt := range []*TwoTier{closed, open} {
+		if ok, err := tt.Allow(bg, "k"); err != nil || !ok {
+			t.Fatalf("TwoTier after restart: %v %v", ok, err)
+		}
+	}
+	c.Close()
+	s.Kill()
+	checkGoroutines(t, base)
+}
+
+// TestFaultSlow stops the server with SIGSTOP: every call returns within
+// its timeout, with an error; after SIGCONT decisions go on.
+func TestFaultSlow(t *testing.T) {
+	base := runtime.NumGoroutine()
+	s := redistest.Start(t)
+	c := faultClient(t, s.Addr)
+	l, _ := NewWindow(c, "s", 10, time.Second, WithTimeout(faultTimeout))
+	tt, _ := NewTwoTier(c, "st", 100, time.Second, 40, WithTimeout(faultTimeout), WithBatch(5), WithLease(20*time.Millisecond))
+	if _, err := l.Allow(bg, "k"); err != nil {
+		t.Fatal(err)
+	}
+	s.Stop()
+	for range 3 {
+		within(t, faultTimeout+slack, "Limiter, server stopped", func() {
+			var ne net.Error
+			if _, err := l.Allow(bg, "k"); !errors.Is(err, context.DeadlineExceeded) && !(errors.As(err, &ne) && ne.Timeout()) {
+				t.Fatalf("server stopped: %v", err)
+			}
+		})
+	}
+	within(t, faultTimeout+slack, "TwoTier, server stopped", func() {
+		if ok, err := tt.Allow(bg, "k"); ok || err == nil {
+			t.Fatalf("TwoTier, server stopped: %v %v", ok, err)
+		}
+	})
+	s.Continue()
+	time.Sleep(110 * time.Millisecond)
+	if ok, err := l.Allow(bg, "k"); err != nil || !ok {
+		t.Fatalf("after SIGCONT: %v %v", ok, err)
+	}
+	if ok, err := tt.Allow(bg, "k"); err != nil || !ok {
+		t.Fatalf("TwoTier after SIGCONT: %v %v", ok, err)
+	}
+	c.Close()
+	s.Kill()
+	checkGoroutines(t, base)
+}
+
+// TestFaultClusterFailover kills the master holding a key in a cluster of
+// three masters with a replica each: decisions on it fail, closed and
+// within their timeout, until the replica takes over; then they go on
+// from the replicated state, matching package gcra's Step.
+func TestFaultClusterFailover(t *testing.T) {
+	cl := redistest.StartCluster(t, 3, 1)
+	c := goredis.NewClusterClient(&goredis.ClusterOptions{Addrs: cl.Addrs(), ContextTimeoutEnabled: true,
+		DialTimeout: faultTimeout, MaxRedirects: 3})
+	t.Cleanup(func() { c.Close() })
+	const events, burst = 10, 5
+	l, _ := NewGCRA(c, "fo:", events, time.Second, burst, WithTimeout(faultTimeout), WithGrace(time.Hour))
+	ref, _ := newGoGCRA(events, time.Second, burst)
+	var tat uint64
+	now := time.Now().UnixNano()
+	step := func() error {
+		next, want, _ := stepGoGCRA(ref, tat, now, 1)
+		got, err := l.AllowNAt(bg, "k", now, 1)
+		if err != nil {
+			return err
+		}
+		if got != want {
+			t.Fatalf("at %d: %+v, want %+v", now, got, want)
+		}
+		tat = next
+		return nil
+	}
+	for range 4 {
+		if err := step(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	m, err := c.MasterForKey(bg, l.Key("k"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var master *redistest.Server
+	for _, n := range cl.Nodes {
+		if n.Addr == m.Options().Addr {
+			master = n
+		}
+	}
+	// Wait until a replica holds the state, then kill the master.
+	want, _ := master.Do("GET", l.Key("k"))
+	deadline := time.Now().Add(15 * time.Second)
+	for replicated := false; !replicated; {
+		for _, n := range cl.Nodes {
+			v, err := n.DoSeq([]string{"READONLY"}, []string{"GET", l.Key("k")})
+			replicated = replicated || (n != master && err == nil && v == want)
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("no replica got the key's state")
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	master.Kill()
+	failed := 0
+	deadline = time.Now().Add(20 * time.Second)
+	for {
+		var err error
+		within(t, 2*faultTimeout+slack, "a decision during the failover", func() { err = step() })
+		if err == nil {
+			break
+		}
+		failed++
+		if time.Now().After(deadline) {
+			t.Fatalf("no recovery in 20s: %v", err)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	for range 6 {
+		now += 50e6
+		if err := step(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	t.Logf("%d decisions failed (closed) during the failover", failed)
+}

@@ -1,0 +1,313 @@
+package redis
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strconv"
+	"sync"
+	"time"
+
+	goredis "github.com/redis/go-redis/v9"
+)
+
+// Client is what a Limiter runs its scripts on: a *goredis.Client, a
+// *goredis.ClusterClient (each decision goes to the node serving its key's
+// slot; MOVED and ASK are followed by the client) or a *goredis.Ring.
+type Client = goredis.Scripter
+
+type algorithm uint8
+
+const (
+	algGCRA algorithm = iota
+	algWindow
+)
+
+// Limiter is a rate limit kept in Redis, one state per key: a GCRA (the
+// token bucket family) or a sliding-window counter. Every decision is one
+// round trip running one script on the server holding the key. It is safe
+// for concurrent use by many goroutines and many processes.
+type Limiter struct {
+	c      Client
+	script *goredis.Script
+	prefix string
+	alg    algorithm
+	max    int64 // the largest n: the burst or the limit
+	gp     gcraParams
+	tail   []any // the script's arguments after the decision's own
+	cfg    config
+}
+
+type config struct {
+	grace   time.Duration
+	timeout time.Duration
+	// TwoTier only
+	batch int64
+	lease time.Duration
+	share float64
+	retry time.Duration
+}
+
+// Option configures a Limiter.
+type Option func(*config)
+
+// WithGrace keeps each key in Redis for d after its state has become the
+// same as no key (a full bucket, an empty window). The default, 0, lets it
+// go at once: Redis expires a key only once its own clock has passed that
+// instant, and decisions take their time from that clock, so no decision
+// can miss a key whose state still counts. A grace covers decisions made
+// with an older time: a caller's time (AllowNAt) running behind the
+// server's, or a server whose clock was stepped back by up to d.
+func WithGrace(d time.Duration) Option { return func(c *config) { c.grace = d } }
+
+// WithTimeout bounds every call to Redis by d (when the caller's context
+// has no earlier deadline). go-redis honours a context's deadline only on
+// a client made with ContextTimeoutEnabled: true; on any client, its
+// ReadTimeout and WriteTimeout (default 3s) bound each call too. Default:
+// none for a Limiter (the client's timeouts; a context costs 4
+// allocations a call), 100ms for a TwoTier's borrowing.
+func WithTimeout(d time.Duration) Option { return func(c *config) { c.timeout = d } }
+
+func newConfig(opts []Option) (config, error) {
+	var c config
+	for _, o := range opts {
+		o(&c)
+	}
+	switch {
+	case c.grace < 0 || c.grace > 365*24*time.Hour:
+		return c, paramError("grace", c.grace, time.Duration(0), 365*24*time.Hour, "")
+	case c.timeout < 0:
+		return c, paramError("timeout", c.timeout, time.Duration(0), nil, "")
+	}
+	return c, nil
+}
+
+// NewGCRA returns a GCRA limiter whose keys live in Redis under prefix:
+// each key admits events per period on average and at most burst at once,
+// with package gcra's integer rules and its exact bound (at most
+// burst + events*t/period in any interval of length t of the times the
+// decisions are made at). Those times are the Redis server's clock (TIME),
+// so the machines calling need no synchronised clocks.
+//
+// It returns a *limit.ParamError for events, period or burst below 1, a
+// rate above one event per ns, an interval period/events that is not a
+// whole number of ns and whose reduced ratio needs more than 48 bits, or a
+// burst whose span (burst times the interval) passes 2^48 steps of about
+// 1ns (3.2 days).
+func NewGCRA(c Client, prefix string, events int64, period time.Duration, burst int64, opts ...Option) (*Limiter, error) {
+	gp, err := newGCRAParams(events, period, burst)
+	if err != nil {
+		return nil, err
+	}
+	cfg, err := newConfig(opts)
+	if err != nil {
+		return nil, err
+	}
+	l := &Limiter{c: c, script: gcraScript, prefix: prefix, alg: algGCRA, max: burst, gp: gp, cfg: cfg}
+	l.tail = []any{u64(gp.p), u64(gp.e), u64(gp.j), u64(gp.burst), u64(gp.c1), u64(gp.c2), graceMs(cfg.grace)}
+	return l, nil
+}
+
+// NewWindow returns a sliding-window limiter whose keys live in Redis
+// under prefix, with package window's integer rules: at most limit units
+// in any window of length w, as that package estimates it from two fixed
+// windows, with its bounds. limit must be in [1, 2^32-1] and w in
+// [1ns, 2^50-1 ns] (about 13 days); other values return a
+// *limit.ParamError.
+func NewWindow(c Client, prefix string, limit int64, w time.Duration, opts ...Option) (*Limiter, error) {
+	switch {
+	case limit < 1 || limit > 1<<32-1:
+		return nil, paramError("limit", limit, int64(1), int64(1<<32-1), "")
+	case w < 1 || w > maxWindow:
+		return nil, paramError("window", w, time.Duration(1), time.Duration(maxWindow), "")
+	}
+	cfg, err := newConfig(opts)
+	if err != nil {
+		return nil, err
+	}
+	l := &Limiter{c: c, script: windowScript, prefix: prefix, alg: algWindow, max: limit, cfg: cfg}
+	l.tail = []any{strconv.FormatInt(limit, 10), strconv.FormatInt(int64(w), 10), graceMs(cfg.grace)}
+	return l, nil
+}
+
+func u64(x uint64) any { return strconv.FormatUint(x, 10) }
+
+func graceMs(d time.Duration) any {
+	return strconv.FormatInt(int64((d+time.Millisecond-1)/time.Millisecond), 10)
+}
+
+// Key returns the Redis key that holds key's state: the prefix and key in
+// braces, a hash tag, so that in a Redis Cluster everything kept for one
+// key lives in one slot.
+func (l *Limiter) Key(key string) string { return l.prefix + "{" + key + "}" }
+
+// Allow reports whether one unit may be taken now for key, and takes it
+// if so.
+func (l *Limiter) Allow(ctx context.Context, key string) (bool, error) {
+	r, err := l.AllowN(ctx, key, 1)
+	return r.OK, err
+}
+
+// AllowN takes n units for key at the server's time if all n are
+// available. It returns limit.ErrNegativeCost or limit.ErrCostExceedsBurst
+// without a round trip for an n that could never be admitted; n == 0 is
+// admitted and changes nothing. Remaining is what is left after the
+// decision; RetryAfter is how long after the decision's time the same
+// request could first be admitted if nothing else were.
+//
+// On an error from Redis (down, slow past the timeout, a failover under
+// way) it returns a Result that is not OK and the error: the limiter fails
+// closed. (The two-tier limiter can fail open; see TwoTier.)
+func (l *Limiter) AllowN(ctx context.Context, key string, n int64) (Result, error) {
+	r, _, err := l.run(ctx, key, false, 0, n, false)
+	return r, err
+}
+
+// AllowNAt is AllowN at the caller's time now, in Unix nanoseconds, in
+// [-2^62, 2^62): for tests and for callers that keep their own clock. A
+// key it writes expires as AllowN's would, counted from the server's
+// clock (see WithGrace for times behind it).
+func (l *Limiter) AllowNAt(ctx context.Context, key string, now, n int64) (Result, error) {
+	r, _, err := l.run(ctx, key, true, now, n, false)
+	return r, err
+}
+
+// Reset removes key's state: the key becomes full (GCRA) or empty (window).
+func (l *Limiter) Reset(ctx context.Context, key string) error {
+	ctx, cancel := l.ctx(ctx)
+	defer cancel()
+	c, ok := l.c.(goredis.Cmdable)
+	if !ok {
+		return errors.New("redis: Reset needs a client that can run DEL")
+	}
+	return c.Del(ctx, l.Key(key)).Err()
+}
+
+// errTime reports a caller's time outside [-2^62, 2^62).
+var errTime = errors.New("redis: now must be in [-2^62, 2^62) Unix ns")
+
+// run is every decision: n units (take: up to n) at the server's time,
+// or at now (caller). It returns the Result and the units taken.
+func (l *Limiter) run(ctx context.Context, key string, caller bool, now, n int64, take bool) (Result, int64, error) {
+	r, m, _, err := l.decide(ctx, key, caller, now, n, take, false, 0, "")
+	return r, m, err
+}
+
+// decide is run for a TwoTier's borrows (tier, GCRA only): it may also give
+// back give units of the caller's last borrow, whose written value was
+// last, and it returns the value it writes ("" if none).
+func (l *Limiter) decide(ctx context.Context, key string, caller bool, now, n int64, take, tier bool, give int64, last string) (Result, int64, string, error) {
+	switch {
+	case n < 0:
+		return Result{RetryAfter: Never}, 0, "", errNegativeCost
+	case n > l.max && !take:
+		return Result{RetryAfter: Never}, 0, "", errCostExceedsBurst
+	case caller && (now < -1<<62 || now >= 1<<62):
+		return Result{RetryAfter: Never}, 0, "", errTime
+	}
+	// go-redis copies keys and args into its command: they are reused.
+	b := argPool.Get().(*argBuf)
+	defer argPool.Put(b)
+	args := append(b.args[:0], 0, 0, 0, n, 0)
+	if caller {
+		s := now / 1e9
+		ns := now - s*1e9
+		if ns < 0 {
+			s, ns = s-1, ns+1e9
+		}
+		args[0], args[1], args[2] = 1, s, ns
+	}
+	if take {
+		args[4] = 1
+	}
+	args = append(args, l.tail...)
+	giving := tier && l.alg == algGCRA
+	if giving {
+		args = append(args, give, last)
+	}
+	b.keys[0] = l.Key(key)
+	ctx, cancel := l.ctx(ctx)
+	defer cancel()
+	cmd := l.script.Run(ctx, l.c, b.keys[:], args...)
+	var v []int64
+	var written string
+	err := cmd.Err()
+	if err == nil {
+		if giving {
+			v, written, err = parseGiving(cmd)
+		} else {
+			v, err = cmd.Int64Slice()
+		}
+	}
+	clear(args)
+	if err != nil {
+		var re goredis.Error
+		if cc, ok := l.c.(*goredis.ClusterClient); ok && !errors.As(err, &re) {
+			// A node down or unreachable: its slots may have a new master.
+			// go-redis reloads the slot map only every minute by itself.
+			cc.ReloadState(ctx)
+		}
+		return Result{}, 0, "", err
+	}
+	if len(v) != 5 {
+		return Result{}, 0, "", fmt.Errorf("redis: the script returned %d values, want 5", len(v))
+	}
+	r := Result{OK: v[0] == 1, Remaining: v[2]}
+	if !r.OK {
+		r.RetryAfter = retryAfter(v[3], v[4])
+	}
+	return r, v[1], written, nil
+}
+
+// parseGiving reads the five integers and the value written.
+func parseGiving(cmd *goredis.Cmd) ([]int64, string, error) {
+	vals, err := cmd.Slice()
+	if err != nil {
+		return nil, "", err
+	}
+	var written string
+	if len(vals) == 6 {
+		written, _ = vals[5].(string)
+		vals = vals[:5]
+	}
+	v := make([]int64, len(vals))
+	for i, x := range vals {
+		n, ok := x.(int64)
+		if !ok {
+			return nil, "", fmt.Errorf("redis: the script returned %T, want an integer", x)
+		}
+		v[i] = n
+	}
+	return v, written, nil
+}
+
+func retryAfter(s, ns int64) int64 {
+	q := ns / 1e9 // ns into [0, 1e9), exactly
+	s, ns = s+q, ns-q*1e9
+	if ns < 0 {
+		s, ns = s-1, ns+1e9
+	}
+	if s > Never/1e9 || (s == Never/1e9 && ns > Never%1e9) {
+		return Never
+	}
+	return s*1e9 + ns
+}
+
+func nop() {}
+
+type argBuf struct {
+	args []any
+	keys [1]string
+}
+
+var argPool = sync.Pool{New: func() any { return &argBuf{args: make([]any, 0, 12)} }}
+
+func (l *Limiter) ctx(ctx context.Context) (context.Context, context.CancelFunc) {
+	if l.cfg.timeout == 0 {
+		return ctx, nop
+	}
+	if d, ok := ctx.Deadline(); ok && time.Until(d) <= l.cfg.timeout {
+		return ctx, nop
+	}
+	return context.WithTimeout(ctx, l.cfg.timeout)
+}

@@ -1,0 +1,142 @@
+-- cellrate GCRA: package gcra's Params.Step on a key.
+--
+-- KEYS[1]: the key. ARGV: mode (0: the server's TIME, 1: the caller's),
+-- the caller's now in Unix seconds and nanoseconds, n, take (0: n or
+-- nothing; 1: up to n), then the Params: p, e, j, burst, 1e9 mod p,
+-- 2^63 mod p, and the grace in ms.
+--
+-- Go's state is a TAT counted in steps of p/e ns from math.MinInt64, with
+-- u = now + 2^63. The key holds it as an origin O (Unix seconds and ns, a
+-- point where u*e/p is whole: u = O + 2^63 is a multiple of p) and t, the
+-- TAT in steps from O, so that tat = (O+2^63)*e/p + t and every number stays
+-- far below 2^53. The origin moves to the grid point at or before now on
+-- each write; no key is a full limiter, as the TAT 0 is in Go.
+--
+-- Two more ARGV, from a TwoTier: units to give back and the key's value its
+-- last borrow wrote. If the key still holds that value (nothing was
+-- admitted since, nothing restarted), those units of that borrow are
+-- undone, as if it had taken fewer: the state is then exactly the one that
+-- smaller borrow would have left.
+--
+-- Returns {ok, admitted, remaining, retry seconds, retry ns}: the wait is
+-- retry seconds*1e9 + retry ns; with the two ARGV, also the value written
+-- ("" if none).
+local mode = tonumber(ARGV[1])
+local S, N = now(mode, ARGV[2], ARGV[3])
+local n = tonumber(ARGV[4])
+local take = tonumber(ARGV[5])
+local p = tonumber(ARGV[6])
+local e = tonumber(ARGV[7])
+local j = tonumber(ARGV[8])
+local b = tonumber(ARGV[9])
+local bj = b * j
+local grace = tonumber(ARGV[12])
+local giving = ARGV[13] ~= nil
+
+local OS, ON, t
+local raw = redis.call('GET', KEYS[1])
+if raw then
+  OS, ON, t = struct.unpack('<ddd', raw)
+  local ds = S - OS
+  if ds > BIG then
+    raw = false -- so far ahead that the limiter is full (t < 2^50 steps)
+  elseif ds < -BIG then
+    if n == 0 then return {1, 0, 0, 0, 0} end
+    -- So far behind the origin (more than 2^51 ns) that nothing fits:
+    -- t - slack > -2^48 > now in steps. The wait is exact all the same.
+    local k = 1
+    if take == 0 then k = n end
+    local w, wr = smuldiv(t - (bj - k * j), p, e)
+    if wr > 0 then w = w + 1 end
+    return {0, 0, 0, OS - S, ON - N + w}
+  end
+end
+local x -- now - O in ns
+if raw then
+  x = (S - OS) * 1000000000 + (N - ON)
+else
+  -- A full limiter: the grid point at or before now becomes the origin,
+  -- with the TAT at it (any TAT at or before now is the same state).
+  -- u mod p = ((S mod p)*(1e9 mod p) + N + 2^63 mod p) mod p.
+  local sm = math.fmod(S, p)
+  if sm < 0 then sm = sm + p end
+  local _, r1 = muldiv(sm, tonumber(ARGV[10]), p)
+  local off = math.fmod(r1 + N + tonumber(ARGV[11]), p)
+  OS, ON = norm(S, N - off)
+  x, t = off, 0
+end
+
+-- q = floor(now in steps - O's) and its remainder: now*e = q*p + r.
+local q, r = smuldiv(x, e, p)
+
+-- store writes the TAT t (from O; t >= q) with the origin moved to the
+-- grid point at or before now (k*p ns on, k*e steps), which keeps every
+-- stored number small, and the expiry at which it is full again.
+local function store(t)
+  local k = fdiv(x, p)
+  local os, on = norm(OS, ON + k * p)
+  t = t - k * e
+  -- Full again once now*e >= t*p from the origin: at it + ceil(t*p/e) ns.
+  local f, fr = muldiv(t, p, e)
+  if fr > 0 then f = f + 1 end
+  local fs, fns = norm(os, on + f)
+  local v = struct.pack('<ddd', os, on, t)
+  expire(KEYS[1], v, mode, fs, fns, S, N, grace)
+  return v
+end
+
+-- reply adds the value written, for a TwoTier.
+local function reply(a, v)
+  if giving then a[6] = v end
+  return a
+end
+
+-- Give back (TwoTier): at most what keeps the TAT at or after now; more
+-- would refill nothing.
+local given = false
+if giving and raw and raw == ARGV[14] and t > q then
+  local back = math.min(tonumber(ARGV[13]), math.floor((t - q) / j))
+  if back > 0 then
+    t = t - back * j
+    given = true
+  end
+end
+local rem -- whole events available at now, before the decision
+if t > q then
+  rem = 0
+  if t - q < bj then rem = math.floor((bj - (t - q)) / j) end
+else
+  rem = b
+end
+local m = n -- the cost asked
+if take == 1 and rem < n then m = rem end
+if m == 0 and (take == 0 or n == 0) then
+  -- n == 0: admitted, nothing changes
+  if given then return reply({1, 0, rem, 0, 0}, store(t)) end
+  return reply({1, 0, rem, 0, 0}, '')
+end
+if m == 0 then m = 1 end -- take found nothing: the wait is for one event
+
+local c = m * j
+local sl = bj - c
+if t - sl > q then
+  -- Denied: admitted once t*p <= x'*e + sl*p, x' = now + w - O, so
+  -- w = ceil((t - sl)*p/e) - x; returned as O - now + ceil(...).
+  local w, wr = smuldiv(t - sl, p, e)
+  if wr > 0 then w = w + 1 end
+  local v = ''
+  if given then v = store(t) end
+  return reply({0, 0, rem, OS - S, ON - N + w}, v)
+end
+
+-- Admitted: a TAT behind now restarts at the first step at or after now.
+if t < q or (t == q and r > 0) then
+  t = q + c
+  if r > 0 then t = t + 1 end
+else
+  t = t + c
+end
+rem = 0
+if t - q < bj then rem = math.floor((bj - (t - q)) / j) end
+
+return reply({1, m, rem, 0, 0}, store(t))

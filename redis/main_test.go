@@ -1,0 +1,51 @@
+package redis
+
+import (
+	"context"
+	"encoding/binary"
+	"math"
+	"testing"
+
+	goredis "github.com/redis/go-redis/v9"
+
+	"github.com/cellrate/cellrate/redis/internal/redistest"
+)
+
+var bg = context.Background()
+
+// quiet drops go-redis's log lines (dial failures while a test has a
+// server down on purpose).
+type quiet struct{}
+
+func (quiet) Printf(context.Context, string, ...any) {}
+
+func init() { goredis.SetLogger(quiet{}) }
+
+// server starts a redis-server for one test and returns a client of it.
+func server(t testing.TB) (*redistest.Server, *goredis.Client) {
+	s := redistest.Start(t)
+	return s, s.Client(t)
+}
+
+// rawState returns the doubles a key holds (nil if there is no key).
+func rawState(t testing.TB, c goredis.Cmdable, key string, n int) []float64 {
+	t.Helper()
+	b, err := c.Get(bg, key).Bytes()
+	if err == goredis.Nil {
+		return nil
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(b) != 8*n {
+		t.Fatalf("key %s holds %d bytes, want %d", key, len(b), 8*n)
+	}
+	f := make([]float64, n)
+	for i := range f {
+		f[i] = math.Float64frombits(binary.LittleEndian.Uint64(b[8*i:]))
+		if f[i] != math.Trunc(f[i]) || math.Abs(f[i]) >= 1<<53 {
+			t.Fatalf("key %s: value %v is not an exact integer", key, f[i])
+		}
+	}
+	return f
+}

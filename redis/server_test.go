@@ -1,0 +1,137 @@
+package redis
+
+import (
+	"math/big"
+	"testing"
+	"time"
+)
+
+// TestServerTime decides at the server's clock: a burst, a denial whose
+// RetryAfter is right, an admission after waiting it.
+func TestServerTime(t *testing.T) {
+	_, c := server(t)
+	for _, mk := range []func() (*Limiter, error){
+		func() (*Limiter, error) { return NewGCRA(c, "g", 10, time.Second, 5) },
+		func() (*Limiter, error) { return NewWindow(c, "w", 5, 500*time.Millisecond) },
+	} {
+		l, err := mk()
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i := range 5 {
+			if r, err := l.AllowN(bg, "k", 1); err != nil || !r.OK || r.Remaining != int64(4-i) {
+				t.Fatalf("%s: admission %d: %+v %v", l.prefix, i, r, err)
+			}
+		}
+		r, err := l.AllowN(bg, "k", 1)
+		if err != nil || r.OK || r.RetryAfter <= 0 || r.RetryAfter > int64(time.Second) {
+			t.Fatalf("%s: sixth: %+v %v", l.prefix, r, err)
+		}
+		time.Sleep(time.Duration(r.RetryAfter) + 2*time.Millisecond)
+		if ok, err := l.Allow(bg, "k"); err != nil || !ok {
+			t.Fatalf("%s: after RetryAfter %v: %v %v", l.prefix, time.Duration(r.RetryAfter), ok, err)
+		}
+	}
+}
+
+// TestKeysLeaveWhenFull checks each key's expiry is exactly when its state
+// becomes the same as no key (plus the grace), and that it is then gone.
+func TestKeysLeaveWhenFull(t *testing.T) {
+	_, c := server(t)
+	for _, grace := range []time.Duration{0, 1500 * time.Microsecond, time.Second} {
+		g, _ := NewGCRA(c, "g"+grace.String(), 3, time.Second, 2, WithGrace(grace))
+		w, _ := NewWindow(c, "w"+grace.String(), 4, 100*time.Millisecond, WithGrace(grace))
+		gms := int64((grace + time.Millisecond - 1) / time.Millisecond)
+		for i := range 3 {
+			if _, err := g.AllowN(bg, "k", 1); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := w.AllowN(bg, "k", 1); err != nil {
+				t.Fatal(err)
+			}
+			// GCRA: full at origin + ceil(t*p/e) ns.
+			st := rawState(t, c, g.Key("k"), 3)
+			full := new(big.Int).Mul(big.NewInt(int64(st[2])), new(big.Int).SetUint64(g.gp.p))
+			full.Add(full, new(big.Int).SetUint64(g.gp.e-1)).Quo(full, new(big.Int).SetUint64(g.gp.e))
+			ns := int64(st[0])*1e9 + int64(st[1]) + full.Int64()
+			if got, want := c.PExpireTime(bg, g.Key("k")).Val(), time.Duration((ns+999999)/1e6+gms)*time.Millisecond; got != want {
+				t.Fatalf("gcra grace %v step %d: expires at %v, want %v", grace, i, got, want)
+			}
+			ws := rawState(t, c, w.Key("k"), 4)
+			ns = int64(ws[0])*1e9 + int64(ws[1]) + 2*int64(100*time.Millisecond)
+			if got, want := c.PExpireTime(bg, w.Key("k")).Val(), time.Duration((ns+999999)/1e6+gms)*time.Millisecond; got != want {
+				t.Fatalf("window grace %v step %d: expires at %v, want %v", grace, i, got, want)
+			}
+		}
+		if grace > 100*time.Millisecond {
+			continue
+		}
+		time.Sleep(time.Second + grace + 10*time.Millisecond)
+		if n := c.Exists(bg, g.Key("k"), w.Key("k")).Val(); n != 0 {
+			t.Fatalf("grace %v: %d keys left after they were full", grace, n)
+		}
+		// No key is a full limiter.
+		if r, err := g.AllowN(bg, "k", 2); err != nil || !r.OK {
+			t.Fatalf("no key: %+v %v", r, err)
+		}
+	}
+}
+
+// TestReset removes a key's state.
+func TestReset(t *testing.T) {
+	_, c := server(t)
+	l, _ := NewGCRA(c, "r", 1, time.Hour, 1)
+	l.AllowN(bg, "k", 1)
+	if r, _ := l.AllowN(bg, "k", 1); r.OK {
+		t.Fatal("admitted past the burst")
+	}
+	if err := l.Reset(bg, "k"); err != nil {
+		t.Fatal(err)
+	}
+	if r, err := l.AllowN(bg, "k", 1); err != nil || !r.OK {
+		t.Fatalf("after Reset: %+v %v", r, err)
+	}
+}
+
+// TestCostErrors returns package limit's errors without a round trip.
+func TestCostErrors(t *testing.T) {
+	l, err := NewGCRA(nil, "x", 1, time.Second, 3)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r, err := l.AllowN(bg, "k", -1); err != errNegativeCost || r.RetryAfter != Never {
+		t.Fatalf("n=-1: %+v %v", r, err)
+	}
+	if r, err := l.AllowN(bg, "k", 4); err != errCostExceedsBurst || r.RetryAfter != Never {
+		t.Fatalf("n=4: %+v %v", r, err)
+	}
+	if _, err := l.AllowNAt(bg, "k", 1<<62, 1); err != errTime {
+		t.Fatalf("now 2^62: %v", err)
+	}
+}
+
+// TestAllocs guards the allocations per decision: a Limiter's round trip
+// (go-redis's command, reply and key; redis_rate v10 makes 20) and the
+// TwoTier's local admissions and cached denials (none).
+func TestAllocs(t *testing.T) {
+	_, c := server(t)
+	g, _ := NewGCRA(c, "a", 1e8, time.Second, 1<<17)
+	if n := testing.AllocsPerRun(500, func() { g.AllowN(bg, "k", 1) }); n > 13 {
+		t.Errorf("Limiter.AllowN: %v allocations", n)
+	}
+	tt, _ := NewTwoTier(c, "at", 1000, time.Second, 1<<20, WithBatch(1<<19), WithLease(time.Second))
+	tt.Allow(bg, "k")
+	if n := testing.AllocsPerRun(10000, func() { tt.Allow(bg, "k") }); n != 0 {
+		t.Errorf("TwoTier.Allow admitting locally: %v allocations", n)
+	}
+	d, _ := NewTwoTier(c, "ad", 1, time.Hour, 2, WithBatch(1), WithLease(time.Millisecond))
+	d.Allow(bg, "k")
+	d.Allow(bg, "k")
+	d.Allow(bg, "k") // denied by Redis: cached for about an hour
+	if n := testing.AllocsPerRun(1000, func() { d.Allow(bg, "k") }); n != 0 {
+		t.Errorf("TwoTier.Allow denying from its cache: %v allocations", n)
+	}
+	if st := d.Stats(); st.RoundTrips > 3 {
+		t.Errorf("cached denials made round trips: %+v", st)
+	}
+}

@@ -1,0 +1,433 @@
+package redis
+
+import (
+	"context"
+	"errors"
+	"math"
+	"math/big"
+	"math/bits"
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+// WithBatch sets how many units a TwoTier borrows from Redis in one round
+// trip (at least the units a request asks). Default: a quarter of the
+// Redis burst (see NewTwoTier), at least 1.
+func WithBatch(units int64) Option { return func(c *config) { c.batch = units } }
+
+// WithLease sets how long a TwoTier may spend the units it borrowed, from
+// just before it asked; units unspent then are void. Default: the time the
+// rate takes to refill a quarter of the burst, within [1ms, 1s].
+func WithLease(d time.Duration) Option { return func(c *config) { c.lease = d } }
+
+// WithFailOpen makes a TwoTier, while Redis fails, admit on a limit local
+// to the process: share (in (0, 1]) of the rate and of the burst, rounded
+// down, at least 1. The default is to fail closed: deny, with the error.
+func WithFailOpen(share float64) Option { return func(c *config) { c.share = share } }
+
+// WithRetry sets how long a TwoTier, after three round trips in a row
+// failed, decides without asking Redis again (denying, or on the fail-open
+// limit). Default 100ms.
+func WithRetry(d time.Duration) Option { return func(c *config) { c.retry = d } }
+
+// ErrUnavailable is what a failing-closed TwoTier returns, without a round
+// trip, in the WithRetry span after Redis failed three times in a row.
+var ErrUnavailable = errors.New("redis: Redis failed; not retried yet")
+
+// tripAfter is how many round trips in a row must fail before a TwoTier
+// stops asking Redis for its retry span.
+const tripAfter = 3
+
+// Token pool word: the lease's deadline in ms of the monotonic clock above
+// the units left.
+const (
+	tokBits = 24
+	tokMask = 1<<tokBits - 1
+)
+
+// TwoTier is a GCRA shared through Redis, with a lock-free tier in each
+// process (seed 004): a process borrows units from the Redis limiter in
+// batches, one round trip per batch, and admits from them with one atomic
+// compare-and-swap, no round trip; a denial from Redis is kept until its
+// RetryAfter, so a process that is out of units denies without asking.
+//
+// # The bound
+//
+// Across all processes, the units admitted in any interval of length t
+// are at most burst + events*t/period, exactly, as for one limiter: the
+// Redis limiter's burst is lowered by ceil(events*lease/period), the most
+// the rate refills in a lease. Borrowed units are spent at most once (each
+// leaves the pool by one compare-and-swap) and only within their lease:
+// a unit is admitted only if the clock, read after it was taken, is before
+// the lease's end, counted from before the request to Redis. So every unit
+// admitted in [a, a+t] was borrowed by a decision of Redis in [a-lease,
+// a+t], an interval in which the Redis limiter admits at most
+// burst' + events*(t+lease)/period <= burst + events*t/period. Times are
+// the server's clock for borrowing and each process's monotonic clock for
+// spending: the bound assumes they run at the same rate (not that they
+// agree), as clocks on one machine or under NTP do.
+//
+// Units left unspent when a lease ends are void in the process, and go
+// back to Redis with its next borrow of the key if nothing was admitted
+// on the key since its last borrow: the script then undoes that many
+// units of that borrow, leaving exactly the state a smaller borrow would
+// have left (capped where the bucket would be full anyway), so the bound
+// above still holds; the pool is emptied before they are sent, so none is
+// spent or given back twice. Otherwise they are lost.
+//
+// # What batching costs
+//
+// The bound is kept by admitting less: the burst available at once is
+// lower by ceil(events*lease/period); units a process holds cannot serve
+// another (up to batch-1 per process and key at any time, more if it asks
+// before its pool is empty); units unspent when the lease ends are lost
+// unless they can go back (no admission on the key since the borrow);
+// and a process that is denied waits the RetryAfter Redis gave it even if
+// another process's lease expires meanwhile. With steady demand in every
+// process the loss is small; with many processes and little demand each,
+// use a small batch.
+//
+// # Faults
+//
+// Every round trip is bounded by WithTimeout (default 100ms). When Redis
+// fails (down, stopped, failing over) a call that sees the error denies
+// and returns it (failing closed), or decides on a limit local to the
+// process (failing open, WithFailOpen: with a nil error, counted in
+// Stats). After three failures in a row, for WithRetry no round trip is
+// made: a TwoTier failing closed denies with ErrUnavailable, one failing
+// open decides on its local limit. Units already borrowed are spent as
+// usual. Then it asks Redis again; a success resets the count. A Redis
+// restarted empty has forgotten what it lent: for one lease after it the
+// bound can be exceeded by what was borrowed before.
+type TwoTier struct {
+	r         *Limiter
+	events    int64
+	period    time.Duration
+	burst     int64 // of the whole, as given
+	batch     int64
+	lease     int64 // ns
+	retry     int64 // ns
+	share     float64
+	entries   sync.Map // key -> *entry
+	downUntil atomic.Int64
+	trips     atomic.Int64
+	errs      atomic.Int64
+	fallbacks atomic.Int64
+	failing   atomic.Int64 // round trips failed in a row
+	sweeping  sync.Mutex
+	swept     atomic.Int64 // monotonic ns of the last sweep
+}
+
+type entry struct {
+	word      atomic.Uint64 // deadline ms << tokBits | units
+	denyUntil atomic.Int64  // monotonic ns
+	mu        sync.Mutex    // one borrower at a time
+	last      string        // the value this process's last borrow wrote (under mu)
+	lastM     int64         // the units it brought, not yet given back (under mu)
+	fb        atomic.Pointer[localLimiter]
+}
+
+// Stats counts a TwoTier's round trips to Redis, the errors among them and
+// the decisions made on the fail-open limit.
+type Stats struct{ RoundTrips, Errors, Fallbacks int64 }
+
+// Stats returns the counts so far.
+func (t *TwoTier) Stats() Stats {
+	return Stats{t.trips.Load(), t.errs.Load(), t.fallbacks.Load()}
+}
+
+// NewTwoTier returns a two-tier limiter of events per period and burst,
+// shared by every process that makes one with the same client's servers,
+// prefix and parameters. The burst must exceed events*lease/period (the
+// Redis burst, burst - ceil(events*lease/period), must be at least the
+// batch) and be below 2^24. Refused values return a *limit.ParamError.
+func NewTwoTier(c Client, prefix string, events int64, period time.Duration, burst int64, opts ...Option) (*TwoTier, error) {
+	if _, err := newGCRAParams(events, period, burst); err != nil {
+		return nil, err
+	}
+	if burst >= 1<<tokBits {
+		return nil, paramError("burst", burst, int64(2), int64(1<<tokBits-1), "a two-tier pool holds 24 bits")
+	}
+	cfg, err := newConfig(opts)
+	if err != nil {
+		return nil, err
+	}
+	if cfg.lease == 0 {
+		// a quarter of the burst's refill time, within [1ms, 1s]
+		l := new(big.Int).Mul(big.NewInt(burst), big.NewInt(int64(period)))
+		l.Quo(l, big.NewInt(4*events))
+		cfg.lease = time.Second
+		if l.IsInt64() {
+			cfg.lease = max(time.Millisecond, min(time.Duration(l.Int64()), time.Second))
+		}
+	}
+	if cfg.lease < time.Millisecond || cfg.lease > time.Hour {
+		return nil, paramError("lease", cfg.lease, time.Millisecond, time.Hour, "")
+	}
+	// keep = ceil(events*lease/period)
+	keep := new(big.Int).Mul(big.NewInt(events), big.NewInt(int64(cfg.lease)))
+	keep.Add(keep, big.NewInt(int64(period)-1)).Quo(keep, big.NewInt(int64(period)))
+	if !keep.IsInt64() || keep.Int64() >= burst {
+		return nil, paramError("burst", burst, new(big.Int).Add(keep, big.NewInt(1)).String(), int64(1<<tokBits-1),
+			"the burst must exceed what the rate refills in a lease")
+	}
+	rb := burst - keep.Int64()
+	if cfg.batch == 0 {
+		cfg.batch = max(1, rb/4)
+	}
+	if cfg.batch < 1 || cfg.batch > rb {
+		return nil, paramError("batch", cfg.batch, int64(1), rb, "at most the Redis burst, burst - ceil(events*lease/period)")
+	}
+	if cfg.share < 0 || cfg.share > 1 || math.IsNaN(cfg.share) {
+		return nil, paramError("share", cfg.share, 0.0, 1.0, "")
+	}
+	if cfg.retry == 0 {
+		cfg.retry = 100 * time.Millisecond
+	}
+	if cfg.timeout == 0 {
+		cfg.timeout = 100 * time.Millisecond
+	}
+	if cfg.retry < 0 {
+		return nil, paramError("retry", cfg.retry, time.Duration(0), nil, "")
+	}
+	r, err := NewGCRA(c, prefix, events, period, rb, WithTimeout(cfg.timeout), WithGrace(cfg.grace))
+	if err != nil {
+		return nil, err
+	}
+	t := &TwoTier{r: r, events: events, period: period, burst: burst, batch: cfg.batch,
+		lease: int64(cfg.lease), retry: int64(cfg.retry), share: cfg.share}
+	return t, nil
+}
+
+// RedisBurst returns the burst of the Redis limiter the processes borrow
+// from: the burst less what the rate refills in a lease.
+func (t *TwoTier) RedisBurst() int64 { return t.r.max }
+
+// Allow reports whether one unit may be taken now for key.
+func (t *TwoTier) Allow(ctx context.Context, key string) (bool, error) {
+	r, _, err := t.allow(ctx, key, 1)
+	return r.OK, err
+}
+
+// AllowN takes n units for key if all n are available. Remaining is the
+// units left in this process's pool for key (not the global count);
+// RetryAfter is the wait Redis gave, or an estimate from the rate when the
+// pool held some units but fewer than n. n above the Redis burst returns
+// limit.ErrCostExceedsBurst.
+func (t *TwoTier) AllowN(ctx context.Context, key string, n int64) (Result, error) {
+	r, _, err := t.allow(ctx, key, n)
+	return r, err
+}
+
+func (t *TwoTier) entry(key string) *entry {
+	if e, ok := t.entries.Load(key); ok {
+		return e.(*entry)
+	}
+	e, _ := t.entries.LoadOrStore(key, new(entry))
+	return e.(*entry)
+}
+
+// allow also returns the monotonic time an admission counts at.
+func (t *TwoTier) allow(ctx context.Context, key string, n int64) (Result, int64, error) {
+	switch {
+	case n < 0:
+		return Result{RetryAfter: Never}, 0, errNegativeCost
+	case n > t.r.max:
+		return Result{RetryAfter: Never}, 0, errCostExceedsBurst
+	}
+	e := t.entry(key)
+	if n == 0 {
+		return Result{OK: true, Remaining: int64(e.word.Load() & tokMask)}, monotonic(), nil
+	}
+	if r, at, ok := e.spend(n); ok {
+		return r, at, nil
+	}
+	return t.slow(ctx, e, key, n)
+}
+
+// spend takes n units from the pool if it holds n in a live lease.
+func (e *entry) spend(n int64) (Result, int64, bool) {
+	for {
+		w := e.word.Load()
+		tok := int64(w & tokMask)
+		if tok < n {
+			return Result{}, 0, false
+		}
+		if !e.word.CompareAndSwap(w, w-uint64(n)) {
+			continue
+		}
+		// The units are ours; they count at a time read after taking them,
+		// which must be before the lease's end.
+		now := monotonic()
+		if now < int64(w>>tokBits)*1e6 {
+			return Result{OK: true, Remaining: tok - n}, now, true
+		}
+		// The lease ran out: the units are void. Put them back if nothing
+		// changed (a new lease may have replaced the pool: then they are
+		// lost), for the next borrow to give back to Redis.
+		e.word.CompareAndSwap(w-uint64(n), w)
+		return Result{}, 0, false
+	}
+}
+
+// add puts m units of a lease ending at deadline (monotonic ns) in the
+// pool. Units left of a live lease keep the earlier deadline for all.
+func (e *entry) add(m, deadline int64) {
+	dl := uint64(deadline / 1e6)
+	for {
+		w := e.word.Load()
+		tok, old := w&tokMask, w>>tokBits
+		next := dl<<tokBits | uint64(m)
+		if tok != 0 && int64(old)*1e6 > monotonic() {
+			next = min(old, dl)<<tokBits | (tok + uint64(m))
+		}
+		if e.word.CompareAndSwap(w, next) {
+			return
+		}
+	}
+}
+
+func (t *TwoTier) slow(ctx context.Context, e *entry, key string, n int64) (Result, int64, error) {
+	now := monotonic()
+	if until := e.denyUntil.Load(); now < until {
+		return Result{RetryAfter: until - now}, 0, nil
+	}
+	if now < t.downUntil.Load() {
+		return t.fallback(e, now, n, ErrUnavailable)
+	}
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	// Another caller may have borrowed while this one waited.
+	if r, at, ok := e.spend(n); ok {
+		return r, at, nil
+	}
+	now = monotonic()
+	if until := e.denyUntil.Load(); now < until {
+		return Result{RetryAfter: until - now}, 0, nil
+	}
+	if now < t.downUntil.Load() {
+		return t.fallback(e, now, n, ErrUnavailable)
+	}
+	if t.trips.Add(1)%sweepEvery == 0 {
+		t.sweep(now)
+	}
+	ls := now
+	// Units of the last borrow left in a pool whose lease has ended go
+	// back with this round trip: none can be spent any more (a unit taken
+	// now counts at a clock read later, past the lease), and the pool is
+	// emptied first so that none goes back twice.
+	var give int64
+	for e.lastM > 0 {
+		w := e.word.Load()
+		tok := int64(w & tokMask)
+		if tok == 0 || int64(w>>tokBits)*1e6 > now {
+			break
+		}
+		if e.word.CompareAndSwap(w, 0) {
+			give = min(tok, e.lastM)
+			break
+		}
+	}
+	r, m, written, err := t.r.decide(ctx, key, false, 0, max(t.batch, n), true, true, give, e.last)
+	if give > 0 || err != nil {
+		e.lastM = 0 // given back, or lost: never twice
+	}
+	if written != "" {
+		e.last = written
+	}
+	if m > 0 {
+		e.lastM = m
+	}
+	if err != nil {
+		t.errs.Add(1)
+		now = monotonic()
+		if t.failing.Add(1) >= tripAfter {
+			t.downUntil.Store(now + t.retry)
+		}
+		return t.fallback(e, now, n, err)
+	}
+	t.failing.Store(0)
+	// Short of a batch, ask again only when the rate has refilled the
+	// rest: under saturation a round trip then brings a batch, not a unit.
+	now = monotonic()
+	if m > 0 {
+		e.add(m, ls+t.lease)
+		if m < t.batch {
+			e.denyUntil.Store(now + t.refill(t.batch-m))
+		}
+		if r, at, ok := e.spend(n); ok {
+			return r, at, nil
+		}
+		tok := int64(e.word.Load() & tokMask)
+		return Result{Remaining: tok, RetryAfter: t.refill(max(1, n-tok))}, 0, nil
+	}
+	wait := r.RetryAfter + t.refill(t.batch-1)
+	e.denyUntil.Store(now + wait)
+	return Result{Remaining: int64(e.word.Load() & tokMask), RetryAfter: r.RetryAfter}, 0, nil
+}
+
+// refill returns the ns the rate takes to refill k units, rounded up.
+func (t *TwoTier) refill(k int64) int64 {
+	hi, lo := bits.Mul64(uint64(k), uint64(t.period))
+	if hi >= uint64(t.events) {
+		return Never
+	}
+	q, r := bits.Div64(hi, lo, uint64(t.events))
+	if r != 0 {
+		q++
+	}
+	return int64(min(q, uint64(Never)))
+}
+
+// sweepEvery is how many round trips pass between sweeps of idle keys.
+const sweepEvery = 1024
+
+// sweep drops the entries of keys that hold nothing a decision would use
+// (no live units, no denial cached, no borrow under way), at most once a
+// second, so a process's memory follows its active keys. A caller that
+// still holds a dropped entry may borrow into it: the units it does not
+// spend are lost, never spent twice.
+func (t *TwoTier) sweep(now int64) {
+	if now-t.swept.Load() < int64(time.Second) || !t.sweeping.TryLock() {
+		return
+	}
+	defer t.sweeping.Unlock()
+	t.swept.Store(now)
+	t.entries.Range(func(k, v any) bool {
+		e := v.(*entry)
+		w := e.word.Load()
+		if (w&tokMask == 0 || int64(w>>tokBits)*1e6 <= now) && e.denyUntil.Load() <= now && e.mu.TryLock() {
+			t.entries.Delete(k)
+			e.mu.Unlock()
+		}
+		return true
+	})
+}
+
+// fallback decides while Redis fails: deny with err (fail closed), or on
+// the local limit.
+func (t *TwoTier) fallback(e *entry, now, n int64, err error) (Result, int64, error) {
+	if t.share == 0 {
+		return Result{RetryAfter: max(1, t.downUntil.Load()-now)}, 0, err
+	}
+	fb := e.fb.Load()
+	if fb == nil {
+		ev := max(1, int64(float64(t.events)*t.share))
+		b := max(1, int64(float64(t.burst)*t.share))
+		l, lerr := newLocalLimiter(ev, t.period, b)
+		if lerr != nil {
+			return Result{}, 0, lerr
+		}
+		if !e.fb.CompareAndSwap(nil, l) {
+			l = e.fb.Load()
+		}
+		fb = l
+	}
+	t.fallbacks.Add(1)
+	if n > localBurst(fb) {
+		return Result{RetryAfter: Never}, 0, nil
+	}
+	r, ferr := localAllow(fb, now, n)
+	return r, now, ferr
+}

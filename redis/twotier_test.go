@@ -1,0 +1,225 @@
+package redis
+
+import (
+	"context"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	goredis "github.com/redis/go-redis/v9"
+
+	"github.com/cellrate/cellrate/redis/internal/redistest"
+)
+
+// hammer runs procs TwoTier limiters, each on its own client (its own
+// connections), with g goroutines each, on one key for d, and returns every
+// admission (at the monotonic time it counts at) and the limiters.
+func hammer(t *testing.T, s *redistest.Server, procs, g int, d time.Duration, mk func(c Client) (*TwoTier, error)) ([]admission, []*TwoTier) {
+	var mu sync.Mutex
+	var adm []admission
+	var tts []*TwoTier
+	var wg sync.WaitGroup
+	stop := time.Now().Add(d)
+	var errs atomic.Int64
+	for range procs {
+		c := goredis.NewClient(&goredis.Options{Addr: s.Addr, PoolSize: g})
+		t.Cleanup(func() { c.Close() })
+		tt, err := mk(c)
+		if err != nil {
+			t.Fatal(err)
+		}
+		tts = append(tts, tt)
+		for range g {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				var mine []admission
+				for time.Now().Before(stop) {
+					r, at, err := tt.allow(context.Background(), "k", 1)
+					if err != nil {
+						errs.Add(1)
+					}
+					if r.OK {
+						mine = append(mine, admission{at, 1})
+					}
+				}
+				mu.Lock()
+				adm = append(adm, mine...)
+				mu.Unlock()
+			}()
+		}
+	}
+	wg.Wait()
+	if n := errs.Load(); n != 0 {
+		t.Fatalf("%d errors", n)
+	}
+	return adm, tts
+}
+
+// TestTwoTierBound runs four processes (separate clients and connections)
+// of four goroutines each on one key of one server, for a second and a
+// half, and checks that the admissions of all of them, at the times they
+// count at, keep burst + events*T/period over every interval, exactly;
+// and reports what batching cost against that bound.
+func TestTwoTierBound(t *testing.T) {
+	s := redistest.Start(t)
+	const events, burst = 2000, 300
+	period := time.Second
+	for _, batch := range []int64{1, 10, 50} {
+		prefix := "tt" + string(rune('a'+batch%26))
+		adm, tts := hammer(t, s, 4, 4, 1500*time.Millisecond, func(c Client) (*TwoTier, error) {
+			return NewTwoTier(c, prefix, events, period, burst, WithBatch(batch), WithLease(20*time.Millisecond), WithTimeout(5*time.Second))
+		})
+		checkBound(t, adm, func(sum, span int64) bool {
+			return sum*int64(period) > burst*int64(period)+events*span
+		})
+		var trips int64
+		for _, tt := range tts {
+			trips += tt.Stats().RoundTrips
+		}
+		first, last := adm[0].at, adm[0].at
+		for _, a := range adm {
+			first, last = min(first, a.at), max(last, a.at)
+		}
+		bound := float64(burst) + float64(events)*float64(last-first)/float64(period)
+		t.Logf("batch %d (Redis burst %d): %d admitted, %.1f%% of the bound over their span, %d round trips",
+			batch, tts[0].RedisBurst(), len(adm), 100*float64(len(adm))/bound, trips)
+	}
+}
+
+// TestTwoTierLeaseEnds holds borrowed units in one process past its lease
+// while another drains and the bucket refills: the held units must be void,
+// or the two together would pass the bound.
+func TestTwoTierLeaseEnds(t *testing.T) {
+	s := redistest.Start(t)
+	mk := func() *TwoTier {
+		c := goredis.NewClient(&goredis.Options{Addr: s.Addr})
+		t.Cleanup(func() { c.Close() })
+		tt, err := NewTwoTier(c, "le", 100, time.Second, 80, WithBatch(40), WithLease(300*time.Millisecond), WithTimeout(5*time.Second))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return tt
+	}
+	a, b := mk(), mk()
+	var adm []admission
+	take := func(tt *TwoTier, max int) int {
+		got := 0
+		for range max {
+			r, at, err := tt.allow(bg, "k", 1)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !r.OK {
+				break
+			}
+			adm = append(adm, admission{at, 1})
+			got++
+		}
+		return got
+	}
+	if take(a, 1) != 1 { // a borrows 40 of the Redis burst 50, holds 39
+		t.Fatal("a: no first unit")
+	}
+	take(b, 1000)           // b drains the rest
+	time.Sleep(time.Second) // a's lease ends; the bucket refills
+	take(b, 1000)
+	trips := a.Stats().RoundTrips
+	take(a, 1)
+	if a.Stats().RoundTrips == trips {
+		t.Fatal("a spent units past their lease without asking Redis")
+	}
+	take(a, 1000)
+	checkBound(t, adm, func(sum, span int64) bool { return sum*1e9 > 80*1e9+100*span })
+}
+
+// TestTwoTierSweep: the entries of idle keys leave the process.
+func TestTwoTierSweep(t *testing.T) {
+	_, c := server(t)
+	tt, err := NewTwoTier(c, "sw", 1000, time.Second, 100, WithBatch(1), WithLease(10*time.Millisecond))
+	if err != nil {
+		t.Fatal(err)
+	}
+	count := func() (n int) {
+		tt.entries.Range(func(any, any) bool { n++; return true })
+		return n
+	}
+	for i := range 500 {
+		tt.Allow(bg, "k"+string(rune('a'+i%26))+string(rune('a'+i/26%26)))
+	}
+	if n := count(); n != 500 {
+		t.Fatalf("%d entries after 500 keys", n)
+	}
+	time.Sleep(20 * time.Millisecond) // the leases end
+	tt.Allow(bg, "hot")
+	tt.sweep(monotonic())
+	if n := count(); n > 1 {
+		t.Fatalf("%d entries left after a sweep", n)
+	}
+	// The round trips call it.
+	for i := range 600 {
+		tt.Allow(bg, "k"+string(rune('a'+i%26))+string(rune('a'+i/26%26)))
+	}
+	time.Sleep(1100 * time.Millisecond)
+	for i := 0; tt.Stats().RoundTrips < 2*sweepEvery; i++ {
+		tt.Allow(bg, "j"+strconv.Itoa(i))
+	}
+	left := 0
+	tt.entries.Range(func(k, _ any) bool {
+		if k.(string)[0] == 'k' {
+			left++
+		}
+		return true
+	})
+	if left != 0 {
+		t.Fatalf("%d idle entries left after %d round trips", left, tt.Stats().RoundTrips)
+	}
+}
+
+// TestTwoTierGivesBack: units a process borrowed and left unspent past
+// their lease go back to Redis with its next borrow, when nothing was
+// admitted since; another process can then take them.
+func TestTwoTierGivesBack(t *testing.T) {
+	s := redistest.Start(t)
+	mk := func() *TwoTier {
+		c := goredis.NewClient(&goredis.Options{Addr: s.Addr})
+		t.Cleanup(func() { c.Close() })
+		// 1 per 10 minutes: nothing refills during the test. Redis burst 99.
+		tt, err := NewTwoTier(c, "gb", 1, 10*time.Minute, 100, WithBatch(40), WithLease(50*time.Millisecond), WithTimeout(5*time.Second))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return tt
+	}
+	a, b := mk(), mk()
+	if ok, err := a.Allow(bg, "k"); !ok || err != nil { // a borrows 40, spends 1
+		t.Fatal(ok, err)
+	}
+	time.Sleep(60 * time.Millisecond)
+	if ok, err := a.Allow(bg, "k"); !ok || err != nil { // gives back 39, borrows 40, spends 1
+		t.Fatal(ok, err)
+	}
+	got := 0
+	for {
+		ok, err := b.Allow(bg, "k")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !ok {
+			break
+		}
+		got++
+	}
+	// 99 - 40 + 39 - 40 = 58 left for b (19 without the give-back).
+	if got != 58 {
+		t.Fatalf("b got %d, want 58", got)
+	}
+	// a's second batch was not the last write (b borrowed since): its 39
+	// unspent units cannot go back, and do not.
+	time.Sleep(60 * time.Millisecond)
+	if ok, _ := a.Allow(bg, "k"); ok {
+		t.Fatal("a admitted from a key b emptied")
+	}
+}
