@@ -76,12 +76,19 @@ func run(pkgs []string, budget time.Duration, md, work string, reportOnly bool) 
 		if err := os.MkdirAll(work, 0o755); err != nil {
 			return err
 		}
-		bin, err := installGremlins(work)
+		// gremlins copies the whole module for its mutants: its binary and
+		// temporary files live outside the module.
+		tmp, err := os.MkdirTemp("", "cellrate-mutate-")
+		if err != nil {
+			return err
+		}
+		defer os.RemoveAll(tmp)
+		bin, err := installGremlins(tmp)
 		if err != nil {
 			return err
 		}
 		for _, pkg := range pkgs {
-			if err := unleash(bin, pkg, budget, work); err != nil {
+			if err := unleash(bin, pkg, budget, work, tmp); err != nil {
 				return err
 			}
 		}
@@ -89,15 +96,15 @@ func run(pkgs []string, budget time.Duration, md, work string, reportOnly bool) 
 	return report(pkgs, md, work)
 }
 
-// installGremlins builds the pinned gremlins into work/bin.
-func installGremlins(work string) (string, error) {
+// installGremlins builds the pinned gremlins into dir/bin.
+func installGremlins(dir string) (string, error) {
 	cmd := exec.Command("go", "install", gremlinsPkg)
-	cmd.Env = append(os.Environ(), "GOBIN="+filepath.Join(work, "bin"))
+	cmd.Env = append(os.Environ(), "GOBIN="+filepath.Join(dir, "bin"))
 	cmd.Stdout, cmd.Stderr = os.Stderr, os.Stderr
 	if err := cmd.Run(); err != nil {
 		return "", fmt.Errorf("go install %s: %w", gremlinsPkg, err)
 	}
-	return filepath.Join(work, "bin", "gremlins"), nil
+	return filepath.Join(dir, "bin", "gremlins"), nil
 }
 
 // runInfo is what mutate records of a package's run beside gremlins' output.
@@ -111,8 +118,9 @@ type runInfo struct {
 
 func resultName(pkg string) string { return strings.ReplaceAll(pkg, "/", "_") }
 
-// unleash runs gremlins on one package within budget and records the run.
-func unleash(bin, pkg string, budget time.Duration, work string) error {
+// unleash runs gremlins on one package within budget and records the run
+// in work; gremlins' copies of the module go under tmpRoot.
+func unleash(bin, pkg string, budget time.Duration, work, tmpRoot string) error {
 	name := resultName(pkg)
 	out := filepath.Join(work, name+".json")
 	_ = os.Remove(out)
@@ -121,8 +129,8 @@ func unleash(bin, pkg string, budget time.Duration, work string) error {
 		return err
 	}
 	defer logf.Close()
-	tmp := filepath.Join(work, "tmp")
-	if err := os.MkdirAll(tmp, 0o755); err != nil {
+	tmp, err := os.MkdirTemp(tmpRoot, "tmp-")
+	if err != nil {
 		return err
 	}
 	defer os.RemoveAll(tmp)
