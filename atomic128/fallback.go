@@ -38,14 +38,17 @@ func seqFor(p *[2]uint64) *atomic.Uint64 {
 	return &seqlocks[(a^a>>6^a>>12)&(seqStripes-1)].seq
 }
 
-// waitHook, when a test sets it, runs at the start of every wait: after an
-// attempt found its stripe locked or changed. It is read only on that slow
-// path, never by an attempt that succeeds.
-var waitHook func()
+// waitHook, when a test sets it, runs at the start of every wait (after an
+// attempt found its stripe locked or changed) with the number of waits
+// before it. It is read only on that slow path, never by an attempt that
+// succeeds.
+var waitHook func(spins int)
 
+// wait is the pause after the failed attempt number spins (from 0) of one
+// operation: a spin, and from spinsBeforeYield on a yield.
 func wait(spins int) {
 	if waitHook != nil {
-		waitHook()
+		waitHook(spins)
 	}
 	if spins >= spinsBeforeYield {
 		runtime.Gosched()

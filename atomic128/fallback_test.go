@@ -54,8 +54,9 @@ func TestFallbackReadRechecks(t *testing.T) {
 
 // TestFallbackWaitsForLockedStripe locks a pair's stripe by hand, half
 // writes the pair, and runs each operation on it in a goroutine: the
-// operation must wait (waitHook runs) rather than finish, and must leave the
-// stripe and the pair alone; once the test completes its write and releases
+// operation must wait (waitHook runs, with the waits counted from 0, past
+// spinsBeforeYield) rather than finish, and must leave the stripe and the
+// pair alone; once the test completes its write and releases
 // the stripe, the operation must see the whole new pair.
 func TestFallbackWaitsForLockedStripe(t *testing.T) {
 	type result struct{ v1, v2 uint64 }
@@ -97,12 +98,23 @@ func TestFallbackWaitsForLockedStripe(t *testing.T) {
 			seq := seqFor(p)
 			fallbackStore(p, 1, 2)
 
-			waited := make(chan struct{}, 1)
-			waitHook = func() {
-				select {
-				case waited <- struct{}{}:
-				default:
+			// The hook signals once the operation has waited past the
+			// point where it yields, counting its waits from 0 (so that it
+			// does yield to a descheduled writer).
+			waited := make(chan struct{})
+			miscounted := make(chan [2]int, 1)
+			next := 0 // written by the hook only
+			waitHook = func(spins int) {
+				switch {
+				case spins != next:
+					select {
+					case miscounted <- [2]int{next, spins}:
+					default:
+					}
+				case spins == spinsBeforeYield+1:
+					close(waited)
 				}
+				next++
 			}
 			defer func() { waitHook = nil }()
 
@@ -112,6 +124,9 @@ func TestFallbackWaitsForLockedStripe(t *testing.T) {
 			go func() { done <- op.run(p) }()
 			select {
 			case <-waited:
+			case m := <-miscounted:
+				seq.Store(odd + 1)
+				t.Fatalf("wait number %d was told it was number %d", m[0], m[1])
 			case r := <-done:
 				seq.Store(odd + 1)
 				t.Fatalf("finished with the stripe held, returning %+v; the pair is (%d, %d)",

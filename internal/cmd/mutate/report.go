@@ -104,7 +104,8 @@ func report(pkgs []string, md, work string) error {
 			}
 			e := findEquiv(equivs, m)
 			if e == nil {
-				un = append(un, "- "+equivRow(m, "**unexplained**"))
+				un = append(un, fmt.Sprintf("- `%s:%d` %s: %s `%s` → `%s` in `%s`",
+					m.File, m.Line, m.Status, m.Type, m.From, m.To, m.Code))
 				fmt.Fprintf(os.Stderr, "mutate: unexplained %s; kill it with a test, or add to the equivalents table:\n%s\n",
 					m.Status, equivRow(m, "why it is equivalent"))
 				continue
