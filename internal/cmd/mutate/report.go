@@ -45,7 +45,6 @@ type equiv struct {
 	mutant       mutant
 	why          string
 	matched      bool
-	linePrefix   string // the row's first cell before the line number
 	matchedLines []int
 }
 
