@@ -241,3 +241,27 @@ func TestEstimate(t *testing.T) {
 		}
 	}
 }
+
+// TestAfterWithin: start+at-now where it fits in int64 and at is not
+// before now (the ends of int64 are TestAfterEnds's).
+func TestAfterWithin(t *testing.T) {
+	for _, c := range []struct {
+		start int64
+		at    uint64
+		now   int64
+		want  int64
+	}{
+		{0, 5, 0, 5},
+		{10, 0, 3, 7},
+		{0, 10, 3, 7},
+		{10, 5, 15, 0},
+		{-10, 30, 3, 17},
+		{math.MaxInt64, 0, math.MaxInt64 - 5, 5},
+		{math.MaxInt64 - 10, 5, math.MaxInt64 - 20, 15},
+		{math.MinInt64, 1<<63 + 7, 0, 7},
+	} {
+		if got := After(c.start, c.at, c.now); got != c.want {
+			t.Errorf("After(%d, %d, %d) = %d, want %d", c.start, c.at, c.now, got, c.want)
+		}
+	}
+}

@@ -111,8 +111,9 @@ func installGremlins(dir string) (string, error) {
 type runInfo struct {
 	Pkg      string
 	Seconds  float64
-	Complete bool   // gremlins finished within the budget
-	Error    string // why not, if it did not
+	Complete bool   // gremlins and the re-runs finished within the budget
+	Error    string // why not, if they did not
+	Rerun    int    // mutants gremlins called not covered, run by mutate
 	At       string // when the run ended (UTC)
 }
 
@@ -154,7 +155,18 @@ func unleash(bin, pkg string, budget time.Duration, work, tmpRoot string) error 
 	} else if err != nil {
 		info.Error = err.Error()
 	}
-	fmt.Fprintf(os.Stderr, "%.0f s %s\n", info.Seconds, info.Error)
+	if info.Complete {
+		info.Rerun, err = rerunUncovered(ctx, pkg, out, filepath.Join(work, name+".rerun.json"), tmp)
+		if err != nil {
+			info.Complete = false
+			info.Error = "re-running the mutants gremlins did not: " + err.Error()
+			if ctx.Err() != nil {
+				info.Error = fmt.Sprintf("stopped at the %v budget while re-running the mutants gremlins did not", budget)
+			}
+		}
+	}
+	info.Seconds = time.Since(start).Seconds()
+	fmt.Fprintf(os.Stderr, "%.0f s, %d re-run %s\n", info.Seconds, info.Rerun, info.Error)
 	b, _ := json.MarshalIndent(info, "", "  ")
 	return os.WriteFile(filepath.Join(work, name+".run.json"), b, 0o644)
 }
@@ -168,12 +180,42 @@ type gremlinsResult struct {
 			Status string `json:"status"`
 			Line   int    `json:"line"`
 			Column int    `json:"column"`
+			rerun  bool   // run by mutate, not gremlins
 		} `json:"mutations"`
 	} `json:"files"`
 }
 
-// loadResult reads a package's results from work; ok is false if it has none.
+// loadResult reads a package's results from work, with the statuses of the
+// mutants mutate re-ran written into them; ok is false if it has none.
 func loadResult(pkg, work string) (res gremlinsResult, info runInfo, ok bool, err error) {
+	res, info, ok, err = loadGremlins(pkg, work)
+	if !ok || err != nil {
+		return res, info, ok, err
+	}
+	b, err := os.ReadFile(filepath.Join(work, resultName(pkg)+".rerun.json"))
+	if errors.Is(err, os.ErrNotExist) {
+		return res, info, true, nil
+	}
+	var rerun map[string]string
+	if err == nil {
+		err = json.Unmarshal(b, &rerun)
+	}
+	if err != nil {
+		return res, info, false, err
+	}
+	for _, f := range res.Files {
+		file := filepath.ToSlash(filepath.Join(pkg, f.Filename))
+		for i, g := range f.Mutations {
+			if st, ok := rerun[rerunKey(file, g.Line, g.Column, g.Type)]; ok && g.Status == notCovered {
+				f.Mutations[i].Status = st
+				f.Mutations[i].rerun = true
+			}
+		}
+	}
+	return res, info, true, nil
+}
+
+func loadGremlins(pkg, work string) (res gremlinsResult, info runInfo, ok bool, err error) {
 	name := resultName(pkg)
 	b, err := os.ReadFile(filepath.Join(work, name+".run.json"))
 	if errors.Is(err, os.ErrNotExist) {

@@ -32,6 +32,7 @@ type mutant struct {
 	From, To string // the operator and what gremlins replaced it with
 	Code     string // the source line, trimmed
 	Status   string
+	Rerun    bool // gremlins called it not covered; mutate ran it
 }
 
 // key identifies a mutant across edits that move its line.
@@ -98,6 +99,9 @@ func report(pkgs []string, md, work string) error {
 		var un []string
 		for _, m := range mutants {
 			c.add(m.Status)
+			if m.Rerun {
+				c.rerun++
+			}
 			if m.Status != lived && m.Status != notCovered {
 				continue
 			}
@@ -140,8 +144,8 @@ func report(pkgs []string, md, work string) error {
 	}
 
 	gen := []string{beginMarker, "",
-		"| package | mutants | killed | timed out | lived | not covered | not viable | kill rate | survivors explained | time | run (UTC) |",
-		"|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|---|"}
+		"| package | mutants | killed | timed out | lived | not covered | not viable | kill rate | survivors explained | run by mutate | time | run (UTC) |",
+		"|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|---|"}
 	for _, pkg := range sortedKeys(rows) {
 		gen = append(gen, rows[pkg])
 	}
@@ -169,7 +173,7 @@ func report(pkgs []string, md, work string) error {
 
 // counts are a package's mutants by status.
 type counts struct {
-	killed, timedOut, lived, notCovered, notViable, explained int
+	killed, timedOut, lived, notCovered, notViable, explained, rerun int
 }
 
 func (c *counts) add(status string) {
@@ -199,9 +203,9 @@ func (c counts) row(pkg string, info runInfo) string {
 	if !info.Complete {
 		t += " (incomplete: " + info.Error + ")"
 	}
-	return fmt.Sprintf("| %s | %d | %d | %d | %d | %d | %d | %s | %d/%d | %s | %s |",
+	return fmt.Sprintf("| %s | %d | %d | %d | %d | %d | %d | %s | %d/%d | %d | %s | %s |",
 		pkg, total, c.killed, c.timedOut, c.lived, c.notCovered, c.notViable, rate,
-		c.explained, c.lived+c.notCovered, t, info.At)
+		c.explained, c.lived+c.notCovered, c.rerun, t, info.At)
 }
 
 // parseGenerated returns the table rows and the unexplained-survivor lines
@@ -252,7 +256,7 @@ func parseEquivs(lines []string) ([]*equiv, error) {
 		if len(mut) < 2 {
 			return nil, fmt.Errorf("line %d: mutation cell %q: want TYPE `from` → `to`", i+1, cells[1])
 		}
-		m.Type, m.From = mut[0], strings.Trim(mut[1], "`")
+		m.Type, m.From = mut[0], unquote(mut[1])
 		m.Code = unquote(cells[2])
 		es = append(es, &equiv{row: i, mutant: m, why: strings.TrimSpace(cells[3])})
 	}
@@ -270,8 +274,9 @@ func findEquiv(es []*equiv, m mutant) *equiv {
 
 // equivRow formats m as a row of the equivalents table.
 func equivRow(m mutant, why string) string {
+	esc := func(s string) string { return strings.ReplaceAll(s, "|", `\|`) }
 	return fmt.Sprintf("| `%s:%d` | %s `%s` → `%s` | `%s` | %s (%s) |",
-		m.File, m.Line, m.Type, m.From, m.To, strings.ReplaceAll(m.Code, "|", `\|`), why, m.Status)
+		m.File, m.Line, m.Type, esc(m.From), esc(m.To), esc(m.Code), why, m.Status)
 }
 
 // splitRow splits a markdown table row into its cells, honouring \|.
@@ -317,7 +322,7 @@ func readMutants(pkg string, res gremlinsResult) ([]mutant, error) {
 		}
 		srcLines := strings.Split(string(src), "\n")
 		for _, g := range f.Mutations {
-			m := mutant{File: file, Line: g.Line, Type: g.Type, Status: g.Status}
+			m := mutant{File: file, Line: g.Line, Type: g.Type, Status: g.Status, Rerun: g.rerun}
 			if g.Line < 1 || g.Line > len(srcLines) {
 				return nil, fmt.Errorf("%s:%d: no such line (results older than the source?)", file, g.Line)
 			}

@@ -13,6 +13,7 @@ const testMD = "# Mutation testing\n\n" + equivHeading + `
 | where | mutation | line | why it is equivalent |
 |---|---|---|---|
 | ` + "`p/a.go:1`" + ` | INVERT_BITWISE ` + "`>>` → `<<`" + ` | ` + "`h := x>>3 \\| 1`" + ` | a hash |
+| ` + "`p/a.go:1`" + ` | INVERT_BITWISE ` + "`\\|` → `&`" + ` | ` + "`h := x>>3 \\| 1`" + ` | also a hash |
 | ` + "`p/a.go:9`" + ` | ARITHMETIC_BASE ` + "`+` → `-`" + ` | ` + "`gone := 1 + 2`" + ` | no longer in the source |
 
 ## Results
@@ -44,10 +45,11 @@ func f(x, y int) int {
 
 const testResult = `{"files":[{"file_name":"a.go","mutations":[
 {"type":"INVERT_BITWISE","status":"LIVED","line":4,"column":8},
-{"type":"INVERT_BITWISE","status":"KILLED","line":4,"column":12},
+{"type":"INVERT_BITWISE","status":"LIVED","line":4,"column":12},
 {"type":"CONDITIONALS_BOUNDARY","status":"LIVED","line":5,"column":7},
 {"type":"CONDITIONALS_NEGATION","status":"TIMED OUT","line":5,"column":7},
-{"type":"ARITHMETIC_BASE","status":"NOT COVERED","line":6,"column":12}]}]}`
+{"type":"ARITHMETIC_BASE","status":"NOT COVERED","line":6,"column":12},
+{"type":"CONDITIONALS_NEGATION","status":"NOT COVERED","line":9,"column":1}]}]}`
 
 // TestReport runs the report on a package "p" with a kill, a time-out, a
 // survivor explained by a row whose line number is stale, and two
@@ -67,6 +69,7 @@ func TestReport(t *testing.T) {
 	write("MUTANTS.md", testMD)
 	write("p/a.go", testSrc)
 	write(".mutate/p.json", testResult)
+	write(".mutate/p.rerun.json", `{"p/a.go:6:12:ARITHMETIC_BASE": "KILLED"}`)
 	write(".mutate/p.run.json", `{"Pkg":"p","Seconds":12.4,"Complete":true,"At":"now"}`)
 
 	err := report([]string{"p", "r"}, "MUTANTS.md", ".mutate")
@@ -81,11 +84,12 @@ func TestReport(t *testing.T) {
 	got := string(b)
 	for _, want := range []string{
 		"| `p/a.go:4` | INVERT_BITWISE `>>` → `<<` | `h := x>>3 \\| 1` | a hash |",
+		"| `p/a.go:4` | INVERT_BITWISE `\\|` → `&` | `h := x>>3 \\| 1` | also a hash |",
 		"| `p/a.go:9` | ARITHMETIC_BASE", // unmatched: left as it was
-		"| p | 5 | 1 | 1 | 2 | 1 | 0 | 50.0% | 1/3 | 12 s | now |",
+		"| p | 6 | 1 | 1 | 3 | 1 | 0 | 40.0% | 2/4 | 1 | 12 s | now |",
 		"| q | 1 | 1 | 0 | 0 | 0 | 0 | 100.0% | 0/0 | 3 s | earlier |",
 		"- `p/a.go:5` LIVED: CONDITIONALS_BOUNDARY `>` → `>=` in `if y > 2 {`",
-		"- `p/a.go:6` NOT COVERED: ARITHMETIC_BASE `-` → `+` in `return h - y`",
+		"- `p/a.go:9` NOT COVERED: CONDITIONALS_NEGATION",
 		"- `q/b.go:4` LIVED",
 		"\ntrailer\n",
 	} {
@@ -107,5 +111,18 @@ func TestOperatorAt(t *testing.T) {
 		if got := operatorAt(line, col); got != want {
 			t.Errorf("operatorAt(%q, %d) = %q, want %q", line, col, got, want)
 		}
+	}
+}
+
+func TestMutate(t *testing.T) {
+	got, err := mutate([]byte(testSrc), 5, 7, "CONDITIONALS_NEGATION")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := strings.Replace(testSrc, "y > 2", "y <= 2", 1); string(got) != want {
+		t.Fatalf("mutated:\n%s\nwant:\n%s", got, want)
+	}
+	if _, err := mutate([]byte(testSrc), 5, 6, "CONDITIONALS_NEGATION"); err == nil {
+		t.Fatal("mutating a column with no operator succeeded")
 	}
 }
