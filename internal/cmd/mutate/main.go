@@ -113,7 +113,7 @@ type runInfo struct {
 	Seconds  float64
 	Complete bool   // gremlins and the re-runs finished within the budget
 	Error    string // why not, if they did not
-	Rerun    int    // mutants gremlins called not covered, run by mutate
+	Rerun    int    // mutants gremlins called not covered or timed out, run again by mutate
 	At       string // when the run ended (UTC)
 }
 
@@ -156,12 +156,12 @@ func unleash(bin, pkg string, budget time.Duration, work, tmpRoot string) error 
 		info.Error = err.Error()
 	}
 	if info.Complete {
-		info.Rerun, err = rerunUncovered(ctx, pkg, out, filepath.Join(work, name+".rerun.json"), tmp)
+		info.Rerun, err = rerunGremlins(ctx, pkg, out, filepath.Join(work, name+".rerun.json"), tmp)
 		if err != nil {
 			info.Complete = false
-			info.Error = "re-running the mutants gremlins did not: " + err.Error()
+			info.Error = "re-running mutants: " + err.Error()
 			if ctx.Err() != nil {
-				info.Error = fmt.Sprintf("stopped at the %v budget while re-running the mutants gremlins did not", budget)
+				info.Error = fmt.Sprintf("stopped at the %v budget while re-running mutants", budget)
 			}
 		}
 	}
@@ -180,7 +180,7 @@ type gremlinsResult struct {
 			Status string `json:"status"`
 			Line   int    `json:"line"`
 			Column int    `json:"column"`
-			rerun  bool   // run by mutate, not gremlins
+			rerun  bool   // run again by mutate
 		} `json:"mutations"`
 	} `json:"files"`
 }
@@ -206,7 +206,7 @@ func loadResult(pkg, work string) (res gremlinsResult, info runInfo, ok bool, er
 	for _, f := range res.Files {
 		file := filepath.ToSlash(filepath.Join(pkg, f.Filename))
 		for i, g := range f.Mutations {
-			if st, ok := rerun[rerunKey(file, g.Line, g.Column, g.Type)]; ok && g.Status == notCovered {
+			if st, ok := rerun[rerunKey(file, g.Line, g.Column, g.Type)]; ok && rerunnable(g.Status) {
 				f.Mutations[i].Status = st
 				f.Mutations[i].rerun = true
 			}

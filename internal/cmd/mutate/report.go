@@ -32,7 +32,7 @@ type mutant struct {
 	From, To string // the operator and what gremlins replaced it with
 	Code     string // the source line, trimmed
 	Status   string
-	Rerun    bool // gremlins called it not covered; mutate ran it
+	Rerun    bool // gremlins called it not covered or timed out; mutate ran it again
 }
 
 // key identifies a mutant across edits that move its line.

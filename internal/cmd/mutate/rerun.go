@@ -18,21 +18,23 @@ import (
 // package's coverage profile, and Go's cover tool puts no block around the
 // expressions of a switch's case clauses (nor some other expressions between
 // statements): it calls such mutants "not covered" though the tests run
-// them. mutate runs every mutant gremlins left not covered itself, with the
-// same rule (the package's -short tests; killed if they fail, timed out if
-// they pass a few times the package's clean test time), through
-// `go test -overlay`, which swaps in the mutated file without copying the
-// module.
+// them. And it times a mutant out at a multiple of its coverage run, which
+// for a small package with a cached build is shorter than building the
+// mutant. So mutate runs again, itself, every mutant gremlins left not
+// covered or timed out, with the same rule (the package's -short tests;
+// killed if they fail, timed out past 4x the package's clean test run, build
+// included, plus 10 s), through `go test -overlay`, which swaps in the
+// mutated file without copying the module.
 
 // rerunKey names a mutant in the re-run results.
 func rerunKey(file string, line, col int, typ string) string {
 	return fmt.Sprintf("%s:%d:%d:%s", file, line, col, typ)
 }
 
-// rerunUncovered runs the not-covered mutants of gremlins' results in
-// resultFile and writes their statuses to rerunFile; it returns how many
-// it ran.
-func rerunUncovered(ctx context.Context, pkg, resultFile, rerunFile, tmp string) (int, error) {
+// rerunGremlins runs the not-covered and timed-out mutants of gremlins'
+// results in resultFile and writes their statuses to rerunFile; it returns
+// how many it ran.
+func rerunGremlins(ctx context.Context, pkg, resultFile, rerunFile, tmp string) (int, error) {
 	b, err := os.ReadFile(resultFile)
 	if err != nil {
 		return 0, err
@@ -46,7 +48,7 @@ func rerunUncovered(ctx context.Context, pkg, resultFile, rerunFile, tmp string)
 	for _, f := range res.Files {
 		file := filepath.Join(pkg, f.Filename)
 		for _, g := range f.Mutations {
-			if g.Status != notCovered {
+			if !rerunnable(g.Status) {
 				continue
 			}
 			if clean == 0 {
@@ -153,3 +155,6 @@ func goTest(ctx context.Context, pkg, overlay string, timeout time.Duration) (st
 	}
 	return "", err
 }
+
+// rerunnable reports whether mutate runs again a mutant gremlins gave status.
+func rerunnable(status string) bool { return status == notCovered || status == timedOut }
