@@ -144,8 +144,8 @@ func report(pkgs []string, md, work string) error {
 	}
 
 	gen := []string{beginMarker, "",
-		"| package | mutants | killed | timed out | lived | not covered | not viable | kill rate | survivors explained | run by mutate | time | run (UTC) |",
-		"|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|---|"}
+		"| package | mutants | killed | timed out | lived | not covered | not viable | kill rate | of non-equivalent | survivors explained | run by mutate | time | run (UTC) |",
+		"|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|---|"}
 	for _, pkg := range sortedKeys(rows) {
 		gen = append(gen, rows[pkg])
 	}
@@ -195,16 +195,22 @@ func (c *counts) add(status string) {
 // whose tests hung (timed out) as killed: the tests did not pass.
 func (c counts) row(pkg string, info runInfo) string {
 	total := c.killed + c.timedOut + c.lived + c.notCovered + c.notViable
-	rate := "-"
-	if tested := c.killed + c.timedOut + c.lived; tested > 0 {
-		rate = fmt.Sprintf("%.1f%%", 100*float64(c.killed+c.timedOut)/float64(tested))
+	percent := func(part, whole int) string {
+		if whole == 0 {
+			return "-"
+		}
+		return fmt.Sprintf("%.1f%%", 100*float64(part)/float64(whole))
 	}
+	tested := c.killed + c.timedOut + c.lived
+	rate := percent(c.killed+c.timedOut, tested)
+	// Explained survivors of a complete run are all lived ones.
+	rateNonEquiv := percent(c.killed+c.timedOut, tested-min(c.explained, c.lived))
 	t := fmt.Sprintf("%.0f s", info.Seconds)
 	if !info.Complete {
 		t += " (incomplete: " + info.Error + ")"
 	}
-	return fmt.Sprintf("| %s | %d | %d | %d | %d | %d | %d | %s | %d/%d | %d | %s | %s |",
-		pkg, total, c.killed, c.timedOut, c.lived, c.notCovered, c.notViable, rate,
+	return fmt.Sprintf("| %s | %d | %d | %d | %d | %d | %d | %s | %s | %d/%d | %d | %s | %s |",
+		pkg, total, c.killed, c.timedOut, c.lived, c.notCovered, c.notViable, rate, rateNonEquiv,
 		c.explained, c.lived+c.notCovered, c.rerun, t, info.At)
 }
 

@@ -86,7 +86,7 @@ func TestReport(t *testing.T) {
 		"| `p/a.go:4` | INVERT_BITWISE `>>` → `<<` | `h := x>>3 \\| 1` | a hash |",
 		"| `p/a.go:4` | INVERT_BITWISE `\\|` → `&` | `h := x>>3 \\| 1` | also a hash |",
 		"| `p/a.go:9` | ARITHMETIC_BASE", // unmatched: left as it was
-		"| p | 6 | 1 | 1 | 3 | 1 | 0 | 40.0% | 2/4 | 1 | 12 s | now |",
+		"| p | 6 | 1 | 1 | 3 | 1 | 0 | 40.0% | 66.7% | 2/4 | 1 | 12 s | now |",
 		"| q | 1 | 1 | 0 | 0 | 0 | 0 | 100.0% | 0/0 | 3 s | earlier |",
 		"- `p/a.go:5` LIVED: CONDITIONALS_BOUNDARY `>` → `>=` in `if y > 2 {`",
 		"- `p/a.go:9` NOT COVERED: CONDITIONALS_NEGATION",
