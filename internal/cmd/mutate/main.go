@@ -36,9 +36,11 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"os/signal"
 	"path/filepath"
 	"slices"
 	"strings"
+	"syscall"
 	"time"
 )
 
@@ -57,7 +59,11 @@ func main() {
 	flag.Parse()
 
 	list := strings.FieldsFunc(*pkgs, func(r rune) bool { return r == ' ' || r == ',' })
-	if err := run(list, *budget, *md, *work, *reportOnly); err != nil {
+	// gremlins runs in a process group of its own (killed as a whole at the
+	// budget), which an interrupt at the terminal does not reach: pass it on.
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	if err := run(ctx, list, *budget, *md, *work, *reportOnly); err != nil {
 		fmt.Fprintln(os.Stderr, "mutate:", err)
 		var u unexplainedError
 		if errors.As(err, &u) {
@@ -67,7 +73,7 @@ func main() {
 	}
 }
 
-func run(pkgs []string, budget time.Duration, md, work string, reportOnly bool) error {
+func run(ctx context.Context, pkgs []string, budget time.Duration, md, work string, reportOnly bool) error {
 	work, err := filepath.Abs(work)
 	if err != nil {
 		return err
@@ -88,8 +94,11 @@ func run(pkgs []string, budget time.Duration, md, work string, reportOnly bool) 
 			return err
 		}
 		for _, pkg := range pkgs {
-			if err := unleash(bin, pkg, budget, work, tmp); err != nil {
+			if err := unleash(ctx, bin, pkg, budget, work, tmp); err != nil {
 				return err
+			}
+			if ctx.Err() != nil {
+				return fmt.Errorf("interrupted; MUTANTS.md not rewritten")
 			}
 		}
 	}
@@ -121,7 +130,7 @@ func resultName(pkg string) string { return strings.ReplaceAll(pkg, "/", "_") }
 
 // unleash runs gremlins on one package within budget and records the run
 // in work; gremlins' copies of the module go under tmpRoot.
-func unleash(bin, pkg string, budget time.Duration, work, tmpRoot string) error {
+func unleash(parent context.Context, bin, pkg string, budget time.Duration, work, tmpRoot string) error {
 	name := resultName(pkg)
 	out := filepath.Join(work, name+".json")
 	_ = os.Remove(out)
@@ -136,7 +145,7 @@ func unleash(bin, pkg string, budget time.Duration, work, tmpRoot string) error 
 	}
 	defer os.RemoveAll(tmp)
 
-	ctx, cancel := context.WithTimeout(context.Background(), budget)
+	ctx, cancel := context.WithTimeout(parent, budget)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, bin, "unleash", "--config", ".gremlins.yaml", "-o", out, "./"+pkg)
 	cmd.Env = append(os.Environ(),
@@ -150,9 +159,12 @@ func unleash(bin, pkg string, budget time.Duration, work, tmpRoot string) error 
 	start := time.Now()
 	err = cmd.Run()
 	info := runInfo{Pkg: pkg, Seconds: time.Since(start).Seconds(), Complete: err == nil, At: time.Now().UTC().Format(time.DateTime)}
-	if ctx.Err() != nil {
+	switch {
+	case parent.Err() != nil:
+		info.Error = "interrupted"
+	case ctx.Err() != nil:
 		info.Error = fmt.Sprintf("stopped at the %v budget", budget)
-	} else if err != nil {
+	case err != nil:
 		info.Error = err.Error()
 	}
 	if info.Complete {
