@@ -73,3 +73,14 @@ STRESS_DUR ?= 3s
 stress: ## the long stress runs (stress/), -race and not, STRESS_DUR per test
 	cd stress && $(GO) test -race -count=1 -timeout 60m ./... -stress.dur=$(STRESS_DUR)
 	cd stress && $(GO) test -count=1 -timeout 60m ./... -stress.dur=$(STRESS_DUR)
+
+# Mutation testing (internal/cmd/mutate, gremlins v0.6.0 from the module
+# proxy): each package's -short tests against every mutant of it, one package
+# and one mutant at a time, at most MUTATE_BUDGET per package; rewrites the
+# results table of MUTANTS.md and fails on a survivor that is neither killed
+# nor listed there as equivalent.
+MUTATE_PKGS ?= gcra bucket window packed64 striped atomic128 internal/slide internal/cell internal/backoff nanotime
+MUTATE_BUDGET ?= 20m
+.PHONY: mutate
+mutate: ## mutation testing of the decision and cell packages; writes MUTANTS.md's table
+	$(GO) run ./internal/cmd/mutate -pkgs "$(MUTATE_PKGS)" -budget $(MUTATE_BUDGET)

@@ -38,7 +38,18 @@ func seqFor(p *[2]uint64) *atomic.Uint64 {
 	return &seqlocks[(a^a>>6^a>>12)&(seqStripes-1)].seq
 }
 
+// waitHook, when a test sets it, runs at the start of every wait (after an
+// attempt found its stripe locked or changed) with the number of waits
+// before it. It is read only on that slow path, never by an attempt that
+// succeeds.
+var waitHook func(spins int)
+
+// wait is the pause after the failed attempt number spins (from 0) of one
+// operation: a spin, and from spinsBeforeYield on a yield.
 func wait(spins int) {
+	if waitHook != nil {
+		waitHook(spins)
+	}
 	if spins >= spinsBeforeYield {
 		runtime.Gosched()
 	}
@@ -58,16 +69,25 @@ func lockWrite(seq *atomic.Uint64) uint64 {
 func fallbackLoad(p *[2]uint64) (v1, v2 uint64) {
 	seq := seqFor(p)
 	for spins := 0; ; spins++ {
-		s := seq.Load()
-		if s&1 == 0 {
-			v1 = atomic.LoadUint64(&p[0])
-			v2 = atomic.LoadUint64(&p[1])
-			if seq.Load() == s {
-				return v1, v2
-			}
+		if v1, v2, ok := readTry(seq, seq.Load(), p); ok {
+			return v1, v2
 		}
 		wait(spins)
 	}
+}
+
+// readTry is one attempt of a seqlock read: s is the sequence read before
+// it. The pair it loads is valid only if s is even (no writer held the
+// stripe) and the sequence still equals s after the loads (no writer took
+// it meanwhile). It inlines into fallbackLoad; tests call it with a
+// sequence read before a write, which no timing can arrange every time.
+func readTry(seq *atomic.Uint64, s uint64, p *[2]uint64) (v1, v2 uint64, ok bool) {
+	if s&1 != 0 {
+		return 0, 0, false
+	}
+	v1 = atomic.LoadUint64(&p[0])
+	v2 = atomic.LoadUint64(&p[1])
+	return v1, v2, seq.Load() == s
 }
 
 // beginWrite locks p's stripe for writing and returns a copy of the pair

@@ -76,7 +76,7 @@ func (c *Coarse) slow() int64 {
 				now := Now()
 				c.t.Store(now)
 				c.state.Store(stateFresh)
-				go c.run()
+				go c.run(newTicker)
 				return now
 			}
 		case stateStarting:
@@ -87,16 +87,25 @@ func (c *Coarse) slow() int64 {
 	}
 }
 
+// newTicker starts the updater's ticker with period d and returns a wait for
+// its next tick and a stop. Tests replace it to see the period the updater
+// asks for and to tick by hand. It is read by the reader that starts an
+// updater (the slow path), which hands it to the updater.
+var newTicker = func(d time.Duration) (wait, stop func()) {
+	t := time.NewTicker(d)
+	return func() { <-t.C }, t.Stop
+}
+
 // run refreshes the cached time every resolution until nobody reads it.
-func (c *Coarse) run() {
+func (c *Coarse) run(ticker func(time.Duration) (wait, stop func())) {
 	res := c.Resolution
 	if res <= 0 {
 		res = DefaultResolution
 	}
-	tick := time.NewTicker(res)
-	defer tick.Stop()
+	wait, stop := ticker(res)
+	defer stop()
 	for n := 1; ; n++ {
-		<-tick.C
+		wait()
 		c.t.Store(Now())
 		if n%idleTicks != 0 {
 			continue

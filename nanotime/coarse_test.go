@@ -32,9 +32,12 @@ func TestCoarseZeroValue(t *testing.T) {
 	}
 }
 
-// TestCoarseStaleness checks the documented bound: never ahead of Now, and
-// behind it by about the resolution. The lag of one read depends on the
-// scheduler, so the test bounds the median lag, not the largest.
+// TestCoarseStaleness checks the documented bound on real time: never ahead
+// of Now, and behind it by about the resolution. The lag of one read depends
+// on the scheduler, so the test bounds the median lag, and loosely (twice the
+// resolution) so that a loaded machine does not fail it; the exact period
+// and a refresh on every tick are checked without real time in
+// coarse_tick_test.go.
 func TestCoarseStaleness(t *testing.T) {
 	c := Coarse{Resolution: time.Millisecond}
 	c.Now()

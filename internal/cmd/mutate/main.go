@@ -1,0 +1,260 @@
+// Command mutate is `make mutate`: mutation testing of the decision and cell
+// packages with gremlins (github.com/go-gremlins/gremlins, pinned), one
+// package at a time, and the table and survivor list in MUTANTS.md.
+//
+// For each package it runs `gremlins unleash` with the settings in
+// .gremlins.yaml (every mutant type, one worker, a timeout of a few times the
+// package's own test time) and GOFLAGS="-short -count=1", so each mutant is
+// judged by that package's -short tests, never a cached result. A package
+// gets at most -budget of wall time; gremlins and its `go test` children are
+// killed after that and the package is marked incomplete. Results go to
+// -work (default .mutate/, not committed).
+//
+// It then rewrites the part of MUTANTS.md between the "mutate:begin" and
+// "mutate:end" markers: one row per package (rows of packages not run this
+// time are kept), and every mutant that survived (LIVED) or that no test
+// reached (NOT COVERED), each with the explanation found for it in the
+// hand-written "Equivalent mutants" table of MUTANTS.md, matched by file,
+// mutation and the text of the source line (not the line number, so that
+// edits elsewhere in the file keep the match). It exits 1 when a survivor
+// has no explanation, printing the row to add; it exits 2 when it could not
+// run.
+//
+// Usage, from the module root:
+//
+//	go run ./internal/cmd/mutate [-pkgs "atomic128 nanotime"] [-budget 20m]
+//	    [-md MUTANTS.md] [-work .mutate] [-report]
+//
+// -report only rewrites MUTANTS.md from the results already in -work.
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"os"
+	"os/exec"
+	"os/signal"
+	"path/filepath"
+	"slices"
+	"strings"
+	"syscall"
+	"time"
+)
+
+// gremlinsPkg is the pinned mutation tester (on the Go module proxy).
+const gremlinsPkg = "github.com/go-gremlins/gremlins/cmd/gremlins@v0.6.0"
+
+// defaultPkgs are the decision and cell packages.
+const defaultPkgs = "gcra bucket window packed64 striped atomic128 internal/slide internal/cell internal/backoff nanotime"
+
+func main() {
+	pkgs := flag.String("pkgs", defaultPkgs, "packages to mutate, space- or comma-separated, relative to the module root")
+	budget := flag.Duration("budget", 20*time.Minute, "wall time limit per package")
+	md := flag.String("md", "MUTANTS.md", "the file whose generated section is rewritten")
+	work := flag.String("work", ".mutate", "directory for gremlins, its results and logs")
+	reportOnly := flag.Bool("report", false, "only rewrite -md from the results in -work")
+	flag.Parse()
+
+	list := strings.FieldsFunc(*pkgs, func(r rune) bool { return r == ' ' || r == ',' })
+	// gremlins runs in a process group of its own (killed as a whole at the
+	// budget), which an interrupt at the terminal does not reach: pass it on.
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	if err := run(ctx, list, *budget, *md, *work, *reportOnly); err != nil {
+		fmt.Fprintln(os.Stderr, "mutate:", err)
+		var u unexplainedError
+		if errors.As(err, &u) {
+			os.Exit(1)
+		}
+		os.Exit(2)
+	}
+}
+
+func run(ctx context.Context, pkgs []string, budget time.Duration, md, work string, reportOnly bool) error {
+	work, err := filepath.Abs(work)
+	if err != nil {
+		return err
+	}
+	if !reportOnly {
+		if err := os.MkdirAll(work, 0o755); err != nil {
+			return err
+		}
+		// gremlins copies the whole module for its mutants: its binary and
+		// temporary files live outside the module.
+		tmp, err := os.MkdirTemp("", "cellrate-mutate-")
+		if err != nil {
+			return err
+		}
+		defer os.RemoveAll(tmp)
+		bin, err := installGremlins(tmp)
+		if err != nil {
+			return err
+		}
+		for _, pkg := range pkgs {
+			if err := unleash(ctx, bin, pkg, budget, work, tmp); err != nil {
+				return err
+			}
+			if ctx.Err() != nil {
+				return fmt.Errorf("interrupted; MUTANTS.md not rewritten")
+			}
+		}
+	}
+	return report(pkgs, md, work)
+}
+
+// installGremlins builds the pinned gremlins into dir/bin.
+func installGremlins(dir string) (string, error) {
+	cmd := exec.Command("go", "install", gremlinsPkg)
+	cmd.Env = append(os.Environ(), "GOBIN="+filepath.Join(dir, "bin"))
+	cmd.Stdout, cmd.Stderr = os.Stderr, os.Stderr
+	if err := cmd.Run(); err != nil {
+		return "", fmt.Errorf("go install %s: %w", gremlinsPkg, err)
+	}
+	return filepath.Join(dir, "bin", "gremlins"), nil
+}
+
+// runInfo is what mutate records of a package's run beside gremlins' output.
+type runInfo struct {
+	Pkg      string
+	Seconds  float64
+	Complete bool   // gremlins and the re-runs finished within the budget
+	Error    string // why not, if they did not
+	Rerun    int    // mutants gremlins called not covered or timed out, run again by mutate
+	At       string // when the run ended (UTC)
+}
+
+func resultName(pkg string) string { return strings.ReplaceAll(pkg, "/", "_") }
+
+// unleash runs gremlins on one package within budget and records the run
+// in work; gremlins' copies of the module go under tmpRoot.
+func unleash(parent context.Context, bin, pkg string, budget time.Duration, work, tmpRoot string) error {
+	name := resultName(pkg)
+	out := filepath.Join(work, name+".json")
+	_ = os.Remove(out)
+	logf, err := os.Create(filepath.Join(work, name+".log"))
+	if err != nil {
+		return err
+	}
+	defer logf.Close()
+	tmp, err := os.MkdirTemp(tmpRoot, "tmp-")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(tmp)
+
+	ctx, cancel := context.WithTimeout(parent, budget)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, bin, "unleash", "--config", ".gremlins.yaml", "-o", out, "./"+pkg)
+	cmd.Env = append(os.Environ(),
+		"GOFLAGS="+strings.TrimSpace(os.Getenv("GOFLAGS")+" -short -count=1"),
+		"TMPDIR="+tmp, // gremlins' copies of the module, removed after the run
+	)
+	cmd.Stdout, cmd.Stderr = logf, logf
+	killGroup(cmd)
+
+	fmt.Fprintf(os.Stderr, "mutate: %s (log in %s) ... ", pkg, logf.Name())
+	start := time.Now()
+	err = cmd.Run()
+	info := runInfo{Pkg: pkg, Seconds: time.Since(start).Seconds(), Complete: err == nil, At: time.Now().UTC().Format(time.DateTime)}
+	switch {
+	case parent.Err() != nil:
+		info.Error = "interrupted"
+	case ctx.Err() != nil:
+		info.Error = fmt.Sprintf("stopped at the %v budget", budget)
+	case err != nil:
+		info.Error = err.Error()
+	}
+	if info.Complete {
+		info.Rerun, err = rerunGremlins(ctx, pkg, out, filepath.Join(work, name+".rerun.json"), tmp)
+		if err != nil {
+			info.Complete = false
+			info.Error = "re-running mutants: " + err.Error()
+			if ctx.Err() != nil {
+				info.Error = fmt.Sprintf("stopped at the %v budget while re-running mutants", budget)
+			}
+		}
+	}
+	info.Seconds = time.Since(start).Seconds()
+	fmt.Fprintf(os.Stderr, "%.0f s, %d re-run %s\n", info.Seconds, info.Rerun, info.Error)
+	b, _ := json.MarshalIndent(info, "", "  ")
+	return os.WriteFile(filepath.Join(work, name+".run.json"), b, 0o644)
+}
+
+// gremlinsResult is the part of gremlins' -o output mutate reads.
+type gremlinsResult struct {
+	Files []struct {
+		Filename  string `json:"file_name"`
+		Mutations []struct {
+			Type   string `json:"type"`
+			Status string `json:"status"`
+			Line   int    `json:"line"`
+			Column int    `json:"column"`
+			rerun  bool   // run again by mutate
+		} `json:"mutations"`
+	} `json:"files"`
+}
+
+// loadResult reads a package's results from work, with the statuses of the
+// mutants mutate re-ran written into them; ok is false if it has none.
+func loadResult(pkg, work string) (res gremlinsResult, info runInfo, ok bool, err error) {
+	res, info, ok, err = loadGremlins(pkg, work)
+	if !ok || err != nil {
+		return res, info, ok, err
+	}
+	b, err := os.ReadFile(filepath.Join(work, resultName(pkg)+".rerun.json"))
+	if errors.Is(err, os.ErrNotExist) {
+		return res, info, true, nil
+	}
+	var rerun map[string]string
+	if err == nil {
+		err = json.Unmarshal(b, &rerun)
+	}
+	if err != nil {
+		return res, info, false, err
+	}
+	for _, f := range res.Files {
+		file := filepath.ToSlash(filepath.Join(pkg, f.Filename))
+		for i, g := range f.Mutations {
+			if st, ok := rerun[rerunKey(file, g.Line, g.Column, g.Type)]; ok && rerunnable(g.Status) {
+				f.Mutations[i].Status = st
+				f.Mutations[i].rerun = true
+			}
+		}
+	}
+	return res, info, true, nil
+}
+
+func loadGremlins(pkg, work string) (res gremlinsResult, info runInfo, ok bool, err error) {
+	name := resultName(pkg)
+	b, err := os.ReadFile(filepath.Join(work, name+".run.json"))
+	if errors.Is(err, os.ErrNotExist) {
+		return res, info, false, nil
+	}
+	if err != nil {
+		return res, info, false, err
+	}
+	if err := json.Unmarshal(b, &info); err != nil {
+		return res, info, false, err
+	}
+	b, err = os.ReadFile(filepath.Join(work, name+".json"))
+	if errors.Is(err, os.ErrNotExist) {
+		return res, info, true, nil // the run did not finish: no results
+	}
+	if err != nil {
+		return res, info, false, err
+	}
+	return res, info, true, json.Unmarshal(b, &res)
+}
+
+// sortedKeys returns m's keys in order.
+func sortedKeys[V any](m map[string]V) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	return keys
+}
