@@ -291,6 +291,11 @@ func (ps Params) Tokens(s State, now int64) float64 {
 // reserved events count at their time to act and the bound holds with them
 // counted there. ok is false, with s unchanged, when that time or the TAT
 // would pass the end of int64 time. Errors are Step's.
+//
+// The next state is Step's admission at now+wait, so a reservation is
+// exactly what polling Step every ns would get: it keeps the exact rate
+// while n < burst, and a reservation of the whole burst is an idle restart
+// at its time to act (see the package doc).
 func (ps Params) Reserve(s State, now, n int64) (next State, wait int64, ok bool, err error) {
 	next, r, err := ps.Step(s, now, n)
 	if err != nil || r.OK {
