@@ -5,6 +5,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/cellrate/cellrate/internal/cell"
+	"github.com/cellrate/cellrate/limit"
 	"github.com/cellrate/cellrate/nanotime"
 )
 
@@ -121,4 +123,61 @@ func BenchmarkLoadCASParallel(b *testing.B) {
 			x.CompareAndSwap(v, v+1)
 		}
 	})
+}
+
+// reserveAtRunner is ReserveAt on cell.Run64, the baseline that
+// BenchmarkReserveAt compares ReserveAt's written-out loop with.
+func (l *Limiter) reserveAtRunner(now, n int64) (Reservation, error) {
+	type out struct {
+		r   Reservation
+		err error
+	}
+	o := cell.Run64(&l.tat, func(tat uint64) (uint64, out, bool) {
+		next, wait, ok, err := l.ps.Reserve(State(tat), now, n)
+		if !ok {
+			return tat, out{Reservation{Wait: limit.Never}, err}, false
+		}
+		r := Reservation{OK: true, Wait: wait, l: l, before: State(tat), after: next, act: now + wait}
+		return uint64(next), out{r: r}, uint64(next) != tat
+	})
+	return o.r, o.err
+}
+
+var reservationSink Reservation
+
+// BenchmarkReserveAt runs ReserveAt (its written-out loop) and the same
+// step on cell.Run64, interleaved: admitted at once, an idle restart at
+// every call, and waiting at every call (T whole, and T = 66.67 ns).
+func BenchmarkReserveAt(b *testing.B) {
+	for _, c := range []struct {
+		name           string
+		events         int64
+		period         time.Duration
+		burst, advance int64
+	}{
+		{"admitting", 1, 3, 10, 3},
+		{"idle-restart", 3, time.Second, 10, int64(time.Second)},
+		{"waiting", 1, 200, 1, 100},
+		{"waiting-fractional", 3, 200, 2, 60},
+	} {
+		for _, runner := range []bool{false, true} {
+			name := "loop/" + c.name
+			if runner {
+				name = "runner/" + c.name
+			}
+			b.Run(name, func(b *testing.B) {
+				l, _ := New(c.events, c.period, c.burst)
+				now := int64(0)
+				b.ReportAllocs()
+				for b.Loop() {
+					now += c.advance
+					if runner {
+						reservationSink, _ = l.reserveAtRunner(now, 1)
+					} else {
+						reservationSink, _ = l.ReserveAt(now, 1)
+					}
+				}
+			})
+		}
+	}
 }

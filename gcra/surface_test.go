@@ -368,6 +368,99 @@ func TestConcurrentRefund(t *testing.T) {
 	checkBound(t, all, 3, time.Microsecond, 4)
 }
 
+// TestConcurrentReserve: goroutines reserve (1 or 2 events, fractional T),
+// cancel some at once, and admit, on one limiter; the bound holds over the
+// admissions and the reservations not cancelled, counted at their time to
+// act, and ReserveAt allocates nothing.
+func TestConcurrentReserve(t *testing.T) {
+	l, _ := New(3, time.Microsecond, 4)
+	var clock atomic.Int64
+	const G = 6
+	iters := 3000
+	per := make([][]admitted, G)
+	var wg sync.WaitGroup
+	for g := range G {
+		wg.Go(func() {
+			rng := rand.New(rand.NewPCG(uint64(g), 17))
+			for range iters {
+				now := clock.Add(rng.Int64N(200))
+				n := 1 + rng.Int64N(2)
+				if g%3 == 0 {
+					if r, _ := l.AllowNAt(now, n); r.OK {
+						per[g] = append(per[g], admitted{now, n})
+					}
+					continue
+				}
+				res, err := l.ReserveAt(now, n)
+				if err != nil || !res.OK {
+					t.Errorf("ReserveAt(%d, %d) = %+v, %v", now, n, res, err)
+					return
+				}
+				if g%3 == 1 && rng.IntN(2) == 0 && res.CancelAt(now) {
+					continue
+				}
+				per[g] = append(per[g], admitted{now + res.Wait, n})
+			}
+		})
+	}
+	wg.Wait()
+	var all []admitted
+	for _, p := range per {
+		all = append(all, p...)
+	}
+	checkBound(t, all, 3, time.Microsecond, 4)
+	now := clock.Load()
+	if a := testing.AllocsPerRun(1000, func() {
+		now += 300
+		l.ReserveAt(now, 1)
+	}); a != 0 {
+		t.Fatalf("ReserveAt: %v allocs per run", a)
+	}
+}
+
+// TestConcurrentReserveQueued: goroutines reserve 1 or 2 events at one
+// instant, cancelling some at once; no reservation is lost or counted
+// twice: the TAT moves by exactly the events kept.
+func TestConcurrentReserveQueued(t *testing.T) {
+	l, _ := New(3, time.Microsecond, 4)
+	const now = 1 << 40
+	for l.AllowAt(now) { // empty: every reservation from here waits and pushes the TAT
+	}
+	s0 := l.State()
+	const G = 6
+	iters := 20000
+	if testing.Short() {
+		iters = 3000
+	}
+	kept := make([]int64, G)
+	var wg sync.WaitGroup
+	for g := range G {
+		wg.Go(func() {
+			rng := rand.New(rand.NewPCG(uint64(g), 19))
+			for range iters {
+				n := 1 + rng.Int64N(2)
+				res, err := l.ReserveAt(now, n)
+				if err != nil || !res.OK || res.Wait <= 0 {
+					t.Errorf("ReserveAt(%d, %d) = %+v, %v", now, n, res, err)
+					return
+				}
+				if g%2 == 0 && rng.IntN(2) == 0 && res.CancelAt(now) {
+					continue
+				}
+				kept[g] += n
+			}
+		})
+	}
+	wg.Wait()
+	var sum int64
+	for _, k := range kept {
+		sum += k
+	}
+	if got, want := uint64(l.State()-s0), uint64(sum)*l.ps.j; got != want {
+		t.Fatalf("the TAT moved %d steps for %d events kept: %d steps", got, sum, want)
+	}
+}
+
 func TestTokensRemaining(t *testing.T) {
 	l, _ := New(2, time.Second, 4) // one event per 0.5 s
 	if l.TokensAt(0) != 4 || l.RemainingAt(0) != 4 {
