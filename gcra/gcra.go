@@ -28,13 +28,14 @@
 // reservations of fewer than burst events that wait keep the exact rate. A
 // request of the whole burst (every request at burst 1) is admitted only
 // once the limiter is full again, at the first whole ns at or after the
-// TAT: each one is an idle restart. No limiter can keep the exact rate
-// there: the exact bound puts two such requests at least n*T apart, and
-// whole-ns times then at least ceil(n*T) apart. A chain of them (say
-// reservations at burst 1) drifts by under one step plus 1 ns per request:
-// with T = 1.5 ns, one every 3 ns where the bound allows one every 2. Give
-// the burst one more event, or use package pacer (exact rate, the bound
-// with 1 ns of slack), for a schedule that must not drift.
+// TAT: each one is an idle restart. When n*T is not a whole ns no limiter
+// can keep the exact rate there: the exact bound puts two such requests at
+// least n*T apart, so whole-ns times at least ceil(n*T) apart. The restart
+// adds under one step to that, even when n*T is whole, so a chain of them
+// (say reservations at burst 1) is late by under one step plus 1 ns per
+// request: with T = 1.5 ns, one every 3 ns where the bound allows one
+// every 2. Give the burst one more event, or use package pacer (exact rate,
+// the bound with 1 ns of slack), for a schedule that must not drift.
 //
 // End of time: the TAT is a count of steps from math.MinInt64 in 64 bits, so
 // it ends 2^64 steps later, at or after math.MaxInt64. An admission or a

@@ -51,6 +51,12 @@ func newSchedule(events int64, period time.Duration, slack int64) (schedule, err
 // schedule, drifting. So the push is push's admission at now+wait-1 ns,
 // which lies in [TAT - (1+slack)*T, TAT]: inside push's tolerance and not
 // after the TAT, where an admission adds exactly one event to the TAT.
+//
+// That is why this is not gcra's Params.Reserve, which is Step at
+// now+wait: it keeps gcra's exact bound, under which slots of a burst of 1
+// must be whole ns at least T apart, so they drift by up to ceil(T)-T and
+// the restart's step each (see gcra's package doc). The pacer keeps the
+// rate instead, with 1 ns of slack in its bound.
 func (s schedule) reserve(tat uint64, now int64) (next uint64, wait int64, ok bool) {
 	n, r, _ := s.ps.Step(gcra.State(tat), now, 1)
 	if r.OK {
