@@ -1,0 +1,402 @@
+// Package rate is a drop-in for golang.org/x/time/rate built on package
+// bucket: the same types, functions and method set (Limit, Inf, Every,
+// InfDuration, NewLimiter, Limiter, Reservation, Sometimes), so moving is a
+// change of import, with bucket's exact fractional tokens and a lock-free
+// Allow, AllowN and Reserve instead of a mutex and float64 tokens.
+//
+// Contract: for a finite Limit r > 0 and burst b >= 1, the tokens admitted
+// (by AllowN, and by reservations counted at their time to act) with times
+// in any closed interval of length t are at most b + r*t, exactly, on every
+// schedule: concurrent callers, times out of order, any time.Time. This is
+// bucket's contract with the times mapped to nanoseconds as below; the
+// Limit is read as bucket.RateParams reads a float (Every(interval) is read
+// as exactly one token per interval).
+//
+// # Time
+//
+// A Limiter maps a time.Time t to the int64 nanoseconds bucket works in as
+// t.Sub(base), base being the time.Now() of NewLimiter (for the zero
+// Limiter, of its first SetLimit or SetBurst). time.Time.Sub uses the
+// monotonic clock readings when both times have one (times from time.Now,
+// and those derived from them with Add), so those map exactly and
+// monotonically, unaffected by changes of the wall clock. A time without a
+// monotonic reading (time.Unix, t.Round(0), a time read from the wire) is
+// compared by the wall clock: mixing both kinds is only as consistent as
+// the wall clock is with the monotonic one. Times before base map to
+// negative nanoseconds, which the bucket takes like any other; a time more
+// than about 292 years away from base saturates at the end of int64 (the
+// zero time.Time is before every time).
+//
+// Allow, Reserve, Wait and the other plain methods read time.Now (via
+// time.Since), so they follow testing/synctest's fake clock.
+//
+// # Differences from golang.org/x/time/rate, on purpose
+//
+// Each is tested (diff_test.go).
+//
+//   - Stale times are charged, not refilled. x/time/rate takes a time before
+//     its last one as its new last time and counts the refill from there
+//     again, so callers whose times arrive out of order are admitted more
+//     than the rate. Here a time before the bucket's last one refills
+//     nothing: the bucket holds less at that time than at its last, by the
+//     refill between (bucket's stale rule).
+//   - Cancels give back only while the bucket is exactly as the
+//     reservation left it. x/time/rate restores the tokens of a cancelled
+//     reservation less those reserved after it; here CancelAt restores them
+//     (exactly, the bucket as if the reservation had never been made) only
+//     if no other decision was taken on the bucket since and t is not after
+//     the time to act; otherwise the tokens stay taken, since later
+//     reservations already wait for them. A cancel after SetLimit or
+//     SetBurst gives back nothing.
+//   - A zero Limit (or a negative or NaN one, or a positive one too small
+//     for the bucket to hold one token: below about one token per 73
+//     years) never refills, as in x/time/rate, but a reservation it can
+//     never serve is refused: ReserveN returns a Reservation that is not
+//     OK, and nothing is taken (x/time/rate returns an OK one with an
+//     infinite delay and takes the tokens). WaitN with no deadline blocks
+//     until the limit is raised (then it reserves under the new limit) or
+//     ctx is done; with a deadline it fails at once, as x/time/rate's
+//     does. Tokens at a zero Limit are whole: the fraction of a token or
+//     the debt held when the limit dropped to 0 waits in the bucket until
+//     it is raised again.
+//   - Inf (and +Inf) admits everything, as in x/time/rate; leaving Inf, the
+//     bucket is full.
+//   - Burst 0 admits only n = 0, as in x/time/rate. Raising the burst from
+//     0 starts an empty bucket at that time: debt that reservations made
+//     before the burst dropped to 0 had run up is not carried over.
+//   - n < 0 is never admitted (x/time/rate admits it, adding -n tokens).
+//   - A burst larger than the bucket can hold at the limit (a full bucket is
+//     at most 2^61 units, bucket.Params.Unit per token) is clamped to the
+//     largest that fits for the bucket; Burst still returns the burst
+//     given. Costs between the two are refused.
+//   - x/time/rate's float64 tokens and its float wait, truncated to a whole
+//     nanosecond, let reservations act up to 1ns early; here the wait is
+//     rounded up. No decision reads a float.
+//   - A WaitN whose wait would pass ctx's deadline reserves and cancels at
+//     once (x/time/rate checks under its mutex): if another caller reserved
+//     in between, the tokens stay taken.
+//   - Every SetLimitAt or SetBurstAt converts the tokens at t as bucket's
+//     SetParamsAt does: rounded down to a unit of the new limit, and with no
+//     refill for the nanosecond after the bucket's last refill when t is
+//     not after it.
+//
+// Decisions never lock: Allow and AllowN are bucket's AllowAt and AllowNAt
+// and allocate nothing. SetLimit and SetBurst take a mutex among
+// themselves.
+package rate
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"runtime"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/cellrate/cellrate/bucket"
+)
+
+// Limit is a rate of events per second, as in x/time/rate. A zero Limit
+// allows no events (after the burst).
+type Limit float64
+
+// Inf is the infinite rate limit: it allows every event, whatever the burst.
+const Inf = Limit(math.MaxFloat64)
+
+// InfDuration is the Delay of a Reservation that is not OK.
+const InfDuration = time.Duration(math.MaxInt64)
+
+// Every converts a minimum time between events to a Limit: Inf for an
+// interval <= 0, else 1/interval.Seconds(), the same float as x/time/rate's
+// (NewLimiter reads it back as exactly one token per interval).
+func Every(interval time.Duration) Limit {
+	if interval <= 0 {
+		return Inf
+	}
+	return 1 / Limit(interval.Seconds())
+}
+
+// Limiter is a token bucket of burst b, initially full, refilled at r tokens
+// per second, with x/time/rate's methods. Many goroutines may use it at once.
+//
+// The zero value is a valid Limiter that rejects every event but n = 0 (as
+// x/time/rate's does) until SetLimit and SetBurst give it a limit and a
+// burst. A Limiter must not be copied after first use.
+type Limiter struct {
+	cur atomic.Pointer[shape]
+	mu  sync.Mutex // serializes SetLimitAt and SetBurstAt
+}
+
+// NewLimiter returns a Limiter that allows events up to rate r with bursts
+// of at most b tokens, full at first.
+func NewLimiter(r Limit, b int) *Limiter {
+	l := new(Limiter)
+	base := time.Now()
+	l.cur.Store(build(r, b, base))
+	return l
+}
+
+// load returns the current shape; the zero Limiter's is closed.
+func (l *Limiter) load() *shape {
+	if s := l.cur.Load(); s != nil {
+		return s
+	}
+	return &zeroShape
+}
+
+// Limit returns the Limit given to NewLimiter or SetLimit.
+func (l *Limiter) Limit() Limit { return l.load().limit }
+
+// Burst returns the burst given to NewLimiter or SetBurst: the most tokens
+// one call may take (see the package doc for bursts the bucket clamps).
+func (l *Limiter) Burst() int { return l.load().burst }
+
+// Tokens is TokensAt(time.Now()).
+func (l *Limiter) Tokens() float64 { return l.TokensAt(time.Now()) }
+
+// TokensAt returns the tokens available at t, negative while reservations
+// are owed. It is for display: the float rounds; decisions never use it.
+func (l *Limiter) TokensAt(t time.Time) float64 {
+	s := l.load()
+	switch s.kind {
+	case finite:
+		return s.b.TokensAt(s.at(t))
+	case frozen:
+		tok := float64(max(s.pool.n.Load(), 0))
+		if s.paused != nil {
+			tok += s.paused.TokensAt(s.phi)
+		}
+		return tok
+	case infinite:
+		return float64(s.burst)
+	}
+	return 0
+}
+
+// Allow is AllowN(time.Now(), 1).
+func (l *Limiter) Allow() bool {
+	s := l.load()
+	if s.kind == finite {
+		return s.b.AllowAt(s.since())
+	}
+	return l.AllowN(time.Now(), 1)
+}
+
+// AllowN reports whether n events may happen at t, and takes n tokens if
+// so. Use it to drop or skip events over the limit; otherwise use Reserve
+// or Wait.
+func (l *Limiter) AllowN(t time.Time, n int) bool {
+	for {
+		s := l.load()
+		switch s.kind {
+		case finite:
+			if n == 1 {
+				return s.b.AllowAt(s.at(t))
+			}
+			r, _ := s.b.AllowNAt(s.at(t), int64(n))
+			return r.OK
+		case frozen:
+			ok, open := s.take(n)
+			if !open {
+				runtime.Gosched() // a setter is replacing s
+				continue
+			}
+			return ok
+		case infinite:
+			return n >= 0
+		}
+		return n == 0 && s.burst >= 0
+	}
+}
+
+// Reserve is ReserveN(time.Now(), 1).
+func (l *Limiter) Reserve() *Reservation { return l.ReserveN(time.Now(), 1) }
+
+// ReserveN takes n tokens at t whether or not they are there, running the
+// bucket into debt, and returns a Reservation that says how long to wait
+// before acting (see Reservation). The Reservation is not OK, and nothing is
+// taken, when n < 0, n > burst, at a zero Limit when the tokens are not
+// there, or when the bucket's debt would pass 2^62 units (bucket's
+// end-of-time rule).
+func (l *Limiter) ReserveN(t time.Time, n int) *Reservation {
+	r := l.reserve(t, n)
+	return &r
+}
+
+func (l *Limiter) reserve(t time.Time, n int) Reservation {
+	for {
+		s := l.load()
+		switch s.kind {
+		case finite:
+			now := s.at(t)
+			br, err := s.b.ReserveAt(now, int64(n))
+			if err != nil || !br.OK {
+				return Reservation{}
+			}
+			return Reservation{ok: true, act: t.Add(time.Duration(br.Wait)), br: br, now: now}
+		case frozen:
+			ok, open := s.take(n)
+			if !open {
+				runtime.Gosched()
+				continue
+			}
+			if !ok {
+				return Reservation{}
+			}
+			return Reservation{ok: true, act: t, pool: s.pool, n: int64(n)}
+		case infinite:
+			if n < 0 {
+				return Reservation{}
+			}
+			return Reservation{ok: true, act: t}
+		}
+		if n != 0 || s.burst < 0 {
+			return Reservation{}
+		}
+		return Reservation{ok: true, act: t}
+	}
+}
+
+// Wait is WaitN(ctx, 1).
+func (l *Limiter) Wait(ctx context.Context) error { return l.WaitN(ctx, 1) }
+
+// WaitN blocks until n tokens are available and takes them, or until ctx
+// is done. It returns an error if n exceeds the burst (unless the Limit is
+// Inf), if ctx is done, or if the wait would pass ctx's deadline (then it
+// returns at once). It reserves at once, so waiters are served in order; a
+// wait cut short by ctx is cancelled under Reservation.CancelAt's rule. At a
+// zero Limit it waits for the limit to be raised (see the package doc).
+func (l *Limiter) WaitN(ctx context.Context, n int) error {
+	for {
+		s := l.load()
+		if n > s.burst && s.kind != infinite {
+			return fmt.Errorf("rate: Wait(n=%d) exceeds limiter's burst %d", n, s.burst)
+		}
+		if n < 0 {
+			return fmt.Errorf("rate: Wait(n=%d): n is negative", n)
+		}
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		t := time.Now()
+		dl, hasDL := ctx.Deadline()
+		if s.kind == frozen {
+			ok, open := s.take(n)
+			switch {
+			case !open:
+				runtime.Gosched()
+				continue
+			case ok:
+				return nil
+			case hasDL:
+				return fmt.Errorf("rate: Wait(n=%d) would exceed context deadline", n)
+			}
+			select {
+			case <-s.resume:
+				continue // the limit changed: try under the new one
+			case <-ctx.Done():
+				return ctx.Err()
+			}
+		}
+		r := l.reserve(t, n)
+		if !r.ok {
+			if s.kind == finite && int64(n) > s.b.Params().Burst() {
+				return fmt.Errorf("rate: Wait(n=%d) exceeds the %d tokens the bucket holds at limit %v", n, s.b.Params().Burst(), s.limit)
+			}
+			return fmt.Errorf("rate: Wait(n=%d) would exceed the bucket's debt limit", n)
+		}
+		delay := r.DelayFrom(t)
+		if delay == 0 {
+			return nil
+		}
+		if hasDL && dl.Sub(t) < delay {
+			r.CancelAt(t)
+			return fmt.Errorf("rate: Wait(n=%d) would exceed context deadline", n)
+		}
+		tm := time.NewTimer(delay)
+		defer tm.Stop()
+		select {
+		case <-tm.C:
+			return nil
+		case <-ctx.Done():
+			r.Cancel()
+			return ctx.Err()
+		}
+	}
+}
+
+// SetLimit is SetLimitAt(time.Now(), newLimit).
+func (l *Limiter) SetLimit(newLimit Limit) { l.SetLimitAt(time.Now(), newLimit) }
+
+// SetLimitAt sets a new Limit from t on, keeping the tokens (see the package
+// doc for each kind of Limit). Reservations already made keep their time to
+// act: the new Limit may be exceeded by those not yet acted on, as in
+// x/time/rate.
+func (l *Limiter) SetLimitAt(t time.Time, newLimit Limit) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	s := l.load()
+	l.set(t, s, newLimit, s.burst)
+}
+
+// SetBurst is SetBurstAt(time.Now(), newBurst).
+func (l *Limiter) SetBurst(newBurst int) { l.SetBurstAt(time.Now(), newBurst) }
+
+// SetBurstAt sets a new burst from t on, keeping the tokens up to it.
+func (l *Limiter) SetBurstAt(t time.Time, newBurst int) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	s := l.load()
+	l.set(t, s, s.limit, newBurst)
+}
+
+// A Reservation is tokens taken from a Limiter, to be used after a delay.
+// The zero Reservation is not OK.
+type Reservation struct {
+	ok  bool
+	act time.Time // the time to act
+
+	br   bucket.Reservation // finite Limit
+	now  int64              // the bucket time of the reservation
+	pool *pool              // zero Limit
+	n    int64
+}
+
+// OK reports whether the tokens were taken. If not, Delay returns
+// InfDuration and Cancel does nothing.
+func (r *Reservation) OK() bool { return r.ok }
+
+// Delay is DelayFrom(time.Now()).
+func (r *Reservation) Delay() time.Duration { return r.DelayFrom(time.Now()) }
+
+// DelayFrom returns how long after t the holder must wait before acting: 0
+// to act at once, InfDuration when the Reservation is not OK.
+func (r *Reservation) DelayFrom(t time.Time) time.Duration {
+	if !r.ok {
+		return InfDuration
+	}
+	return max(r.act.Sub(t), 0)
+}
+
+// Cancel is CancelAt(time.Now()).
+func (r *Reservation) Cancel() { r.CancelAt(time.Now()) }
+
+// CancelAt says the holder will not act, and gives the tokens back if t is
+// not after the time to act and nothing was decided on the bucket since the
+// reservation (bucket.Reservation.CancelAt's rule: the bucket is then as if
+// the reservation had never been made). Otherwise the tokens stay taken.
+// At a zero Limit the tokens go back while the limit is still 0. Only the
+// first call can give anything back.
+func (r *Reservation) CancelAt(t time.Time) {
+	if !r.ok || t.After(r.act) {
+		return
+	}
+	switch {
+	case r.pool != nil:
+		r.pool.put(r.n)
+		r.pool = nil
+	case r.br.OK:
+		r.br.CancelAt(r.now)
+	}
+}
