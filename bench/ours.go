@@ -8,6 +8,7 @@ import (
 	"github.com/cellrate/cellrate/limit"
 	"github.com/cellrate/cellrate/nanotime"
 	"github.com/cellrate/cellrate/packed64"
+	crate "github.com/cellrate/cellrate/rate"
 	"github.com/cellrate/cellrate/striped"
 	"github.com/cellrate/cellrate/window"
 )
@@ -35,7 +36,19 @@ func init() {
 	register("cellrate-window", func(rate float64, burst int64) (limit.Limiter, error) {
 		return window.New(burst, windowOf(rate, burst))
 	})
+	// The drop-in for x/time/rate, called exactly as the x-time-rate
+	// baseline is: Allow, and AllowN with a time.Time.
+	ours = append(ours, Impl{Name: "cellrate-rate", New: func(r float64, burst int64) Limiter {
+		return dropin{crate.NewLimiter(crate.Limit(r), int(burst))}
+	}})
 }
+
+// dropin adapts cellrate's rate.Limiter through x/time/rate's API, as
+// xrate adapts x/time/rate's.
+type dropin struct{ l *crate.Limiter }
+
+func (x dropin) Allow() bool                { return x.l.Allow() }
+func (x dropin) AllowNAt(now, n int64) bool { return x.l.AllowN(at(now), int(n)) }
 
 // windowOf is the window in which burst units at rate per second fit.
 func windowOf(rate float64, burst int64) time.Duration {

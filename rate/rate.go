@@ -165,9 +165,9 @@ func (l *Limiter) TokensAt(t time.Time) float64 {
 	case frozen:
 		tok := float64(max(s.pool.n.Load(), 0))
 		if s.paused != nil {
-			tok += s.paused.TokensAt(s.phi)
+			tok += s.paused.TokensAt(s.phi) // the fraction, or the debt
 		}
-		return tok
+		return min(tok, float64(s.burst))
 	case infinite:
 		return float64(s.burst)
 	}

@@ -79,6 +79,18 @@ func (s *shape) take(n int) (ok, open bool) {
 	return s.pool.take(int64(n))
 }
 
+// fill puts n whole tokens in a new frozen shape's pool, capped at the
+// burst. At the cap the paused fraction is dropped too (it would make the
+// tokens more than the burst): the pool then stands alone, and a later
+// positive limit starts a new bucket from it.
+func (s *shape) fill(n int64) {
+	if n >= int64(s.burst) {
+		n = int64(s.burst)
+		s.paused, s.loan = nil, bucket.Loan{}
+	}
+	s.pool.n.Store(n)
+}
+
 // pool is a count of whole tokens that never refills; a negative count
 // marks it closed.
 type pool struct{ n atomic.Int64 }
@@ -199,7 +211,7 @@ func (l *Limiter) set(t time.Time, old *shape, r Limit, b int) {
 			debt, _ := old.b.AllowNAt(now, 0)
 			s = &shape{limit: r, burst: b, base: base, kind: frozen, pool: new(pool),
 				paused: old.b, loan: loan, phi: now, debt: !debt.OK, resume: make(chan struct{})}
-			s.pool.n.Store(min(loan.N, int64(b)))
+			s.fill(loan.N)
 		}
 	case frozen:
 		n := old.pool.close()
@@ -225,7 +237,7 @@ func (l *Limiter) set(t time.Time, old *shape, r Limit, b int) {
 		case frozen:
 			s = &shape{limit: r, burst: b, base: base, kind: frozen, pool: new(pool),
 				paused: old.paused, loan: old.loan, phi: old.phi, debt: old.debt, resume: make(chan struct{})}
-			s.pool.n.Store(min(n, int64(b)))
+			s.fill(n)
 		}
 		// Waiters on the old pool retry under the new shape.
 		defer close(old.resume)
