@@ -8,9 +8,12 @@
 // (by AllowN, and by reservations counted at their time to act) with times
 // in any closed interval of length t are at most b + r*t, exactly, on every
 // schedule: concurrent callers, times out of order, any time.Time. This is
-// bucket's contract with the times mapped to nanoseconds as below; the
-// Limit is read as bucket.RateParams reads a float (Every(interval) is read
-// as exactly one token per interval).
+// bucket's contract with the times mapped to nanoseconds as below. The
+// Limit is read exactly as one token per d when it is the float Every(d)
+// gives for some d (any d below 2^53 ns, about 104 days; beyond, several
+// intervals give one float, and the nearest is taken), otherwise as
+// bucket.RateParams reads a float (10, 0.5 and 1000.0/3 are read exactly),
+// and above 2^62 per second as whole tokens per nanosecond, rounded down.
 //
 // # Time
 //
@@ -109,7 +112,7 @@ const InfDuration = time.Duration(math.MaxInt64)
 
 // Every converts a minimum time between events to a Limit: Inf for an
 // interval <= 0, else 1/interval.Seconds(), the same float as x/time/rate's
-// (NewLimiter reads it back as exactly one token per interval).
+// (a Limiter reads it back as exactly one token per interval).
 func Every(interval time.Duration) Limit {
 	if interval <= 0 {
 		return Inf

@@ -387,3 +387,17 @@ func TestTokensAtEvery(t *testing.T) {
 		}
 	}
 }
+
+// Every(interval) is read back as exactly one token per interval, for any
+// interval below 2^53 ns (beyond, several intervals share a float).
+func TestEveryExact(t *testing.T) {
+	for _, every := range []time.Duration{1, 7, 999, 333333333, 4294967295, 7 * time.Second, 90 * time.Minute, 49 * 24 * time.Hour, 12345678 * time.Millisecond, 12345678901, 1<<53 - 1} {
+		l := rate.NewLimiter(rate.Every(every), 1)
+		l.AllowN(t0, 1)
+		for k := time.Duration(1); k <= 3; k++ {
+			if l.AllowN(t0.Add(k*every-1), 1) || !l.AllowN(t0.Add(k*every), 1) {
+				t.Errorf("Every(%v): token %d not exactly at %v", every, k, k*every)
+			}
+		}
+	}
+}

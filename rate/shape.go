@@ -145,17 +145,24 @@ func kindOf(r Limit, b int) (kind, bucket.Params) {
 
 // params returns the bucket's Params for r tokens per second and burst b,
 // the burst clamped to the largest that fits; ok is false when not even a
-// burst of 1 fits.
+// burst of 1 fits. A float that is Every(d) for a whole d is read as one
+// token per d; any other as bucket.RateParams reads it; one beyond its range
+// as whole tokens per ns, rounded down.
 func params(r float64, b int64) (bucket.Params, bool) {
 	var mk func(b int64) (bucket.Params, error)
-	if r >= 0x1p62 {
+	d := math.Round(1e9 / r)
+	switch {
+	case d >= 1 && d < 0x1p63 && Every(time.Duration(d)) == Limit(r):
+		// Every(d)'s float: one token per d exactly.
+		mk = func(b int64) (bucket.Params, error) { return bucket.NewParams(1, time.Duration(d), b) }
+	case r >= 0x1p62:
 		// Beyond RateParams' range: whole tokens per ns, rounded down.
 		perNS := int64(math.MaxInt64)
 		if r/1e9 < 0x1p63 {
 			perNS = int64(r / 1e9)
 		}
 		mk = func(b int64) (bucket.Params, error) { return bucket.NewParams(perNS, time.Nanosecond, b) }
-	} else {
+	default:
 		mk = func(b int64) (bucket.Params, error) { return bucket.RateParams(r, b) }
 	}
 	ps, err := mk(b)
