@@ -35,7 +35,8 @@
 //
 // # Differences from golang.org/x/time/rate, on purpose
 //
-// Each is tested (diff_test.go).
+// Each is tested in diff_test.go (the WaitN deadline race in its uncontended
+// case only).
 //
 //   - Stale times are charged, not refilled. x/time/rate takes a time before
 //     its last one as its new last time and counts the refill from there
@@ -81,7 +82,8 @@
 //   - Every SetLimitAt or SetBurstAt converts the tokens at t as bucket's
 //     SetParamsAt does: rounded down to a unit of the new limit, and with no
 //     refill for the nanosecond after the bucket's last refill when t is
-//     not after it.
+//     not after it (raising a zero Limit too, when the whole tokens were
+//     taken from the bucket at the time it dropped to 0).
 //
 // Decisions never lock: Allow and AllowN are bucket's AllowAt and AllowNAt
 // and allocate nothing. SetLimit and SetBurst take a mutex among
