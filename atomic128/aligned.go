@@ -1,0 +1,60 @@
+package atomic128
+
+import (
+	"unsafe"
+
+	"github.com/cellrate/cellrate/internal/path128"
+)
+
+// LoadAligned and CompareAndSwapAligned are Uint64Pair's Load and
+// CompareAndSwap on a pair the caller lays out itself: an element of a
+// plain, pointer-free array of [2]uint64 (a table of millions of pairs that
+// the garbage collector never scans, and whose pairs pack four to a cache
+// line, where a []Uint64Pair takes 24 bytes a pair). They run the same
+// instructions on the same path (Path), with the same ordering and the same
+// race-detector annotations.
+//
+// The caller must align the pair to 16 bytes, and must access it only
+// through these functions for as long as any goroutine may; a misaligned
+// pair panics (a 16-byte atomic on it would fault or tear).
+
+// LoadAligned atomically loads and returns the pair at p, which must be
+// 16-byte aligned.
+func LoadAligned(p *[2]uint64) (v1, v2 uint64) {
+	checkAligned(p)
+	switch path128.Active {
+	case primary:
+		v1, v2 = loadPrimary(p)
+	case secondary:
+		v1, v2 = loadSecondary(p)
+	default:
+		v1, v2 = fallbackLoad(p)
+	}
+	raceAcquire(p)
+	return v1, v2
+}
+
+// CompareAndSwapAligned executes the compare-and-swap operation for the
+// pair at p, which must be 16-byte aligned: if it holds old1, old2 it
+// stores new1, new2 and reports true; otherwise it leaves it unchanged and
+// reports false.
+func CompareAndSwapAligned(p *[2]uint64, old1, old2, new1, new2 uint64) (swapped bool) {
+	checkAligned(p)
+	raceReleaseMerge(p)
+	switch path128.Active {
+	case primary:
+		swapped = casPrimary(p, old1, old2, new1, new2)
+	case secondary:
+		swapped = casSecondary(p, old1, old2, new1, new2)
+	default:
+		swapped = fallbackCas(p, old1, old2, new1, new2)
+	}
+	raceAcquire(p)
+	return swapped
+}
+
+func checkAligned(p *[2]uint64) {
+	if uintptr(unsafe.Pointer(p))&15 != 0 {
+		panic("atomic128: pair not 16-byte aligned")
+	}
+}

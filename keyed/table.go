@@ -1,0 +1,450 @@
+package keyed
+
+import (
+	"errors"
+	"hash/maphash"
+	"math/bits"
+	"sync/atomic"
+	"time"
+	"unsafe"
+
+	"github.com/cellrate/cellrate/atomic128"
+	"github.com/cellrate/cellrate/internal/backoff"
+	"github.com/cellrate/cellrate/limit"
+	"github.com/cellrate/cellrate/nanotime"
+	"github.com/cellrate/cellrate/striped"
+)
+
+// ErrFull reports a new key refused because its group held no idle slot,
+// under the Refuse policy. The Result's RetryAfter says when a slot of the
+// group becomes idle if nothing else is admitted meanwhile.
+var ErrFull = errors.New("keyed: no idle slot for a new key")
+
+// Policy is what a new key does when every slot of its group holds a key
+// that is not idle.
+type Policy int
+
+const (
+	// EvictLeastLoss takes the slot whose key loses least (the bucket
+	// closest to full, the window counting least) and counts what it
+	// forgave in Stats.
+	EvictLeastLoss Policy = iota
+	// Refuse denies the new key (fails closed) with ErrFull.
+	Refuse
+)
+
+// DefaultCapacity is the number of slots of a table made without
+// WithCapacity or WithMemory.
+const DefaultCapacity = 1 << 16
+
+// SlotBytes is the memory a slot takes: 16 bytes of tag and state, and its
+// share of its group's 8-byte mark.
+const SlotBytes = 18
+
+// groupSlots is the number of slots in a group: one 64-byte cache line.
+const groupSlots = 4
+
+// pending marks the tag of a slot claimed for a key that is not yet
+// settled (see settle). Tags of keys never have it.
+const pending = 1 << 63
+
+// Option configures a Table.
+type Option func(*config)
+
+type config struct {
+	slots    int64
+	slotsErr *limit.ParamError
+	policy   Policy
+	clock    nanotime.Clock
+	v6bits   int
+}
+
+// WithCapacity sets the number of slots, which is the most keys the table
+// holds at once: at least 4, at most 2^40, rounded up to a multiple of 4.
+func WithCapacity(keys int) Option {
+	return func(c *config) {
+		c.slots, c.slotsErr = int64(keys), nil
+		if keys < groupSlots || int64(keys) > maxSlots {
+			c.slotsErr = &limit.ParamError{Pkg: "keyed", Param: "capacity", Value: keys, Min: groupSlots, Max: maxSlots}
+		}
+	}
+}
+
+// WithMemory sets the number of slots from a budget of bytes: the most
+// whole groups of 4 slots that bytes holds at SlotBytes a slot (the table
+// takes at most 64 bytes more, for alignment).
+func WithMemory(bytes int64) Option {
+	return func(c *config) {
+		c.slots, c.slotsErr = bytes/SlotBytes/groupSlots*groupSlots, nil
+		if c.slots < groupSlots || c.slots > maxSlots {
+			c.slotsErr = &limit.ParamError{Pkg: "keyed", Param: "memory", Value: bytes,
+				Min: int64(groupSlots * SlotBytes), Max: int64(maxSlots * SlotBytes)}
+		}
+	}
+}
+
+const maxSlots = 1 << 40
+
+// WithPolicy sets what a new key does when its group holds no idle slot
+// (default EvictLeastLoss).
+func WithPolicy(p Policy) Option { return func(c *config) { c.policy = p } }
+
+// WithClock makes the plain (non-At) methods read clock instead of
+// nanotime.Now: for example nanotime.Since(), which follows
+// testing/synctest's fake time.
+func WithClock(clock nanotime.Clock) Option { return func(c *config) { c.clock = clock } }
+
+// WithIPv6Prefix sets how many leading bits of an IPv6 address name its
+// client in the Addr methods, in [1, 128] (default 64: one client owns a
+// /64).
+func WithIPv6Prefix(bits int) Option { return func(c *config) { c.v6bits = bits } }
+
+// Table is a fixed-size, lock-free table of per-key limiters, all with the
+// parameters given to New or NewWindow. Its methods are safe for concurrent
+// use. A Table must not be copied.
+type Table struct {
+	k      *kind
+	seed   maphash.Seed
+	clock  nanotime.Clock
+	policy Policy
+	v6bits int
+	groups uint64
+	slots  []slot          // groups*4 slots, each group on one cache line
+	marks  []atomic.Uint64 // per group: no new key starts before it (see settle, markAt)
+
+	admitted, denied, reuses, evictions, forgiven, refusals, claims, releases striped.Counter
+}
+
+// slot is a key's tag and its limiter's state word, one atomic128 pair.
+type slot = [2]uint64
+
+// New returns a table of token buckets, each refilled with events tokens
+// per period and holding up to burst (package packed64's 64-bit bucket:
+// burst at most 32767, a token taking at least 256ns to refill).
+func New(events int64, period time.Duration, burst int64, opts ...Option) (*Table, error) {
+	switch {
+	case period < 1:
+		return nil, &limit.ParamError{Pkg: "keyed", Param: "period", Value: period, Min: time.Duration(1)}
+	case events < 1 || events > int64(period)/minToken:
+		e := &limit.ParamError{Pkg: "keyed", Param: "events", Value: events, Min: int64(1), Max: int64(period) / minToken,
+			Reason: "a token must take at least 256ns to refill"}
+		if int64(period) < minToken {
+			e.Max = nil
+		}
+		return nil, e
+	case burst < 1 || burst > maxBurst:
+		return nil, &limit.ParamError{Pkg: "keyed", Param: "burst", Value: burst, Min: int64(1), Max: int64(maxBurst)}
+	}
+	k, err := newBucketKind(events, period, burst)
+	if err != nil {
+		return nil, err // not reached: the bounds above are packed64's
+	}
+	return newTable(k, opts)
+}
+
+// NewWindow returns a table of sliding-window counters, each admitting
+// limit units per window (package packed64's 64-bit window: limit at most
+// 262143, window at most 2^62ns).
+func NewWindow(lim int64, window time.Duration, opts ...Option) (*Table, error) {
+	switch {
+	case lim < 1 || lim > maxLimit:
+		return nil, &limit.ParamError{Pkg: "keyed", Param: "limit", Value: lim, Min: int64(1), Max: int64(maxLimit)}
+	case window < 1 || window > maxWindow:
+		return nil, &limit.ParamError{Pkg: "keyed", Param: "window", Value: window, Min: time.Duration(1), Max: maxWindow}
+	}
+	k, err := newWindowKind(lim, window)
+	if err != nil {
+		return nil, err // not reached: the bounds above are packed64's
+	}
+	return newTable(k, opts)
+}
+
+func newTable(k *kind, opts []Option) (*Table, error) {
+	c := config{slots: DefaultCapacity, clock: nanotime.Now, v6bits: 64}
+	for _, o := range opts {
+		o(&c)
+	}
+	switch {
+	case c.slotsErr != nil:
+		return nil, c.slotsErr
+	case c.clock == nil:
+		return nil, &limit.ParamError{Pkg: "keyed", Param: "clock", Value: c.clock, Reason: "the clock must not be nil"}
+	case c.policy != EvictLeastLoss && c.policy != Refuse:
+		return nil, &limit.ParamError{Pkg: "keyed", Param: "policy", Value: c.policy, Min: EvictLeastLoss, Max: Refuse}
+	case c.v6bits < 1 || c.v6bits > 128:
+		return nil, &limit.ParamError{Pkg: "keyed", Param: "ipv6 prefix", Value: c.v6bits, Min: 1, Max: 128}
+	}
+	groups := (uint64(c.slots) + groupSlots - 1) / groupSlots
+	return &Table{k: k, seed: maphash.MakeSeed(), clock: c.clock, policy: c.policy, v6bits: c.v6bits,
+		groups: groups, slots: alignedSlots(groups * groupSlots), marks: make([]atomic.Uint64, groups)}, nil
+}
+
+// alignedSlots returns n zero slots starting on a 64-byte boundary, in
+// memory holding no pointers (the garbage collector never scans it).
+func alignedSlots(n uint64) []slot {
+	raw := make([]uint64, 2*n+7)
+	off := (64 - uintptr(unsafe.Pointer(&raw[0]))%64) % 64 / 8
+	return unsafe.Slice((*slot)(unsafe.Pointer(&raw[off])), n)
+}
+
+// Capacity returns the number of slots: the most keys the table holds.
+func (t *Table) Capacity() int { return len(t.slots) }
+
+// Burst returns the most units one request may take: the bucket's burst
+// or the window's limit.
+func (t *Table) Burst() int64 { return t.k.burst() }
+
+// Stats are a table's counts since New. Read while decisions run, each
+// count is read separately (striped.Counter's Load), so they add up only
+// once the decisions they count have returned.
+type Stats struct {
+	// Keys is the number of slots holding a key, idle or not (at most
+	// Capacity).
+	Keys int64
+	// Reuses counts new keys placed in a slot whose key was idle: no loss.
+	Reuses int64
+	// Evictions counts new keys placed in a slot whose key was not idle
+	// (EvictLeastLoss), and Forgiven what those keys lost: tokens a bucket
+	// lacked (rounded up), units a window counted. Each is the most its key
+	// may be admitted beyond its own limiter's bound because of that
+	// eviction.
+	Evictions, Forgiven int64
+	// Refusals counts new keys denied for want of an idle slot (Refuse).
+	Refusals int64
+	// Admitted and Denied count decisions (refusals among the denied).
+	Admitted, Denied int64
+}
+
+// Stats returns the table's counts.
+func (t *Table) Stats() Stats {
+	return Stats{
+		Keys:      t.claims.Load() - t.releases.Load(),
+		Reuses:    t.reuses.Load(),
+		Evictions: t.evictions.Load(),
+		Forgiven:  t.forgiven.Load(),
+		Refusals:  t.refusals.Load(),
+		Admitted:  t.admitted.Load(),
+		Denied:    t.denied.Load(),
+	}
+}
+
+// group returns the index of the group of hash h, from its high bits.
+func (t *Table) group(h uint64) uint64 {
+	g, _ := bits.Mul64(h, t.groups)
+	return g
+}
+
+// tagOf returns the tag of hash h: never 0 (an empty slot) nor pending.
+func tagOf(h uint64) uint64 {
+	if tag := h &^ pending; tag != 0 {
+		return tag
+	}
+	return 1
+}
+
+// decide runs one decision for the key hashing to h.
+func (t *Table) decide(h uint64, now, n int64) (limit.Result, error) {
+	if n < 0 {
+		return limit.Result{RetryAfter: limit.Never}, limit.ErrNegativeCost
+	}
+	if n > t.k.burst() {
+		return limit.Result{RetryAfter: limit.Never}, limit.ErrCostExceedsBurst
+	}
+	tag, g := tagOf(h), t.group(h)
+	grp := (*[groupSlots]slot)(t.slots[g*groupSlots:])
+	var spin backoff.Spin
+look:
+	for ; ; spin.Wait() {
+		// The common case: the key is in its group's line.
+		for i := range grp {
+			p := &grp[i]
+			tg, w := atomic128.LoadAligned(p)
+			if tg != tag {
+				continue
+			}
+			if w == 0 {
+				if m := t.mark(g); now < m {
+					return t.count(notBefore(m, now, n), nil)
+				}
+			}
+			next, r, err := t.k.step(w, now, t.k.ref(), n)
+			if !r.OK || err != nil || next == w {
+				return t.count(r, err)
+			}
+			t.k.raise(now)
+			if atomic128.CompareAndSwapAligned(p, tag, w, tag, next) {
+				return t.count(r, nil)
+			}
+			continue look
+		}
+		if r, err, done := t.insert(grp, g, tag, now, n); done {
+			return t.count(r, err)
+		}
+	}
+}
+
+// mark returns group g's mark. A mark is kept as its int64 value with the
+// sign bit flipped, so a zero word (as make leaves it) is math.MinInt64 and
+// unsigned order is signed order.
+func (t *Table) mark(g uint64) int64 { return int64(t.marks[g].Load() ^ pending) }
+
+// raiseMark makes group g's mark at least m.
+func (t *Table) raiseMark(g uint64, m int64) {
+	x := &t.marks[g]
+	for {
+		old := x.Load()
+		if uint64(m)^pending <= old || x.CompareAndSwap(old, uint64(m)^pending) {
+			return
+		}
+	}
+}
+
+// notBefore is the decision on a key new to its group at a now before the
+// group's mark m: denied (n = 0 admitted), until m.
+func notBefore(m, now, n int64) limit.Result {
+	if n == 0 {
+		return limit.Result{OK: true}
+	}
+	return limit.Result{RetryAfter: m - now}
+}
+
+func (t *Table) count(r limit.Result, err error) (limit.Result, error) {
+	if r.OK {
+		t.admitted.Add(1)
+	} else {
+		t.denied.Add(1)
+	}
+	return r, err
+}
+
+// insert places a key found in no slot of its group: it settles a pending
+// claim of the key if there is one, or claims a slot and settles it. It
+// reports done = false when the group changed under it and the caller must
+// look again.
+//
+// Claiming is two compare-and-swaps so that a key is never in two slots
+// with admissions in both: a claim writes the key's tag marked pending and
+// no state, then settle makes sure no other slot holds the key (removing
+// other pending claims of it after its own, giving its own up for one
+// before it or a settled one) before it writes the first state. Any caller
+// with the key may settle any of its pending claims, so none waits for
+// another.
+func (t *Table) insert(grp *[groupSlots]slot, g uint64, tag uint64, now, n int64) (limit.Result, error, bool) {
+	var tags, words [groupSlots]uint64
+	for i := range grp {
+		tags[i], words[i] = atomic128.LoadAligned(&grp[i])
+	}
+	for i := range grp {
+		switch tags[i] {
+		case tag:
+			return limit.Result{}, nil, false // settled meanwhile
+		case tag | pending:
+			return t.settle(grp, g, i, tag, now, n)
+		}
+	}
+	// The victim: an empty slot, else an idle one, else (EvictLeastLoss)
+	// the one whose key loses least, the first of equals.
+	const (
+		none = iota
+		lossy
+		idle
+		empty
+	)
+	ref := t.k.ref()
+	victim, class, loss, mark := 0, none, uint64(0), int64(never)
+	retry := int64(limit.Never)
+	for i := range grp {
+		switch {
+		case tags[i]&pending != 0:
+			continue // another key's claim, about to settle
+		case tags[i] == 0:
+			victim, class, mark = i, empty, never
+		case class < idle:
+			at := t.k.idle(words[i], ref)
+			if now >= at {
+				victim, class, mark = i, idle, at
+				continue
+			}
+			retry = min(retry, at-now)
+			if t.policy == EvictLeastLoss {
+				if l := t.k.loss(words[i], now, ref); class == none || l < loss {
+					victim, class, loss, mark = i, lossy, l, now
+				}
+			}
+		}
+		if class == empty {
+			break
+		}
+	}
+	switch {
+	case class == none && retry == limit.Never:
+		return limit.Result{}, nil, false // every slot is a pending claim
+	case class == none:
+		t.refusals.Add(1)
+		if n == 0 {
+			return limit.Result{OK: true}, nil, true
+		}
+		return limit.Result{RetryAfter: retry}, ErrFull, true
+	}
+	// No key new to the group may start before the victim's key could
+	// (see settle).
+	t.raiseMark(g, mark)
+	if !atomic128.CompareAndSwapAligned(&grp[victim], tags[victim], words[victim], tag|pending, 0) {
+		return limit.Result{}, nil, false
+	}
+	switch class {
+	case empty:
+		t.claims.Add(1)
+	case lossy:
+		t.evictions.Add(1)
+		t.forgiven.Add(int64(min(loss, 1<<62)))
+	default:
+		t.reuses.Add(1)
+	}
+	return t.settle(grp, g, victim, tag, now, n)
+}
+
+// settle turns the pending claim of tag in slot i into the key's slot with
+// its first decision, unless another slot holds the key.
+//
+// The group's mark is why a key's bound survives losing its slot: when a
+// slot is taken from a key, the mark is raised to the time from which that
+// key's state was idle (or to the taker's now, if it was not: what the key
+// lacked then is forgiven), and a key that starts in a fresh state does not
+// admit before the mark. So the admissions of a key's old state and of its
+// new one never overlap in time further than what was forgiven.
+func (t *Table) settle(grp *[groupSlots]slot, g uint64, i int, tag uint64, now, n int64) (limit.Result, error, bool) {
+	for j := range grp {
+		if j == i {
+			continue
+		}
+		tg, w := atomic128.LoadAligned(&grp[j])
+		switch {
+		case tg == tag || tg == tag|pending && j < i:
+			// The key has a slot, or an earlier claim: give this one up.
+			if atomic128.CompareAndSwapAligned(&grp[i], tag|pending, 0, 0, 0) {
+				t.releases.Add(1)
+			}
+			return limit.Result{}, nil, false
+		case tg == tag|pending:
+			if !atomic128.CompareAndSwapAligned(&grp[j], tg, w, 0, 0) {
+				return limit.Result{}, nil, false
+			}
+			t.releases.Add(1)
+		}
+	}
+	var next uint64
+	var r limit.Result
+	if m := t.mark(g); now < m {
+		r = notBefore(m, now, n)
+	} else {
+		next, r, _ = t.k.step(0, now, t.k.ref(), n) // n is in range
+		if next != 0 {
+			t.k.raise(now)
+		}
+	}
+	if !atomic128.CompareAndSwapAligned(&grp[i], tag|pending, 0, tag, next) {
+		return limit.Result{}, nil, false
+	}
+	return r, nil, true
+}
