@@ -112,6 +112,12 @@ type Table struct {
 	slots  []slot          // groups*4 slots, each group on one cache line
 	marks  []atomic.Uint64 // per group: no new key starts before it (see settle, markAt)
 
+	// evicted, if set (by tests), is told the tag and loss of each key a
+	// lossy eviction takes a slot from.
+	evicted func(tag, loss uint64)
+	// claiming, if set (by tests), runs before each claim's compare-and-swap.
+	claiming func()
+
 	admitted, denied, reuses, evictions, forgiven, refusals, claims, releases striped.Counter
 }
 
@@ -342,6 +348,14 @@ func (t *Table) insert(grp *[groupSlots]slot, g uint64, tag uint64, now, n int64
 			return t.settle(grp, g, i, tag, now, n)
 		}
 	}
+	if n == 0 {
+		// A query: answered as for a fresh limiter, claiming nothing.
+		if m := t.mark(g); now < m {
+			return notBefore(m, now, n), nil, true
+		}
+		_, r, _ := t.k.step(0, now, 0, 0)
+		return r, nil, true
+	}
 	// The victim: an empty slot, else an idle one, else (EvictLeastLoss)
 	// the one whose key loses least, the first of equals.
 	const (
@@ -381,14 +395,14 @@ func (t *Table) insert(grp *[groupSlots]slot, g uint64, tag uint64, now, n int64
 		return limit.Result{}, nil, false // every slot is a pending claim
 	case class == none:
 		t.refusals.Add(1)
-		if n == 0 {
-			return limit.Result{OK: true}, nil, true
-		}
 		return limit.Result{RetryAfter: retry}, ErrFull, true
 	}
 	// No key new to the group may start before the victim's key could
 	// (see settle).
 	t.raiseMark(g, mark)
+	if t.claiming != nil {
+		t.claiming()
+	}
 	if !atomic128.CompareAndSwapAligned(&grp[victim], tags[victim], words[victim], tag|pending, 0) {
 		return limit.Result{}, nil, false
 	}
@@ -398,6 +412,9 @@ func (t *Table) insert(grp *[groupSlots]slot, g uint64, tag uint64, now, n int64
 	case lossy:
 		t.evictions.Add(1)
 		t.forgiven.Add(int64(min(loss, 1<<62)))
+		if t.evicted != nil {
+			t.evicted(tags[victim], loss)
+		}
 	default:
 		t.reuses.Add(1)
 	}
@@ -420,17 +437,20 @@ func (t *Table) settle(grp *[groupSlots]slot, g uint64, i int, tag uint64, now, 
 		}
 		tg, w := atomic128.LoadAligned(&grp[j])
 		switch {
-		case tg == tag || tg == tag|pending && j < i:
+		case tg == tag|pending && j > i:
+			// A later claim of the key: remove it, so that its settle
+			// cannot succeed too.
+			if atomic128.CompareAndSwapAligned(&grp[j], tg, w, 0, 0) {
+				t.releases.Add(1)
+				continue
+			}
+			fallthrough // it settled (or went): give this claim up
+		case tg == tag || tg == tag|pending:
 			// The key has a slot, or an earlier claim: give this one up.
 			if atomic128.CompareAndSwapAligned(&grp[i], tag|pending, 0, 0, 0) {
 				t.releases.Add(1)
 			}
 			return limit.Result{}, nil, false
-		case tg == tag|pending:
-			if !atomic128.CompareAndSwapAligned(&grp[j], tg, w, 0, 0) {
-				return limit.Result{}, nil, false
-			}
-			t.releases.Add(1)
 		}
 	}
 	var next uint64
