@@ -444,7 +444,6 @@ func TestOneKeyManyGoroutines(t *testing.T) {
 					}
 				}()
 			}
-			time.Sleep(50 * time.Microsecond)
 			close(start)
 			wg.Wait()
 			for k, n := range got {

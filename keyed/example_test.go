@@ -1,0 +1,83 @@
+package keyed_test
+
+import (
+	"errors"
+	"fmt"
+	"net/netip"
+	"time"
+
+	"github.com/cellrate/cellrate/keyed"
+)
+
+// A limiter per client: 10 requests a second, bursts of 5, for up to a
+// million clients in about 18 MB that never grows.
+func Example() {
+	t, err := keyed.New(10, time.Second, 5, keyed.WithCapacity(1<<20))
+	if err != nil {
+		panic(err)
+	}
+	now := int64(time.Hour) // injected time; Allow reads the clock
+	n := 0
+	for t.AllowAt("alice", now) {
+		n++
+	}
+	fmt.Println("alice:", n, "then denied")
+	fmt.Println("bob:", t.AllowAt("bob", now))
+	fmt.Println("alice 100ms later:", t.AllowAt("alice", now+int64(100*time.Millisecond)))
+	// Output:
+	// alice: 5 then denied
+	// bob: true
+	// alice 100ms later: true
+}
+
+// IPv6 clients are limited per /64 by default, since one client owns a
+// whole /64.
+func ExampleTable_AllowAddrAt() {
+	t, _ := keyed.NewWindow(2, time.Minute)
+	now := int64(time.Hour)
+	for _, a := range []string{"2001:db8::1", "2001:db8::2", "2001:db8::3", "2001:db8:0:1::1", "192.0.2.7"} {
+		fmt.Println(a, t.AllowAddrAt(netip.MustParseAddr(a), now))
+	}
+	// Output:
+	// 2001:db8::1 true
+	// 2001:db8::2 true
+	// 2001:db8::3 false
+	// 2001:db8:0:1::1 true
+	// 192.0.2.7 true
+}
+
+// With the Refuse policy a new key that finds its group busy is denied
+// (fail closed), with the time at which a slot frees; no key loses what it
+// has taken.
+func ExampleRefuse() {
+	t, _ := keyed.New(10, time.Second, 5, keyed.WithCapacity(4), keyed.WithPolicy(keyed.Refuse))
+	now := int64(time.Hour)
+	for _, k := range []string{"a", "b", "c", "d"} {
+		t.AllowNAt(k, now, 5) // four keys, each empty for 500ms
+	}
+	r, err := t.AllowNAt("e", now, 1)
+	fmt.Println(r.OK, errors.Is(err, keyed.ErrFull), time.Duration(r.RetryAfter))
+	r, _ = t.AllowNAt("e", now+r.RetryAfter, 1)
+	fmt.Println(r.OK)
+	s := t.Stats()
+	fmt.Println("reuses", s.Reuses, "refusals", s.Refusals, "evictions", s.Evictions)
+	// Output:
+	// false true 500ms
+	// true
+	// reuses 1 refusals 1 evictions 0
+}
+
+// Stats counts what the table did: with EvictLeastLoss, a new key takes the
+// slot of the key that loses least, and the loss is counted.
+func ExampleTable_Stats() {
+	t, _ := keyed.New(10, time.Second, 5, keyed.WithCapacity(4))
+	now := int64(time.Hour)
+	for i, k := range []string{"a", "b", "c", "d"} {
+		t.AllowNAt(k, now, int64(i+2)%5+1) // d takes 1, the others more
+	}
+	t.AllowAt("e", now)
+	s := t.Stats()
+	fmt.Printf("keys %d, evictions %d forgiving %d tokens, admitted %d\n", s.Keys, s.Evictions, s.Forgiven, s.Admitted)
+	// Output:
+	// keys 4, evictions 1 forgiving 1 tokens, admitted 5
+}
