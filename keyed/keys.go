@@ -18,7 +18,7 @@ func (t *Table) Allow(key string) bool { return t.AllowAt(key, t.clock()) }
 // AllowAt reports whether one unit may be taken for key at now, and takes
 // it if so.
 func (t *Table) AllowAt(key string, now int64) bool {
-	r, _ := t.decide(maphash.String(t.seed, key), now, 1)
+	r, _ := t.decide(maphash.String(t.seed, key), now, 1, true)
 	return r.OK
 }
 
@@ -32,7 +32,7 @@ func (t *Table) AllowN(key string, n int64) (limit.Result, error) {
 // limiter of the table can admit, and ErrFull for a new key refused by the
 // Refuse policy.
 func (t *Table) AllowNAt(key string, now, n int64) (limit.Result, error) {
-	return t.decide(maphash.String(t.seed, key), now, n)
+	return t.decide(maphash.String(t.seed, key), now, n, false)
 }
 
 // AllowBytes is Allow for a key given as bytes; it does not allocate or
@@ -41,7 +41,7 @@ func (t *Table) AllowBytes(key []byte) bool { return t.AllowBytesAt(key, t.clock
 
 // AllowBytesAt is AllowAt for a key given as bytes.
 func (t *Table) AllowBytesAt(key []byte, now int64) bool {
-	r, _ := t.decide(maphash.Bytes(t.seed, key), now, 1)
+	r, _ := t.decide(maphash.Bytes(t.seed, key), now, 1, true)
 	return r.OK
 }
 
@@ -52,7 +52,7 @@ func (t *Table) AllowNBytes(key []byte, n int64) (limit.Result, error) {
 
 // AllowNBytesAt is AllowNAt for a key given as bytes.
 func (t *Table) AllowNBytesAt(key []byte, now, n int64) (limit.Result, error) {
-	return t.decide(maphash.Bytes(t.seed, key), now, n)
+	return t.decide(maphash.Bytes(t.seed, key), now, n, false)
 }
 
 // AllowUint64 is Allow for a numeric key (a user id, say).
@@ -60,7 +60,7 @@ func (t *Table) AllowUint64(key uint64) bool { return t.AllowUint64At(key, t.clo
 
 // AllowUint64At is AllowAt for a numeric key.
 func (t *Table) AllowUint64At(key uint64, now int64) bool {
-	r, _ := t.decide(t.hash64(key), now, 1)
+	r, _ := t.decide(t.hash64(key), now, 1, true)
 	return r.OK
 }
 
@@ -71,7 +71,7 @@ func (t *Table) AllowNUint64(key uint64, n int64) (limit.Result, error) {
 
 // AllowNUint64At is AllowNAt for a numeric key.
 func (t *Table) AllowNUint64At(key uint64, now, n int64) (limit.Result, error) {
-	return t.decide(t.hash64(key), now, n)
+	return t.decide(t.hash64(key), now, n, false)
 }
 
 // AllowAddr is Allow for a client address: an IPv4 address (or an
@@ -83,7 +83,7 @@ func (t *Table) AllowAddr(addr netip.Addr) bool { return t.AllowAddrAt(addr, t.c
 
 // AllowAddrAt is AllowAt for a client address (see AllowAddr).
 func (t *Table) AllowAddrAt(addr netip.Addr, now int64) bool {
-	r, _ := t.decide(t.hashAddr(addr), now, 1)
+	r, _ := t.decide(t.hashAddr(addr), now, 1, true)
 	return r.OK
 }
 
@@ -94,7 +94,7 @@ func (t *Table) AllowNAddr(addr netip.Addr, n int64) (limit.Result, error) {
 
 // AllowNAddrAt is AllowNAt for a client address (see AllowAddr).
 func (t *Table) AllowNAddrAt(addr netip.Addr, now, n int64) (limit.Result, error) {
-	return t.decide(t.hashAddr(addr), now, n)
+	return t.decide(t.hashAddr(addr), now, n, false)
 }
 
 func (t *Table) hash64(key uint64) uint64 {

@@ -70,6 +70,16 @@ func (k *kind) step(w uint64, now, ref, n int64) (uint64, limit.Result, error) {
 	return uint64(next), r, err
 }
 
+// stepOne is step for n = 1 without the Result.
+func (k *kind) stepOne(w uint64, now, ref int64) (uint64, bool) {
+	if k.window {
+		next, ok := k.w.StepOne(packed64.WindowWord(w), now, ref)
+		return uint64(next), ok
+	}
+	next, ok := k.b.StepOne(packed64.BucketWord(w), now, ref)
+	return uint64(next), ok
+}
+
 // raise is called before writing a word stepped at now.
 func (k *kind) raise(now int64) { k.hw.Raise(now, k.slack) }
 

@@ -234,10 +234,21 @@ func (t *Table) Stats() Stats {
 	}
 }
 
-// group returns the index of the group of hash h, from its high bits.
+// group returns the index of the first group of hash h, from its high
+// bits.
 func (t *Table) group(h uint64) uint64 {
 	g, _ := bits.Mul64(h, t.groups)
 	return g
+}
+
+// group2 returns the index of the second group of hash h, from its low
+// bits, never the first unless the table has one group.
+func (t *Table) group2(h, g uint64) uint64 {
+	g2, _ := bits.Mul64(bits.RotateLeft64(h, 32), t.groups)
+	if g2 == g {
+		g2 = (g + 1) % t.groups
+	}
+	return g2
 }
 
 // tagOf returns the tag of hash h: never 0 (an empty slot) nor pending.
@@ -248,45 +259,101 @@ func tagOf(h uint64) uint64 {
 	return 1
 }
 
-// decide runs one decision for the key hashing to h.
-func (t *Table) decide(h uint64, now, n int64) (limit.Result, error) {
+// probe is the slots a key may be in: its first group's, then its second
+// group's (the same group, when the table has only one).
+type probe struct {
+	t      *Table
+	g1, g2 uint64
+	tag    uint64
+	s      [2 * groupSlots]*slot
+}
+
+func (t *Table) probe(h uint64) probe {
+	g1 := t.group(h)
+	p := probe{t: t, g1: g1, g2: t.group2(h, g1), tag: tagOf(h)}
+	a, b := (*[groupSlots]slot)(t.slots[p.g1*groupSlots:]), (*[groupSlots]slot)(t.slots[p.g2*groupSlots:])
+	for i := range groupSlots {
+		p.s[i], p.s[groupSlots+i] = &a[i], &b[i]
+	}
+	return p
+}
+
+// groupOf returns the group of the i-th slot of p.
+func (p *probe) groupOf(i int) uint64 {
+	if i < groupSlots {
+		return p.g1
+	}
+	return p.g2
+}
+
+// floor returns the time before which a key new to p's groups admits
+// nothing: the later of their marks.
+func (p *probe) floor() int64 { return max(p.t.mark(p.g1), p.t.mark(p.g2)) }
+
+// decide runs one decision for the key hashing to h. With one (n = 1),
+// only the Result's OK is set.
+func (t *Table) decide(h uint64, now, n int64, one bool) (limit.Result, error) {
 	if n < 0 {
 		return limit.Result{RetryAfter: limit.Never}, limit.ErrNegativeCost
 	}
 	if n > t.k.burst() {
 		return limit.Result{RetryAfter: limit.Never}, limit.ErrCostExceedsBurst
 	}
-	tag, g := tagOf(h), t.group(h)
-	grp := (*[groupSlots]slot)(t.slots[g*groupSlots:])
+	tag := tagOf(h)
+	g1 := t.group(h)
+	grp := (*[groupSlots]slot)(t.slots[g1*groupSlots:])
 	var spin backoff.Spin
-look:
 	for ; ; spin.Wait() {
-		// The common case: the key is in its group's line.
+		// The common case: the key is in its first group's line.
 		for i := range grp {
-			p := &grp[i]
-			tg, w := atomic128.LoadAligned(p)
-			if tg != tag {
-				continue
+			if tg, w := atomic128.LoadAligned(&grp[i]); tg == tag {
+				if r, err, done := t.run(&grp[i], tag, w, now, n, h, one); done {
+					return t.count(r, err)
+				}
+				goto again
 			}
-			if w == 0 {
-				if m := t.mark(g); now < m {
-					return t.count(notBefore(m, now, n), nil)
+		}
+		{
+			p := t.probe(h)
+			for i := groupSlots; i < len(p.s); i++ {
+				if tg, w := atomic128.LoadAligned(p.s[i]); tg == tag {
+					if r, err, done := t.run(p.s[i], tag, w, now, n, h, one); done {
+						return t.count(r, err)
+					}
+					goto again
 				}
 			}
-			next, r, err := t.k.step(w, now, t.k.ref(), n)
-			if !r.OK || err != nil || next == w {
+			if r, err, done := t.insert(&p, now, n); done {
 				return t.count(r, err)
 			}
-			t.k.raise(now)
-			if atomic128.CompareAndSwapAligned(p, tag, w, tag, next) {
-				return t.count(r, nil)
-			}
-			continue look
 		}
-		if r, err, done := t.insert(grp, g, tag, now, n); done {
-			return t.count(r, err)
+	again:
+	}
+}
+
+// run decides on slot s of the key hashing to h, which held tag and w;
+// done is false if the slot changed meanwhile. A word never written (0) is
+// a fresh limiter, not admitting before its groups' marks.
+func (t *Table) run(s *slot, tag, w uint64, now, n int64, h uint64, one bool) (limit.Result, error, bool) {
+	if w == 0 {
+		g := t.group(h)
+		if m := max(t.mark(g), t.mark(t.group2(h, g))); now < m {
+			return notBefore(m, now, n), nil, true
 		}
 	}
+	var next uint64
+	var r limit.Result
+	var err error
+	if one {
+		next, r.OK = t.k.stepOne(w, now, t.k.ref())
+	} else {
+		next, r, err = t.k.step(w, now, t.k.ref(), n)
+	}
+	if !r.OK || err != nil || next == w {
+		return r, err, true
+	}
+	t.k.raise(now)
+	return r, nil, atomic128.CompareAndSwapAligned(s, tag, w, tag, next)
 }
 
 // mark returns group g's mark. A mark is kept as its int64 value with the
@@ -305,8 +372,8 @@ func (t *Table) raiseMark(g uint64, m int64) {
 	}
 }
 
-// notBefore is the decision on a key new to its group at a now before the
-// group's mark m: denied (n = 0 admitted), until m.
+// notBefore is the decision on a key new to its groups at a now before
+// their mark m: denied (n = 0 admitted), until m.
 func notBefore(m, now, n int64) limit.Result {
 	if n == 0 {
 		return limit.Result{OK: true}
@@ -323,10 +390,10 @@ func (t *Table) count(r limit.Result, err error) (limit.Result, error) {
 	return r, err
 }
 
-// insert places a key found in no slot of its group: it settles a pending
-// claim of the key if there is one, or claims a slot and settles it. It
-// reports done = false when the group changed under it and the caller must
-// look again.
+// insert places a key found in no slot of its groups: it settles a
+// pending claim of the key if there is one, or claims a slot and settles
+// it. It reports done = false when a slot changed under it and the caller
+// must look again.
 //
 // Claiming is two compare-and-swaps so that a key is never in two slots
 // with admissions in both: a claim writes the key's tag marked pending and
@@ -335,29 +402,30 @@ func (t *Table) count(r limit.Result, err error) (limit.Result, error) {
 // before it or a settled one) before it writes the first state. Any caller
 // with the key may settle any of its pending claims, so none waits for
 // another.
-func (t *Table) insert(grp *[groupSlots]slot, g uint64, tag uint64, now, n int64) (limit.Result, error, bool) {
-	var tags, words [groupSlots]uint64
-	for i := range grp {
-		tags[i], words[i] = atomic128.LoadAligned(&grp[i])
+func (t *Table) insert(p *probe, now, n int64) (limit.Result, error, bool) {
+	var tags, words [2 * groupSlots]uint64
+	for i, s := range p.s {
+		tags[i], words[i] = atomic128.LoadAligned(s)
 	}
-	for i := range grp {
+	for i := range p.s {
 		switch tags[i] {
-		case tag:
+		case p.tag:
 			return limit.Result{}, nil, false // settled meanwhile
-		case tag | pending:
-			return t.settle(grp, g, i, tag, now, n)
+		case p.tag | pending:
+			return t.settle(p, i, now, n)
 		}
 	}
 	if n == 0 {
 		// A query: answered as for a fresh limiter, claiming nothing.
-		if m := t.mark(g); now < m {
+		if m := p.floor(); now < m {
 			return notBefore(m, now, n), nil, true
 		}
 		_, r, _ := t.k.step(0, now, 0, 0)
 		return r, nil, true
 	}
-	// The victim: an empty slot, else an idle one, else (EvictLeastLoss)
-	// the one whose key loses least, the first of equals.
+	// The victim: an empty slot, else an idle one, from the group with
+	// more of them (so groups fill evenly), else (EvictLeastLoss) the slot
+	// whose key loses least; the first of equals.
 	const (
 		none = iota
 		lossy
@@ -365,29 +433,43 @@ func (t *Table) insert(grp *[groupSlots]slot, g uint64, tag uint64, now, n int64
 		empty
 	)
 	ref := t.k.ref()
-	victim, class, loss, mark := 0, none, uint64(0), int64(never)
-	retry := int64(limit.Never)
-	for i := range grp {
+	var classes [2 * groupSlots]int
+	var idles [2 * groupSlots]int64
+	var free [2]int
+	for i := range p.s {
 		switch {
 		case tags[i]&pending != 0:
-			continue // another key's claim, about to settle
+			classes[i] = none // another key's claim, about to settle
 		case tags[i] == 0:
-			victim, class, mark = i, empty, never
-		case class < idle:
-			at := t.k.idle(words[i], ref)
-			if now >= at {
-				victim, class, mark = i, idle, at
-				continue
+			classes[i] = empty
+		default:
+			idles[i] = t.k.idle(words[i], ref)
+			classes[i] = lossy
+			if now >= idles[i] {
+				classes[i] = idle
 			}
-			retry = min(retry, at-now)
-			if t.policy == EvictLeastLoss {
+		}
+		if classes[i] >= idle {
+			free[i/groupSlots]++
+		}
+	}
+	victim, class, loss, mark := 0, none, uint64(0), int64(never)
+	retry := int64(limit.Never)
+	for i := range p.s {
+		c := classes[i]
+		switch {
+		case c == lossy:
+			retry = min(retry, idles[i]-now)
+			if t.policy == EvictLeastLoss && class <= lossy {
 				if l := t.k.loss(words[i], now, ref); class == none || l < loss {
 					victim, class, loss, mark = i, lossy, l, now
 				}
 			}
-		}
-		if class == empty {
-			break
+		case c > class || c == class && c >= idle && free[i/groupSlots] > free[victim/groupSlots]:
+			victim, class, mark = i, c, idles[i]
+			if c == empty {
+				mark = never
+			}
 		}
 	}
 	switch {
@@ -399,11 +481,11 @@ func (t *Table) insert(grp *[groupSlots]slot, g uint64, tag uint64, now, n int64
 	}
 	// No key new to the group may start before the victim's key could
 	// (see settle).
-	t.raiseMark(g, mark)
+	t.raiseMark(p.groupOf(victim), mark)
 	if t.claiming != nil {
 		t.claiming()
 	}
-	if !atomic128.CompareAndSwapAligned(&grp[victim], tags[victim], words[victim], tag|pending, 0) {
+	if !atomic128.CompareAndSwapAligned(p.s[victim], tags[victim], words[victim], p.tag|pending, 0) {
 		return limit.Result{}, nil, false
 	}
 	switch class {
@@ -418,36 +500,38 @@ func (t *Table) insert(grp *[groupSlots]slot, g uint64, tag uint64, now, n int64
 	default:
 		t.reuses.Add(1)
 	}
-	return t.settle(grp, g, victim, tag, now, n)
+	return t.settle(p, victim, now, n)
 }
 
-// settle turns the pending claim of tag in slot i into the key's slot with
-// its first decision, unless another slot holds the key.
+// settle turns the pending claim of the key in slot i of p into the key's
+// slot with its first decision, unless another slot holds the key.
 //
-// The group's mark is why a key's bound survives losing its slot: when a
-// slot is taken from a key, the mark is raised to the time from which that
-// key's state was idle (or to the taker's now, if it was not: what the key
-// lacked then is forgiven), and a key that starts in a fresh state does not
-// admit before the mark. So the admissions of a key's old state and of its
-// new one never overlap in time further than what was forgiven.
-func (t *Table) settle(grp *[groupSlots]slot, g uint64, i int, tag uint64, now, n int64) (limit.Result, error, bool) {
-	for j := range grp {
-		if j == i {
+// The groups' marks are why a key's bound survives losing its slot: when
+// a slot is taken from a key, its group's mark is raised to the time from
+// which that key's state was idle (or to the taker's now, if it was not:
+// what the key lacked then is forgiven), and a key that starts in a fresh
+// state does not admit before the marks of its groups, one of which held
+// its old slot. So the admissions of a key's old state and of its new one
+// never overlap in time further than what was forgiven.
+func (t *Table) settle(p *probe, i int, now, n int64) (limit.Result, error, bool) {
+	tag := p.tag
+	for j, s := range p.s {
+		if j == i || s == p.s[i] {
 			continue
 		}
-		tg, w := atomic128.LoadAligned(&grp[j])
+		tg, w := atomic128.LoadAligned(s)
 		switch {
 		case tg == tag|pending && j > i:
 			// A later claim of the key: remove it, so that its settle
 			// cannot succeed too.
-			if atomic128.CompareAndSwapAligned(&grp[j], tg, w, 0, 0) {
+			if atomic128.CompareAndSwapAligned(s, tg, w, 0, 0) {
 				t.releases.Add(1)
 				continue
 			}
 			fallthrough // it settled (or went): give this claim up
 		case tg == tag || tg == tag|pending:
 			// The key has a slot, or an earlier claim: give this one up.
-			if atomic128.CompareAndSwapAligned(&grp[i], tag|pending, 0, 0, 0) {
+			if atomic128.CompareAndSwapAligned(p.s[i], tag|pending, 0, 0, 0) {
 				t.releases.Add(1)
 			}
 			return limit.Result{}, nil, false
@@ -455,7 +539,7 @@ func (t *Table) settle(grp *[groupSlots]slot, g uint64, i int, tag uint64, now, 
 	}
 	var next uint64
 	var r limit.Result
-	if m := t.mark(g); now < m {
+	if m := p.floor(); now < m {
 		r = notBefore(m, now, n)
 	} else {
 		next, r, _ = t.k.step(0, now, t.k.ref(), n) // n is in range
@@ -463,7 +547,7 @@ func (t *Table) settle(grp *[groupSlots]slot, g uint64, i int, tag uint64, now, 
 			t.k.raise(now)
 		}
 	}
-	if !atomic128.CompareAndSwapAligned(&grp[i], tag|pending, 0, tag, next) {
+	if !atomic128.CompareAndSwapAligned(p.s[i], tag|pending, 0, tag, next) {
 		return limit.Result{}, nil, false
 	}
 	return r, nil, true

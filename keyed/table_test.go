@@ -16,7 +16,6 @@ import (
 	"github.com/cellrate/cellrate/internal/bound"
 	"github.com/cellrate/cellrate/internal/race"
 	"github.com/cellrate/cellrate/limit"
-	"github.com/cellrate/cellrate/packed64"
 )
 
 // Test parameters: a bucket of 10 tokens per ms, burst 5 (a token takes
@@ -112,9 +111,14 @@ type model struct {
 
 func newModel(tb *Table) *model {
 	// A kind of its own: the same parameters, a HighWater of its own.
-	k := *tb.k
-	k.hw = packed64.HighWater{}
-	return &model{k: &k, words: map[string]uint64{}}
+	k, err := newBucketKind(tEvents, tPeriod, tBurst)
+	if tb.k.window {
+		k, err = newWindowKind(tLimit, tWindow)
+	}
+	if err != nil {
+		panic(err)
+	}
+	return &model{k: k, words: map[string]uint64{}}
 }
 
 func (m *model) step(key string, now, n int64) (limit.Result, error) {
