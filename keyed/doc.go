@@ -10,20 +10,24 @@
 // and its limiter's state, a package packed64 word (a token bucket or a
 // sliding-window counter, with one parameter set per table). Claiming a
 // slot, deciding on it and giving it to another key are compare-and-swaps
-// of the whole pair, so each is atomic with the state. A key lives only in
-// its group, found from its hash (hash/maphash under a seed made at random
-// for each table, so keys chosen by a client cannot be aimed at one
-// group); a decision on a key already there loads at most four slots of
-// one cache line, steps the word and writes the pair back (a denial
-// writes nothing).
+// of the whole pair, so each is atomic with the state.
 //
-// A key is its hash: two keys with the same 63-bit tag in the same group
-// share a limiter. The tag holds the hash's low 63 bits and the group comes
-// from its high bits, so for a table of G groups a key shares its limiter
-// with one of the at most three other keys of its group with probability
-// at most 3*G/2^63 (about 1e-13 for G = 2^18, a million slots), and among
-// N distinct keys ever used, some two share with probability below
-// N^2/2^64.
+// A key may live in two groups, both found from its hash (hash/maphash
+// under a seed made at random for each table, so keys chosen by a client
+// cannot be aimed at one group): its first group, tried first, and a
+// second. A new key takes a free slot in whichever of the two has more,
+// so groups fill evenly and few keys land in their second group. A
+// decision on a key in its first group loads at most four slots of one
+// cache line, steps the word and writes the pair back (a denial writes
+// nothing); a key in its second group, or a new key, reads a second line.
+//
+// A key is its hash: two keys with the same tag share a limiter. The tag
+// is the hash's low 63 bits; the first group comes from its high bits and
+// the second from its low bits, so two keys meet in a group only if their
+// hashes agree in about log2(G) bits, G the number of groups. A key shares
+// its limiter with one of the at most seven other keys of its two groups
+// with probability about 7*G/2^63 (2e-13 for a million slots), and among N
+// distinct keys ever used, some two share with probability below N^2/2^64.
 //
 // # Eviction without loss
 //
@@ -40,8 +44,9 @@
 // Times can arrive stale and out of order; a slot idle at one caller's now
 // is not at an earlier now. So each group keeps a mark: when a slot is
 // taken from a key, the mark rises to the time from which that key was
-// idle (the taker's now, if it was not idle), and a key starting afresh in
-// the group admits nothing before the mark (RetryAfter says until when).
+// idle (the taker's now, if it was not idle), and a key starting afresh
+// admits nothing before the later mark of its two groups (RetryAfter says
+// until when).
 // Under a clock that only moves forward a new key is never before its
 // group's mark.
 //
