@@ -108,4 +108,3 @@ func TestKeyedAttack(t *testing.T) {
 }
 
 func frac(a, b int64) float64 { return float64(a) / float64(max(b, 1)) }
-
