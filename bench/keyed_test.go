@@ -5,8 +5,8 @@ import (
 	"hash/maphash"
 	"math/rand/v2"
 	"runtime"
+	"sync/atomic"
 	"testing"
-	"time"
 
 	"github.com/cellrate/cellrate/gcra"
 	"github.com/cellrate/cellrate/keyed"
@@ -37,115 +37,109 @@ func keysOf(n int) []string {
 	return keys
 }
 
-// draw is a goroutine's uniform draw of key indexes (xorshift: a few ns).
-type draw struct{ x uint64 }
-
-func (d *draw) next(n int) int {
-	d.x ^= d.x << 13
-	d.x ^= d.x >> 7
-	d.x ^= d.x << 17
-	return int((d.x >> 32) * uint64(n) >> 32)
-}
-
-// runKeyed times op on keys drawn uniformly, from 1 goroutine or from
-// RunParallel's GOMAXPROCS goroutines.
-func runKeyed(b *testing.B, g int, keys []string, op func(key string, now int64) bool) {
-	b.ReportAllocs()
-	if g == 1 {
-		d := draw{x: 88172645463325252}
-		for i := range b.N {
-			op(keys[d.next(len(keys))], int64(i)*100)
+// drawOp turns an op on a key and a time into run's op: run gives each
+// goroutine a state starting at 0, which holds its number (high bits, set
+// on first use) and its call count; the key is a uniform draw from keys
+// (splitmix64 of the state), the time moves 100ns per call.
+func drawOp(keys []string, op func(key string, now int64) bool) func(*int64) bool {
+	var goroutine atomic.Int64
+	return func(t *int64) bool {
+		if *t == 0 {
+			*t = goroutine.Add(1) << 40
 		}
-		return
+		*t++
+		x := uint64(*t) * 0x9E3779B97F4A7C15
+		x = (x ^ x>>30) * 0xBF58476D1CE4E5B9
+		x = (x ^ x>>27) * 0x94D049BB133111EB
+		x ^= x >> 31
+		return op(keys[(x>>32)*uint64(len(keys))>>32], (*t&(1<<40-1))*step)
 	}
-	var seed uint64
-	b.RunParallel(func(pb *testing.PB) {
-		seed++ // RunParallel starts its goroutines one after another
-		d := draw{x: 88172645463325252 + seed*0x9E3779B97F4A7C15}
-		for i := int64(0); pb.Next(); i++ {
-			op(keys[d.next(len(keys))], i*100)
-		}
-	})
 }
 
 // BenchmarkKeyed: one decision for a key drawn from 1,000 or 1,000,000,
-// each limiter reading the real clock, every key inserted beforehand.
+// each limiter reading the real clock as it does by default, every key
+// decided on once beforehand. One limiter serves every goroutine count.
 func BenchmarkKeyed(b *testing.B) {
 	for _, n := range keyCounts {
 		keys := keysOf(n)
 		for _, im := range KeyedImpls() {
-			for _, g := range []int{1, runtime.GOMAXPROCS(0)} {
-				b.Run(fmt.Sprintf("keys=%d/impl=%s/g=%d", n, im.Name, g), func(b *testing.B) {
-					l := im.New(n)
-					for _, k := range keys {
-						l.Allow(k)
+			var l KeyedLimiter
+			for _, g := range goroutines() {
+				b.Run(fmt.Sprintf("keys=%d/%s/g=%d", n, im.Name, g), func(b *testing.B) {
+					if l == nil {
+						l = im.New(n)
+						for _, k := range keys {
+							l.Allow(k)
+						}
+						b.ResetTimer()
 					}
-					b.ResetTimer()
-					runKeyed(b, g, keys, func(k string, _ int64) bool { return l.Allow(k) })
+					b.ReportMetric(100*run(b, g, drawOp(keys, func(k string, _ int64) bool { return l.Allow(k) })), "admit%")
 				})
 			}
+			l = nil
+			runtime.GC()
 		}
 	}
 }
 
 // BenchmarkKeyedAt: keyed's AllowAt on injected time against its floor,
-// a single gcra limiter's AllowAt plus hashing the key (the draw is in
-// both).
+// one gcra limiter's AllowAt plus hashing the key (the draw is in both).
 func BenchmarkKeyedAt(b *testing.B) {
 	for _, n := range keyCounts {
 		keys := keysOf(n)
-		for _, g := range []int{1, runtime.GOMAXPROCS(0)} {
-			b.Run(fmt.Sprintf("keys=%d/impl=keyed/g=%d", n, g), func(b *testing.B) {
-				t, err := keyed.New(KeyedEvents, KeyedPeriod, KeyedEvents, keyed.WithCapacity(KeyedCapacity(n)))
-				if err != nil {
-					b.Fatal(err)
-				}
-				for _, k := range keys {
-					t.AllowAt(k, 0)
-				}
-				b.ResetTimer()
-				runKeyed(b, g, keys, t.AllowAt)
+		t, err := keyed.New(KeyedEvents, KeyedPeriod, KeyedEvents, keyed.WithCapacity(KeyedCapacity(n)))
+		if err != nil {
+			b.Fatal(err)
+		}
+		for _, k := range keys {
+			t.AllowAt(k, 0)
+		}
+		for _, g := range goroutines() {
+			b.Run(fmt.Sprintf("keys=%d/keyed/g=%d", n, g), func(b *testing.B) {
+				b.ReportMetric(100*run(b, g, drawOp(keys, t.AllowAt)), "admit%")
 			})
-			b.Run(fmt.Sprintf("keys=%d/impl=gcra+maphash/g=%d", n, g), func(b *testing.B) {
+			b.Run(fmt.Sprintf("keys=%d/gcra+maphash/g=%d", n, g), func(b *testing.B) {
 				l, err := gcra.New(KeyedEvents, KeyedPeriod, KeyedEvents)
 				if err != nil {
 					b.Fatal(err)
 				}
 				seed := maphash.MakeSeed()
-				var sink uint64
-				runKeyed(b, g, keys, func(k string, now int64) bool {
-					sink += maphash.String(seed, k)
+				var sink atomic.Uint64
+				var local uint64
+				b.ReportMetric(100*run(b, g, drawOp(keys, func(k string, now int64) bool {
+					local += maphash.String(seed, k)
 					return l.AllowAt(now)
-				})
-				_ = sink
+				})), "admit%")
+				sink.Store(local)
 			})
 		}
 	}
 }
 
-// BenchmarkKeyedMemory reports the live heap each limiter holds after one
-// decision on each of a million keys, per key (the keys' own strings,
-// allocated before, excluded), as B/key.
-func BenchmarkKeyedMemory(b *testing.B) {
+// TestKeyedBytesPerKey logs the live heap each keyed limiter holds after
+// one decision on each of a million keys, per key (the keys' own strings,
+// allocated before, excluded). It takes tens of seconds: not with -short.
+func TestKeyedBytesPerKey(t *testing.T) {
+	if testing.Short() {
+		t.Skip("a million keys per limiter")
+	}
 	const n = 1000000
 	keys := keysOf(n)
 	for _, im := range KeyedImpls() {
-		b.Run("impl="+im.Name, func(b *testing.B) {
-			var before, after runtime.MemStats
-			runtime.GC()
-			runtime.ReadMemStats(&before)
-			l := im.New(n)
-			for _, k := range keys {
-				l.Allow(k)
-			}
-			runtime.GC()
-			runtime.ReadMemStats(&after)
-			runtime.KeepAlive(l)
-			for range b.N {
-			}
-			b.ReportMetric(float64(int64(after.HeapAlloc)-int64(before.HeapAlloc))/n, "B/key")
-			b.ReportMetric(0, "ns/op")
-		})
+		var before, after runtime.MemStats
+		runtime.GC()
+		runtime.ReadMemStats(&before)
+		l := im.New(n)
+		for _, k := range keys {
+			l.Allow(k)
+		}
+		runtime.GC()
+		runtime.ReadMemStats(&after)
+		runtime.KeepAlive(l)
+		bpk := float64(int64(after.HeapAlloc)-int64(before.HeapAlloc)) / n
+		t.Logf("%-16s %6.1f B/key", im.Name, bpk)
+		if im.Name == "keyed" && bpk > 24 {
+			t.Errorf("keyed holds %.1f bytes a key, more than 24", bpk)
+		}
 	}
-	time.Sleep(0)
 }

@@ -2,7 +2,7 @@
 // and writes what they found: a ratio table on standard output, and in the
 // output directory a Markdown report (README.md), the raw benchmark output
 // (bench.txt, for benchstat) and charts of ns/op per implementation and
-// goroutine count (limiters.svg, primitives.svg).
+// goroutine count (limiters.svg, primitives.svg, keyed.svg).
 //
 // The report is written into a fresh hidden directory beside the output
 // directory and moved into its place only once every file is written: a
