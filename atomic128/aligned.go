@@ -1,6 +1,7 @@
 package atomic128
 
 import (
+	"sync/atomic"
 	"unsafe"
 
 	"github.com/cellrate/cellrate/internal/path128"
@@ -51,6 +52,18 @@ func CompareAndSwapAligned(p *[2]uint64, old1, old2, new1, new2 uint64) (swapped
 	}
 	raceAcquire(p)
 	return swapped
+}
+
+// LoadFirstAligned atomically loads the first word of the pair at p, which
+// must be 16-byte aligned: the value that word held at some instant (every
+// path writes each word of a pair single-copy atomically), not necessarily
+// with the second word of that instant. It is a filter before
+// LoadAligned, for a caller scanning many pairs for one first word: a plain
+// 64-bit atomic load, inlined, where a 16-byte one is a call. It orders
+// nothing, as far as the race detector knows: read the pair with
+// LoadAligned before using anything it publishes.
+func LoadFirstAligned(p *[2]uint64) uint64 {
+	return atomic.LoadUint64(&p[0])
 }
 
 func checkAligned(p *[2]uint64) {

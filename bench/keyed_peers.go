@@ -14,6 +14,7 @@ import (
 	"golang.org/x/time/rate"
 
 	"github.com/cellrate/cellrate/keyed"
+	"github.com/cellrate/cellrate/nanotime"
 )
 
 // A KeyedLimiter decides for one key at the real clock, as each library
@@ -41,6 +42,7 @@ func KeyedImpls() []KeyedImpl {
 	return []KeyedImpl{
 		{"keyed", newKeyed},
 		{"keyed-window", newKeyedWindow},
+		{"keyed-coarse", newKeyedCoarse},
 		{"syncmap-xrate", func(int) KeyedLimiter { return &syncMapRate{} }},
 		{"mutexmap-xrate", func(int) KeyedLimiter { return &mutexMapRate{m: map[string]*rate.Limiter{}} }},
 		{"sethvargo", newSethvargo},
@@ -53,6 +55,18 @@ func KeyedImpls() []KeyedImpl {
 // KeyedCapacity is the table size keyed is given for keys: 5/4 slots a
 // key, 22.5 bytes a key.
 func KeyedCapacity(keys int) int { return keys * 5 / 4 }
+
+// coarse is the cached clock keyed-coarse reads (1ms resolution).
+var coarse nanotime.Coarse
+
+// newKeyedCoarse is keyed reading nanotime.Coarse instead of nanotime.Now.
+func newKeyedCoarse(keys int) KeyedLimiter {
+	t, err := keyed.New(KeyedEvents, KeyedPeriod, KeyedEvents, keyed.WithCapacity(KeyedCapacity(keys)), keyed.WithClock(coarse.Now))
+	if err != nil {
+		panic(err)
+	}
+	return keyedTable{t}
+}
 
 type keyedTable struct{ t *keyed.Table }
 

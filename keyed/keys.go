@@ -18,8 +18,7 @@ func (t *Table) Allow(key string) bool { return t.AllowAt(key, t.clock()) }
 // AllowAt reports whether one unit may be taken for key at now, and takes
 // it if so.
 func (t *Table) AllowAt(key string, now int64) bool {
-	r, _ := t.decide(maphash.String(t.seed, key), now, 1, true)
-	return r.OK
+	return t.allow1(maphash.String(t.seed, key), now)
 }
 
 // AllowN is AllowNAt at the clock's now.
@@ -41,8 +40,7 @@ func (t *Table) AllowBytes(key []byte) bool { return t.AllowBytesAt(key, t.clock
 
 // AllowBytesAt is AllowAt for a key given as bytes.
 func (t *Table) AllowBytesAt(key []byte, now int64) bool {
-	r, _ := t.decide(maphash.Bytes(t.seed, key), now, 1, true)
-	return r.OK
+	return t.allow1(maphash.Bytes(t.seed, key), now)
 }
 
 // AllowNBytes is AllowN for a key given as bytes.
@@ -60,8 +58,7 @@ func (t *Table) AllowUint64(key uint64) bool { return t.AllowUint64At(key, t.clo
 
 // AllowUint64At is AllowAt for a numeric key.
 func (t *Table) AllowUint64At(key uint64, now int64) bool {
-	r, _ := t.decide(t.hash64(key), now, 1, true)
-	return r.OK
+	return t.allow1(t.hash64(key), now)
 }
 
 // AllowNUint64 is AllowN for a numeric key.
@@ -83,8 +80,7 @@ func (t *Table) AllowAddr(addr netip.Addr) bool { return t.AllowAddrAt(addr, t.c
 
 // AllowAddrAt is AllowAt for a client address (see AllowAddr).
 func (t *Table) AllowAddrAt(addr netip.Addr, now int64) bool {
-	r, _ := t.decide(t.hashAddr(addr), now, 1, true)
-	return r.OK
+	return t.allow1(t.hashAddr(addr), now)
 }
 
 // AllowNAddr is AllowN for a client address (see AllowAddr).

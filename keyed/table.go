@@ -290,6 +290,42 @@ func (p *probe) groupOf(i int) uint64 {
 // nothing: the later of their marks.
 func (p *probe) floor() int64 { return max(p.t.mark(p.g1), p.t.mark(p.g2)) }
 
+// allow1 decides one unit for the key hashing to h. Its fast path is a
+// key with a state in one of its groups, decided by one attempt of the
+// cell's load, step and compare-and-swap (the same step as decide's);
+// everything else goes to decide.
+func (t *Table) allow1(h uint64, now int64) bool {
+	tag := tagOf(h)
+	g := t.group(h)
+	for range 2 {
+		grp := (*[groupSlots]slot)(t.slots[g*groupSlots:])
+		for i := range grp {
+			p := &grp[i]
+			if atomic128.LoadFirstAligned(p) != tag {
+				continue
+			}
+			tg, w := atomic128.LoadAligned(p)
+			if tg != tag || w == 0 {
+				break
+			}
+			next, ok := t.k.stepOne(w, now, t.k.ref())
+			if !ok {
+				t.denied.Add(1)
+				return false
+			}
+			t.k.raise(now)
+			if atomic128.CompareAndSwapAligned(p, tag, w, tag, next) {
+				t.admitted.Add(1)
+				return true
+			}
+			break
+		}
+		g = t.group2(h, g)
+	}
+	r, _ := t.decide(h, now, 1, true)
+	return r.OK
+}
+
 // decide runs one decision for the key hashing to h. With one (n = 1),
 // only the Result's OK is set.
 func (t *Table) decide(h uint64, now, n int64, one bool) (limit.Result, error) {
@@ -306,6 +342,9 @@ func (t *Table) decide(h uint64, now, n int64, one bool) (limit.Result, error) {
 	for ; ; spin.Wait() {
 		// The common case: the key is in its first group's line.
 		for i := range grp {
+			if atomic128.LoadFirstAligned(&grp[i]) != tag {
+				continue
+			}
 			if tg, w := atomic128.LoadAligned(&grp[i]); tg == tag {
 				if r, err, done := t.run(&grp[i], tag, w, now, n, h, one); done {
 					return t.count(r, err)
@@ -316,6 +355,9 @@ func (t *Table) decide(h uint64, now, n int64, one bool) (limit.Result, error) {
 		{
 			p := t.probe(h)
 			for i := groupSlots; i < len(p.s); i++ {
+				if atomic128.LoadFirstAligned(p.s[i]) != tag {
+					continue
+				}
 				if tg, w := atomic128.LoadAligned(p.s[i]); tg == tag {
 					if r, err, done := t.run(p.s[i], tag, w, now, n, h, one); done {
 						return t.count(r, err)

@@ -69,7 +69,7 @@ var sections = []section{
 		title: "Keyed limiters",
 		intro: "One decision for a key drawn uniformly from `keys` random 16-byte strings, every key decided on once before " +
 			"the timing, 100 per second with bursts of 100 per key. `Keyed` reads each implementation's own clock: " +
-			"cellrate's `keyed` table (bucket and window, 5/4 slots a key) against a `sync.Map` and a mutex map of " +
+			"cellrate's `keyed` table (bucket and window, 5/4 slots a key; `keyed-coarse` reads nanotime.Coarse) against a `sync.Map` and a mutex map of " +
 			"x/time/rate limiters, sethvargo/go-limiter's memorystore, go-chi/httprate's local counter, ulule/limiter's " +
 			"memory store and seed 003's HoldUp design. `KeyedAt` passes a time moving 100ns per call, against one gcra " +
 			"limiter's `AllowAt` plus hashing the key (the floor of a keyed decision).",
