@@ -60,7 +60,8 @@ type config struct {
 }
 
 // WithCapacity sets the number of slots, which is the most keys the table
-// holds at once: at least 4, at most 2^40, rounded up to a multiple of 4.
+// holds at once: at least 4, at most 2^40 (2^24 on 32-bit targets),
+// rounded up to a multiple of 4.
 func WithCapacity(keys int) Option {
 	return func(c *config) {
 		c.slots, c.slotsErr = int64(keys), nil
@@ -83,7 +84,9 @@ func WithMemory(bytes int64) Option {
 	}
 }
 
-const maxSlots = 1 << 40
+// maxSlots is the most slots a table takes: 2^40 (18 TiB), or 2^24 on
+// 32-bit targets.
+const maxSlots = 1 << (24 + 16*(^uint(0)>>63))
 
 // WithPolicy sets what a new key does when its group holds no idle slot
 // (default EvictLeastLoss).
