@@ -224,9 +224,8 @@ func liveSlots(tb *Table) int64 {
 }
 
 type use struct {
-	key     string
-	at, n   int64
-	evicted bool
+	key   string
+	at, n int64
 }
 
 // schedule returns ops decisions on keys with times of the given shape.
