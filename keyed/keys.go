@@ -93,6 +93,17 @@ func (t *Table) AllowNAddrAt(addr netip.Addr, now, n int64) (limit.Result, error
 	return t.decide(t.hashAddr(addr), now, n, false)
 }
 
+// Remaining is RemainingAt at the clock's now.
+func (t *Table) Remaining(key string) int64 { return t.RemainingAt(key, t.clock()) }
+
+// RemainingAt returns the whole units key could take at now: its
+// limiter's Remaining, the burst (or limit) for a key the table does not
+// hold. It changes nothing and is not counted in Stats.
+func (t *Table) RemainingAt(key string, now int64) int64 {
+	r, _ := t.look(maphash.String(t.seed, key), now, 0, false)
+	return r.Remaining
+}
+
 func (t *Table) hash64(key uint64) uint64 {
 	var b [8]byte
 	binary.LittleEndian.PutUint64(b[:], key)

@@ -329,9 +329,14 @@ func (t *Table) allow1(h uint64, now int64) bool {
 	return r.OK
 }
 
-// decide runs one decision for the key hashing to h. With one (n = 1),
-// only the Result's OK is set.
+// decide runs one decision for the key hashing to h and counts it. With
+// one (n = 1), only the Result's OK is set.
 func (t *Table) decide(h uint64, now, n int64, one bool) (limit.Result, error) {
+	return t.count(t.look(h, now, n, one))
+}
+
+// look is decide without counting the decision.
+func (t *Table) look(h uint64, now, n int64, one bool) (limit.Result, error) {
 	if n < 0 {
 		return limit.Result{RetryAfter: limit.Never}, limit.ErrNegativeCost
 	}
@@ -350,7 +355,7 @@ func (t *Table) decide(h uint64, now, n int64, one bool) (limit.Result, error) {
 			}
 			if tg, w := atomic128.LoadAligned(&grp[i]); tg == tag {
 				if r, err, done := t.run(&grp[i], tag, w, now, n, h, one); done {
-					return t.count(r, err)
+					return r, err
 				}
 				goto again
 			}
@@ -363,13 +368,13 @@ func (t *Table) decide(h uint64, now, n int64, one bool) (limit.Result, error) {
 				}
 				if tg, w := atomic128.LoadAligned(p.s[i]); tg == tag {
 					if r, err, done := t.run(p.s[i], tag, w, now, n, h, one); done {
-						return t.count(r, err)
+						return r, err
 					}
 					goto again
 				}
 			}
 			if r, err, done := t.insert(&p, now, n); done {
-				return t.count(r, err)
+				return r, err
 			}
 		}
 	again:

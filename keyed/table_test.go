@@ -599,6 +599,23 @@ func TestKeyForms(t *testing.T) {
 	}
 }
 
+func TestRemaining(t *testing.T) {
+	kinds(t, func(t *testing.T, mk func(...Option) *Table) {
+		now := int64(1 << 40)
+		tb := mk(WithCapacity(8), WithClock(func() int64 { return now }))
+		if r := tb.Remaining("a"); r != tb.Burst() {
+			t.Fatalf("a new key has %d, want %d", r, tb.Burst())
+		}
+		tb.AllowNAt("a", now, 2)
+		if r := tb.RemainingAt("a", now); r != tb.Burst()-2 {
+			t.Fatalf("after taking 2: %d", r)
+		}
+		if s := tb.Stats(); s.Admitted != 1 || s.Denied != 0 || s.Keys != 1 {
+			t.Fatalf("queries counted or stored: %+v", s)
+		}
+	})
+}
+
 func TestRefuseRetryAfter(t *testing.T) {
 	tb := newBucketTable(t, WithCapacity(4), WithPolicy(Refuse))
 	const now = 1 << 40
