@@ -154,8 +154,9 @@ func Attack(tb *keyed.Table, own []limit.Limiter, attackKeys uint64, attackers i
 				continue
 			}
 			next[i] += int64(every)
-			got := tb.AllowUint64At(uint64(i), now)
-			want := o.AllowAt(now)
+			at := nanotime.Now() // the time of this request, as Allow reads it
+			got := tb.AllowUint64At(uint64(i), at)
+			want := o.AllowAt(at)
 			rep.Good++
 			switch {
 			case got && !want:
