@@ -57,8 +57,15 @@ const (
 	minToken  = 256 // ns a token takes to refill, at least
 )
 
-// ref returns the reference time for unwrapping a word loaded before the call.
-func (k *kind) ref() int64 { return k.hw.Ref(k.slack) }
+// ref returns the reference time for unwrapping a word loaded before the
+// call: the HighWater mark plus the slack, saturated at the top of time
+// (where the sum would wrap to the bottom and misread every word).
+func (k *kind) ref() int64 {
+	if h := k.hw.Ref(0); h <= math.MaxInt64-k.slack {
+		return h + k.slack
+	}
+	return math.MaxInt64
+}
 
 // step is the limiter's pure step on word w at now.
 func (k *kind) step(w uint64, now, ref, n int64) (uint64, limit.Result, error) {
@@ -95,7 +102,8 @@ func (k *kind) burst() int64 {
 const never = math.MinInt64
 
 // idle returns the time (ns) from which word w is the same as no entry:
-// a full bucket, an empty window; never if it is at every time. The
+// a full bucket, an empty window; never if it is at every time, and
+// math.MaxInt64 if not within int64 time. The
 // decisions of a fresh word and of w agree at every now at or after it.
 func (k *kind) idle(w uint64, ref int64) int64 {
 	refU := ref >> k.shift
@@ -104,9 +112,9 @@ func (k *kind) idle(w uint64, ref int64) int64 {
 		if s.Prev|s.Cur == 0 {
 			return never
 		}
-		end := k.unwrap(s.Start, refU) + k.wu // the end of the window after Prev
+		end := addSat(k.unwrap(s.Start, refU), k.wu) // the end of the window after Prev
 		if s.Cur != 0 {
-			end += k.wu
+			end = addSat(end, k.wu)
 		}
 		return k.ns(end)
 	}
@@ -114,7 +122,7 @@ func (k *kind) idle(w uint64, ref int64) int64 {
 	if s.Deficit == 0 {
 		return never
 	}
-	return k.ns(k.unwrap(s.Time, refU) + int64(s.Deficit))
+	return k.ns(addSat(k.unwrap(s.Time, refU), int64(s.Deficit)))
 }
 
 // loss returns what dropping word w at now forgives its key, given that it
@@ -124,14 +132,14 @@ func (k *kind) loss(w uint64, now, ref int64) uint64 {
 	u, refU := now>>k.shift, ref>>k.shift
 	if k.window {
 		s := packed64.UnpackWindow(packed64.WindowWord(w))
-		if e := u - k.unwrap(s.Start, refU); e >= k.wu && e < 2*k.wu {
+		if st := k.unwrap(s.Start, refU); u >= st && uint64(u)-uint64(st) >= uint64(k.wu) && uint64(u)-uint64(st) < 2*uint64(k.wu) {
 			return s.Cur // now is in the window after Cur's: Prev is no longer counted
 		}
 		return s.Prev + s.Cur
 	}
 	s := packed64.UnpackBucket(packed64.BucketWord(w))
-	z := k.unwrap(s.Time, refU) + int64(s.Deficit)
-	d := uint64(z - u) // units lacking at now: z is after now
+	z := addSat(k.unwrap(s.Time, refU), int64(s.Deficit))
+	d := uint64(z) - uint64(u) // units lacking at now: z is after now
 	// tokens = ceil(d * 2^shift * events / period), in 128 bits
 	hi, lo := bits.Mul64(d, k.events)
 	if k.shift != 0 {
@@ -148,6 +156,14 @@ func (k *kind) loss(w uint64, now, ref int64) uint64 {
 		q++
 	}
 	return q
+}
+
+// addSat returns a + b for b >= 0, saturated at math.MaxInt64.
+func addSat(a, b int64) int64 {
+	if a > math.MaxInt64-b {
+		return math.MaxInt64
+	}
+	return a + b
 }
 
 // unwrap returns the latest unit count at or before refU whose low bits

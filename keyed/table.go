@@ -2,6 +2,7 @@ package keyed
 
 import (
 	"errors"
+	"math"
 	"hash/maphash"
 	"math/bits"
 	"sync/atomic"
@@ -428,7 +429,12 @@ func notBefore(m, now, n int64) limit.Result {
 	if n == 0 {
 		return limit.Result{OK: true}
 	}
-	return limit.Result{RetryAfter: m - now}
+	return limit.Result{RetryAfter: until(m, now)}
+}
+
+// until returns at - now, for at after now, saturated at limit.Never.
+func until(at, now int64) int64 {
+	return int64(min(uint64(at)-uint64(now), uint64(limit.Never)))
 }
 
 func (t *Table) count(r limit.Result, err error) (limit.Result, error) {
@@ -495,7 +501,7 @@ func (t *Table) insert(p *probe, now, n int64) (limit.Result, error, bool) {
 		default:
 			idles[i] = t.k.idle(words[i], ref)
 			classes[i] = lossy
-			if now >= idles[i] {
+			if now >= idles[i] && idles[i] != math.MaxInt64 {
 				classes[i] = idle
 			}
 		}
@@ -504,12 +510,12 @@ func (t *Table) insert(p *probe, now, n int64) (limit.Result, error, bool) {
 		}
 	}
 	victim, class, loss, mark := 0, none, uint64(0), int64(never)
-	retry := int64(limit.Never)
+	retry, held := int64(limit.Never), false
 	for i := range p.s {
 		c := classes[i]
 		switch {
 		case c == lossy:
-			retry = min(retry, idles[i]-now)
+			retry, held = min(retry, until(idles[i], now)), true
 			if t.policy == EvictLeastLoss && class <= lossy {
 				if l := t.k.loss(words[i], now, ref); class == none || l < loss {
 					victim, class, loss, mark = i, lossy, l, now
@@ -523,7 +529,7 @@ func (t *Table) insert(p *probe, now, n int64) (limit.Result, error, bool) {
 		}
 	}
 	switch {
-	case class == none && retry == limit.Never:
+	case class == none && !held:
 		return limit.Result{}, nil, false // every slot is a pending claim
 	case class == none:
 		t.refusals.Add(1)

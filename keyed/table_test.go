@@ -655,21 +655,52 @@ func TestEvictLeastLoss(t *testing.T) {
 	}
 }
 
-// TestEndsOfTime: decisions at the ends of int64 time neither panic nor
-// admit beyond the burst.
+// TestEndsOfTime: at each end of int64 time, keys that take their whole
+// burst are not idle (Refuse keeps a fifth key out of four slots) and get
+// nothing more at that time.
 func TestEndsOfTime(t *testing.T) {
 	kinds(t, func(t *testing.T, mk func(...Option) *Table) {
-		tb := mk(WithCapacity(4))
 		for _, now := range []int64{math.MinInt64, math.MinInt64 + 1, -1, 0, math.MaxInt64 - 1, math.MaxInt64} {
-			n := 0
-			for i := range 20 {
-				if tb.AllowAt(fmt.Sprint(i%6), now) {
-					n++
+			tb := mk(WithCapacity(4), WithPolicy(Refuse))
+			for i := range 4 {
+				if r, err := tb.AllowNAt(fmt.Sprint(i), now, tb.Burst()); !r.OK || err != nil {
+					t.Fatalf("at %d: key %d denied its burst: %+v %v", now, i, r, err)
 				}
 			}
-			if n > 6*int(tb.Burst()) {
-				t.Fatalf("at %d admitted %d", now, n)
+			if r, err := tb.AllowNAt("fifth", now, 1); r.OK || err != ErrFull {
+				t.Fatalf("at %d: a fifth key got %+v %v, want ErrFull", now, r, err)
 			}
+			for i := range 4 {
+				if tb.AllowAt(fmt.Sprint(i), now) {
+					t.Fatalf("at %d: key %d admitted beyond its burst", now, i)
+				}
+			}
+		}
+	})
+}
+
+// TestRetryAfterAtTheEndsOfTime: a key new to a group whose mark is near
+// the top of time, at a now near the bottom, waits limit.Never, not a
+// wrapped negative time.
+func TestRetryAfterAtTheEndsOfTime(t *testing.T) {
+	kinds(t, func(t *testing.T, mk func(...Option) *Table) {
+		tb := mk(WithCapacity(4))
+		for i := range 4 {
+			tb.AllowNAt(fmt.Sprint(i), math.MaxInt64-1, tb.Burst())
+		}
+		tb.AllowAt("evictor", math.MaxInt64-1) // a lossy eviction: the mark is at MaxInt64-1
+		var evicted string
+		for i := range 4 {
+			if tb.RemainingAt(fmt.Sprint(i), math.MaxInt64-1) == tb.Burst() {
+				evicted = fmt.Sprint(i)
+			}
+		}
+		if evicted == "" {
+			t.Fatal("no key was evicted")
+		}
+		r, err := tb.AllowNAt(evicted, math.MinInt64, 1)
+		if err != nil || r.OK || r.RetryAfter != limit.Never {
+			t.Fatalf("got %+v %v, want a denial until Never", r, err)
 		}
 	})
 }
