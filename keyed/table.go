@@ -2,8 +2,8 @@ package keyed
 
 import (
 	"errors"
-	"math"
 	"hash/maphash"
+	"math"
 	"math/bits"
 	"sync/atomic"
 	"time"
