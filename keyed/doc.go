@@ -46,9 +46,9 @@
 // taken from a key, the mark rises to the time from which that key was
 // idle (the taker's now, if it was not idle), and a key starting afresh
 // admits nothing before the later mark of its two groups (RetryAfter says
-// until when).
-// Under a clock that only moves forward a new key is never before its
-// group's mark.
+// until when). Under one clock that only moves forward, read when each
+// request is decided, a new key is never before its groups' marks; a
+// caller that decides on a time read long before can see such denials.
 //
 // # The bound
 //
@@ -73,10 +73,30 @@
 // A new key is placed in two steps (claim, then settle) so that concurrent
 // first decisions on one key never leave it in two slots; see the code.
 //
+// # Memory
+//
+// SlotBytes (18) a slot: its 16 bytes and a share of its group's mark, in
+// memory allocated once by New, plus at most 64 bytes of alignment. Groups
+// fill unevenly, so a table holds its capacity of keys only while most of
+// them are idle; a table of 5/4 slots a key (22.5 bytes a key) placed a
+// million busy random keys with a few lossy evictions in our runs.
+//
+// # Ends of time
+//
+// Times at the ends of int64 are decided as packed64 decides them. A word
+// idle only after math.MaxInt64 is never idle (never reused losslessly),
+// and every wait (RetryAfter) saturates at limit.Never.
+//
 // # Keys
 //
 // Strings, []byte (without allocating), uint64 and netip.Addr, the last
 // grouping IPv6 clients by prefix (/64 unless WithIPv6Prefix sets another).
+// AllowAt and its forms take one unit on a fast path; AllowNAt takes n
+// and returns packed64's Result. RemainingAt reads without deciding.
+//
+// There is no Reserve or Wait: a reservation would hold a slot's state in
+// debt past what eviction can account for, and the table is for deciding
+// at the door.
 //
 // Time is int64 nanoseconds on a fixed-origin clock (package nanotime);
 // each method has an ...At form taking now, and the plain form reads the
