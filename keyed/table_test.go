@@ -756,3 +756,25 @@ func TestClock(t *testing.T) {
 
 // addr returns p's address, for alignment checks.
 func addr(p *slot) uintptr { return uintptr(unsafe.Pointer(p)) }
+
+// TestFill: busy keys (none idle) placed into a table of 5/4 slots a key:
+// how many find both groups full. Logged; the doc quotes it.
+func TestFill(t *testing.T) {
+	n := 1000000
+	if testing.Short() || race.Enabled {
+		n = 20000
+	}
+	tb := newBucketTable(t, WithCapacity(n*5/4), WithPolicy(Refuse))
+	const now = 1 << 40
+	refused := 0
+	for i := range n {
+		if _, err := tb.AllowNUint64At(uint64(i), now, 1); err == ErrFull {
+			refused++
+		}
+	}
+	s := tb.Stats()
+	t.Logf("%d busy keys in %d slots: %d refused (%.3g), %d placed", n, tb.Capacity(), refused, float64(refused)/float64(n), s.Keys)
+	if s.Keys+int64(refused) != int64(n) {
+		t.Fatalf("%+v", s)
+	}
+}
