@@ -4,7 +4,7 @@ import (
 	"sync/atomic"
 	"unsafe"
 
-	"github.com/cellrate/cellrate/internal/path128"
+	"github.com/cellrate/cellrate/internal/race"
 )
 
 // LoadAligned and CompareAndSwapAligned are Uint64Pair's Load and
@@ -22,17 +22,15 @@ import (
 // LoadAligned atomically loads and returns the pair at p, which must be
 // 16-byte aligned.
 func LoadAligned(p *[2]uint64) (v1, v2 uint64) {
-	checkAligned(p)
-	switch path128.Active {
-	case primary:
-		v1, v2 = loadPrimary(p)
-	case secondary:
-		v1, v2 = loadSecondary(p)
-	default:
-		v1, v2 = fallbackLoad(p)
+	if uintptr(unsafe.Pointer(p))&15 != 0 {
+		misaligned()
 	}
-	raceAcquire(p)
-	return v1, v2
+	if race.Enabled {
+		v1, v2 = load(p)
+		raceAcquire(p)
+		return v1, v2
+	}
+	return load(p)
 }
 
 // CompareAndSwapAligned executes the compare-and-swap operation for the
@@ -40,18 +38,16 @@ func LoadAligned(p *[2]uint64) (v1, v2 uint64) {
 // stores new1, new2 and reports true; otherwise it leaves it unchanged and
 // reports false.
 func CompareAndSwapAligned(p *[2]uint64, old1, old2, new1, new2 uint64) (swapped bool) {
-	checkAligned(p)
-	raceReleaseMerge(p)
-	switch path128.Active {
-	case primary:
-		swapped = casPrimary(p, old1, old2, new1, new2)
-	case secondary:
-		swapped = casSecondary(p, old1, old2, new1, new2)
-	default:
-		swapped = fallbackCas(p, old1, old2, new1, new2)
+	if uintptr(unsafe.Pointer(p))&15 != 0 {
+		misaligned()
 	}
-	raceAcquire(p)
-	return swapped
+	if race.Enabled {
+		raceReleaseMerge(p)
+		swapped = cas(p, old1, old2, new1, new2)
+		raceAcquire(p)
+		return swapped
+	}
+	return cas(p, old1, old2, new1, new2)
 }
 
 // LoadFirstAligned atomically loads the first word of the pair at p, which
@@ -59,15 +55,14 @@ func CompareAndSwapAligned(p *[2]uint64, old1, old2, new1, new2 uint64) (swapped
 // path writes each word of a pair single-copy atomically), not necessarily
 // with the second word of that instant. It is a filter before
 // LoadAligned, for a caller scanning many pairs for one first word: a plain
-// 64-bit atomic load, inlined, where a 16-byte one is a call. It orders
-// nothing, as far as the race detector knows: read the pair with
-// LoadAligned before using anything it publishes.
+// 64-bit atomic load. It orders nothing, as far as the race detector
+// knows: read the pair with LoadAligned before using anything it
+// publishes.
 func LoadFirstAligned(p *[2]uint64) uint64 {
 	return atomic.LoadUint64(&p[0])
 }
 
-func checkAligned(p *[2]uint64) {
-	if uintptr(unsafe.Pointer(p))&15 != 0 {
-		panic("atomic128: pair not 16-byte aligned")
-	}
-}
+// misaligned is kept out of line so that the functions above inline.
+//
+//go:noinline
+func misaligned() { panic("atomic128: pair not 16-byte aligned") }

@@ -1,6 +1,9 @@
 package atomic128_test
 
 import (
+	"os/exec"
+	"runtime"
+	"strings"
 	"sync"
 	"testing"
 	"unsafe"
@@ -86,5 +89,29 @@ func TestAlignedNoLostUpdate(t *testing.T) {
 	}
 	if sum != G*N {
 		t.Fatalf("sum %d, want %d", sum, G*N)
+	}
+}
+
+// TestAlignedInline: LoadAligned, CompareAndSwapAligned and
+// LoadFirstAligned inline, as the methods do (see TestMethodsInline).
+func TestAlignedInline(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs go build")
+	}
+	if runtime.GOARCH != "amd64" && runtime.GOARCH != "arm64" {
+		t.Skip("no assembly on " + runtime.GOARCH)
+	}
+	goCmd, err := exec.LookPath("go")
+	if err != nil {
+		t.Skip("no go command on PATH")
+	}
+	out, err := exec.Command(goCmd, "build", "-gcflags=-m", ".").CombinedOutput()
+	if err != nil {
+		t.Fatalf("go build -gcflags=-m: %v\n%s", err, out)
+	}
+	for _, f := range []string{"LoadAligned", "CompareAndSwapAligned", "LoadFirstAligned"} {
+		if !strings.Contains(string(out), "can inline "+f+"\n") {
+			t.Errorf("%s does not inline:\n%s", f, out)
+		}
 	}
 }

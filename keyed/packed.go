@@ -30,7 +30,7 @@ type kind struct {
 }
 
 func newBucketKind(events int64, period time.Duration, burst int64) (*kind, error) {
-	p, err := packed64.NewBucketParams(events, period, burst, 0)
+	p, err := packed64.NewBucketParams(events, period, burst)
 	if err != nil {
 		return nil, err
 	}
@@ -39,7 +39,7 @@ func newBucketKind(events int64, period time.Duration, burst int64) (*kind, erro
 }
 
 func newWindowKind(limit int64, window time.Duration) (*kind, error) {
-	p, err := packed64.NewWindowParams(limit, window, 0)
+	p, err := packed64.NewWindowParams(limit, window)
 	if err != nil {
 		return nil, err
 	}
@@ -58,26 +58,33 @@ const (
 )
 
 // ref returns the reference time for unwrapping a word loaded before the
-// call: the HighWater mark plus the slack, saturated at the top of time
-// (where the sum would wrap to the bottom and misread every word).
-func (k *kind) ref() int64 {
-	if h := k.hw.Ref(0); h <= math.MaxInt64-k.slack {
-		return h + k.slack
-	}
-	return math.MaxInt64
-}
+// call (saturated at the top of time, where a wrapped sum would misread
+// every word).
+func (k *kind) ref() int64 { return k.hw.Ref(k.slack) }
 
-// step is the limiter's pure step on word w at now.
-func (k *kind) step(w uint64, now, ref, n int64) (uint64, limit.Result, error) {
+// step is the limiter's pure step on word w at now, read against ref. It
+// also reports whether the next word must be written: packed64's rule,
+// an admission of n > 0 units, even one that leaves the word bit for bit
+// the same (restamped a whole number of wraps on) unless now is at or
+// before ref.
+func (k *kind) step(w uint64, now, ref, n int64) (uint64, limit.Result, bool, error) {
+	var next uint64
+	var r limit.Result
+	var err error
 	if k.window {
-		next, r, err := k.w.Step(packed64.WindowWord(w), now, ref, n)
-		return uint64(next), r, err
+		var s packed64.WindowState
+		s, r, err = k.w.Step(packed64.WindowState{Word: packed64.WindowWord(w), Ref: ref}, now, n)
+		next = uint64(s.Word)
+	} else {
+		var s packed64.BucketState
+		s, r, err = k.b.Step(packed64.BucketState{Word: packed64.BucketWord(w), Ref: ref}, now, n)
+		next = uint64(s.Word)
 	}
-	next, r, err := k.b.Step(packed64.BucketWord(w), now, ref, n)
-	return uint64(next), r, err
+	return next, r, r.OK && err == nil && n != 0 && !(next == w && now <= ref), err
 }
 
-// stepOne is step for n = 1 without the Result.
+// stepOne is step for n = 1 without the Result: the next word and whether
+// the unit is admitted (which is then written, as step says).
 func (k *kind) stepOne(w uint64, now, ref int64) (uint64, bool) {
 	if k.window {
 		next, ok := k.w.StepOne(packed64.WindowWord(w), now, ref)
@@ -87,8 +94,12 @@ func (k *kind) stepOne(w uint64, now, ref int64) (uint64, bool) {
 	return uint64(next), ok
 }
 
-// raise is called before writing a word stepped at now.
-func (k *kind) raise(now int64) { k.hw.Raise(now, k.slack) }
+// raise is called before writing a word stepped at now against ref.
+func (k *kind) raise(now, ref int64) {
+	if now > ref {
+		k.hw.Raise(now, k.slack)
+	}
+}
 
 // burst returns the most units one request may ask for.
 func (k *kind) burst() int64 {

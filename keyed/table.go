@@ -312,12 +312,13 @@ func (t *Table) allow1(h uint64, now int64) bool {
 			if tg != tag || w == 0 {
 				break
 			}
-			next, ok := t.k.stepOne(w, now, t.k.ref())
+			ref := t.k.ref()
+			next, ok := t.k.stepOne(w, now, ref)
 			if !ok {
 				t.denied.Add(1)
 				return false
 			}
-			t.k.raise(now)
+			t.k.raise(now, ref)
 			if atomic128.CompareAndSwapAligned(p, tag, w, tag, next) {
 				t.admitted.Add(1)
 				return true
@@ -395,15 +396,18 @@ func (t *Table) run(s *slot, tag, w uint64, now, n int64, h uint64, one bool) (l
 	var next uint64
 	var r limit.Result
 	var err error
+	var write bool
+	ref := t.k.ref()
 	if one {
-		next, r.OK = t.k.stepOne(w, now, t.k.ref())
+		next, r.OK = t.k.stepOne(w, now, ref)
+		write = r.OK
 	} else {
-		next, r, err = t.k.step(w, now, t.k.ref(), n)
+		next, r, write, err = t.k.step(w, now, ref, n)
 	}
-	if !r.OK || err != nil || next == w {
+	if !write {
 		return r, err, true
 	}
-	t.k.raise(now)
+	t.k.raise(now, ref)
 	return r, nil, atomic128.CompareAndSwapAligned(s, tag, w, tag, next)
 }
 
@@ -476,7 +480,7 @@ func (t *Table) insert(p *probe, now, n int64) (limit.Result, error, bool) {
 		if m := p.floor(); now < m {
 			return notBefore(m, now, n), nil, true
 		}
-		_, r, _ := t.k.step(0, now, 0, 0)
+		_, r, _, _ := t.k.step(0, now, 0, 0)
 		return r, nil, true
 	}
 	// The victim: an empty slot, else an idle one, from the group with
@@ -598,9 +602,10 @@ func (t *Table) settle(p *probe, i int, now, n int64) (limit.Result, error, bool
 	if m := p.floor(); now < m {
 		r = notBefore(m, now, n)
 	} else {
-		next, r, _ = t.k.step(0, now, t.k.ref(), n) // n is in range
+		ref := t.k.ref()
+		next, r, _, _ = t.k.step(0, now, ref, n) // n is in range
 		if next != 0 {
-			t.k.raise(now)
+			t.k.raise(now, ref)
 		}
 	}
 	if !atomic128.CompareAndSwapAligned(p.s[i], tag|pending, 0, tag, next) {

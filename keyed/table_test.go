@@ -122,9 +122,10 @@ func newModel(tb *Table) *model {
 }
 
 func (m *model) step(key string, now, n int64) (limit.Result, error) {
-	next, r, err := m.k.step(m.words[key], now, m.k.ref(), n)
-	if r.OK && err == nil {
-		m.k.raise(now)
+	ref := m.k.ref()
+	next, r, write, err := m.k.step(m.words[key], now, ref, n)
+	if write {
+		m.k.raise(now, ref)
 		m.words[key] = next
 	}
 	return r, err

@@ -21,14 +21,10 @@ func keyedSubject(name string, events int64, period time.Duration, burst int64, 
 	s := packedBucketSubject(name, events, period, burst)
 	s.New = func() limit.Limiter { return &KeyedKey{T: mk(), Key: "k", Churn: churn} }
 	if churn == 0 {
-		p := must(packed64.NewBucketParams(events, period, burst, 0))
-		s.Init = keyedState{}
+		p := must(packed64.NewBucketParams(events, period, burst))
+		s.Init = packed64.BucketState{}
 		s.Step = func(st any, now, n int64) (any, limit.Result, error) {
-			x := st.(keyedState)
-			x.hi = max(x.hi, now)
-			w, r, err := p.Step(x.w, now, x.hi, n)
-			x.w = w
-			return x, r, err
+			return p.Step(st.(packed64.BucketState), now, n)
 		}
 	}
 	return s
@@ -40,13 +36,6 @@ func keyedWindowSubject(name string, lim int64, w time.Duration, churn int) Subj
 		return &KeyedKey{T: must(keyed.NewWindow(lim, w, keyed.WithCapacity(8), keyed.WithPolicy(keyed.Refuse))), Key: "k", Churn: churn}
 	}
 	return s
-}
-
-// keyedState is a key's word and the latest time stepped, which is a
-// reference time for reading it.
-type keyedState struct {
-	w  packed64.BucketWord
-	hi int64
 }
 
 func init() {
