@@ -17,18 +17,15 @@ import (
 //
 // The caller must align the pair to 16 bytes, and must access it only
 // through these functions for as long as any goroutine may; a misaligned
-// pair panics (a 16-byte atomic on it would fault or tear).
+// pair panics with an index out of range (a 16-byte atomic on it would
+// fault or tear).
 
 // LoadAligned atomically loads and returns the pair at p, which must be
 // 16-byte aligned.
 func LoadAligned(p *[2]uint64) (v1, v2 uint64) {
-	if uintptr(unsafe.Pointer(p))&15 != 0 {
-		misaligned()
-	}
+	_ = aligned[uintptr(unsafe.Pointer(p))&15]
 	if race.Enabled {
-		v1, v2 = load(p)
-		raceAcquire(p)
-		return v1, v2
+		return loadAlignedRace(p)
 	}
 	return load(p)
 }
@@ -38,14 +35,9 @@ func LoadAligned(p *[2]uint64) (v1, v2 uint64) {
 // stores new1, new2 and reports true; otherwise it leaves it unchanged and
 // reports false.
 func CompareAndSwapAligned(p *[2]uint64, old1, old2, new1, new2 uint64) (swapped bool) {
-	if uintptr(unsafe.Pointer(p))&15 != 0 {
-		misaligned()
-	}
+	_ = aligned[uintptr(unsafe.Pointer(p))&15]
 	if race.Enabled {
-		raceReleaseMerge(p)
-		swapped = cas(p, old1, old2, new1, new2)
-		raceAcquire(p)
-		return swapped
+		return casAlignedRace(p, old1, old2, new1, new2)
 	}
 	return cas(p, old1, old2, new1, new2)
 }
@@ -62,7 +54,22 @@ func LoadFirstAligned(p *[2]uint64) uint64 {
 	return atomic.LoadUint64(&p[0])
 }
 
-// misaligned is kept out of line so that the functions above inline.
-//
-//go:noinline
-func misaligned() { panic("atomic128: pair not 16-byte aligned") }
+// aligned is indexed by a pair's address modulo 16: a misaligned pair
+// panics with an index out of range, a check cheap enough for the
+// functions above to inline (a call to a panicking function is not).
+var aligned [1]struct{}
+
+// The functions with their race annotations (as the methods' in pair.go).
+
+func loadAlignedRace(p *[2]uint64) (v1, v2 uint64) {
+	v1, v2 = load(p)
+	raceAcquire(p)
+	return v1, v2
+}
+
+func casAlignedRace(p *[2]uint64, old1, old2, new1, new2 uint64) (swapped bool) {
+	raceReleaseMerge(p)
+	swapped = cas(p, old1, old2, new1, new2)
+	raceAcquire(p)
+	return swapped
+}
