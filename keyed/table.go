@@ -303,11 +303,14 @@ func (t *Table) allow1(h uint64, now int64) bool {
 	g := t.group(h)
 	for range 2 {
 		grp := (*[groupSlots]slot)(t.slots[g*groupSlots:])
-		for i := range grp {
-			p := &grp[i]
-			if atomic128.LoadFirstAligned(p) != tag {
-				continue
-			}
+		// Which slots hold the tag, without a branch a slot: a key's slot
+		// is anywhere in its group, and a branch on each would mispredict.
+		m := b2u(atomic128.LoadFirstAligned(&grp[0]) == tag) |
+			b2u(atomic128.LoadFirstAligned(&grp[1]) == tag)<<1 |
+			b2u(atomic128.LoadFirstAligned(&grp[2]) == tag)<<2 |
+			b2u(atomic128.LoadFirstAligned(&grp[3]) == tag)<<3
+		if m != 0 {
+			p := &grp[bits.TrailingZeros(m)&(groupSlots-1)]
 			tg, w := atomic128.LoadAligned(p)
 			if tg != tag || w == 0 {
 				break
@@ -329,6 +332,14 @@ func (t *Table) allow1(h uint64, now int64) bool {
 	}
 	r, _ := t.decide(h, now, 1, true)
 	return r.OK
+}
+
+// b2u is 1 for true, 0 for false (a flag, not a branch).
+func b2u(b bool) uint {
+	if b {
+		return 1
+	}
+	return 0
 }
 
 // decide runs one decision for the key hashing to h and counts it. With
