@@ -4,10 +4,14 @@ go 1.25.0
 
 require (
 	github.com/cellrate/cellrate v0.0.0-00010101000000-000000000000
+	github.com/go-chi/httprate v0.16.1
 	github.com/juju/ratelimit v1.0.2
 	github.com/puzpuzpuz/xsync/v4 v4.5.0
+	github.com/sethvargo/go-limiter v0.7.1
 	github.com/throttled/throttled/v2 v2.15.0
+	github.com/ulule/limiter/v3 v3.11.2
 	go.uber.org/ratelimit v0.3.1
+	golang.org/x/sys v0.44.0
 	golang.org/x/time v0.15.0
 	gonum.org/v1/plot v0.17.0
 )
@@ -19,16 +23,12 @@ require (
 	git.sr.ht/~sbinet/gg v0.7.0 // indirect
 	github.com/ajstarks/svgo v0.0.0-20211024235047-1546f124cd8b // indirect
 	github.com/benbjohnson/clock v1.3.0 // indirect
-	github.com/go-chi/httprate v0.16.1 // indirect
 	github.com/golang/freetype v0.0.0-20170609003504-e2365dfdc4a0 // indirect
 	github.com/klauspost/cpuid/v2 v2.4.2 // indirect
 	github.com/kr/text v0.2.0 // indirect
 	github.com/pkg/errors v0.9.1 // indirect
-	github.com/sethvargo/go-limiter v0.7.1 // indirect
-	github.com/ulule/limiter/v3 v3.11.2 // indirect
 	github.com/zeebo/xxh3 v1.0.2 // indirect
 	golang.org/x/image v0.30.0 // indirect
-	golang.org/x/sys v0.44.0 // indirect
 	golang.org/x/text v0.28.0 // indirect
 )
 
