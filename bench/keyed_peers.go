@@ -7,7 +7,7 @@ import (
 	"time"
 
 	"github.com/go-chi/httprate"
-	"github.com/sethvargo/go-limiter"
+	sethlimiter "github.com/sethvargo/go-limiter"
 	"github.com/sethvargo/go-limiter/memorystore"
 	ulule "github.com/ulule/limiter/v3"
 	ululemem "github.com/ulule/limiter/v3/drivers/store/memory"
@@ -118,7 +118,7 @@ func (s *mutexMapRate) Allow(key string) bool {
 }
 
 // sethvargo is github.com/sethvargo/go-limiter's memorystore.
-type sethvargo struct{ s limiter.Store }
+type sethvargo struct{ s sethlimiter.Store }
 
 func newSethvargo(int) KeyedLimiter {
 	s, err := memorystore.New(&memorystore.Config{Tokens: KeyedEvents, Interval: KeyedPeriod})
