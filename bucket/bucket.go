@@ -58,6 +58,7 @@ import (
 	"github.com/cellrate/cellrate/atomic128"
 	"github.com/cellrate/cellrate/internal/backoff"
 	"github.com/cellrate/cellrate/internal/cell"
+	"github.com/cellrate/cellrate/internal/wait"
 	"github.com/cellrate/cellrate/limit"
 	"github.com/cellrate/cellrate/nanotime"
 )
@@ -583,33 +584,12 @@ var ErrTooMuchDebt = errors.New("bucket: too many tokens reserved ahead")
 // ErrDeadline without blocking) the reservation is cancelled under
 // CancelAt's rule. Its timer is stopped on every path: nothing leaks.
 func (l *Limiter) Wait(ctx context.Context, n int64) error {
-	if err := ctx.Err(); err != nil {
-		return err
-	}
-	now := l.clock()
-	r, err := l.ReserveAt(now, n)
-	if err != nil {
-		return err
-	}
-	if !r.OK {
-		return ErrTooMuchDebt
-	}
-	if r.Wait == 0 {
-		return nil
-	}
-	if dl, ok := ctx.Deadline(); ok && time.Until(dl) < time.Duration(r.Wait) {
-		r.CancelAt(now)
-		return ErrDeadline
-	}
-	tm := time.NewTimer(time.Duration(r.Wait))
-	defer tm.Stop()
-	select {
-	case <-tm.C:
-		return nil
-	case <-ctx.Done():
-		r.CancelAt(l.clock())
-		return ctx.Err()
-	}
+	var r Reservation
+	return wait.For(ctx, l.clock, func(now int64) (int64, bool, error) {
+		var err error
+		r, err = l.ReserveAt(now, n)
+		return r.Wait, r.OK, err
+	}, func(now int64) { r.CancelAt(now) }, ErrTooMuchDebt, ErrDeadline)
 }
 
 var _ limit.Member = (*Limiter)(nil)
