@@ -7,6 +7,7 @@ import (
 	"math/bits"
 	"time"
 
+	"github.com/cellrate/cellrate/internal/ratio"
 	"github.com/cellrate/cellrate/limit"
 )
 
@@ -65,7 +66,7 @@ func NewParams(events int64, period time.Duration, burst int64) (Params, error) 
 // (2^-32, 2^62), is a *limit.ParamError with Param "rate"; burst is
 // checked as by NewParams.
 func RateParams(rate float64, burst int64) (Params, error) {
-	num, den, ok := fraction(rate)
+	num, den, ok := ratio.Fraction(rate)
 	if !ok {
 		e := &limit.ParamError{Pkg: "bucket", Param: "rate", Value: rate, Min: minRate, Max: maxRate}
 		if math.IsNaN(rate) || math.IsInf(rate, 0) {
@@ -92,40 +93,6 @@ func params(events, period uint64, burst int64) (Params, error) {
 // errZeroParams is what constructors and setters return for the zero Params.
 func errZeroParams(pkg string, ps Params) error {
 	return &limit.ParamError{Pkg: pkg, Param: "params", Value: ps, Reason: "the zero Params: make them with NewParams or RateParams"}
-}
-
-// fraction returns the last convergent num/den, den < 2^32, of x's continued
-// fraction, stopping at the first within 2^-50 of x relatively; ok is false
-// when x is not finite and positive or the result does not fit
-// (num >= 2^62, or num 0).
-func fraction(x float64) (num, den uint64, ok bool) {
-	if math.IsNaN(x) || math.IsInf(x, 0) || x <= 0 {
-		return 0, 0, false
-	}
-	r := new(big.Rat).SetFloat64(x)
-	h0, h1 := big.NewInt(0), big.NewInt(1) // numerators h[k-2], h[k-1]
-	k0, k1 := big.NewInt(1), big.NewInt(0) // denominators
-	rest := new(big.Rat).Set(r)
-	tol := new(big.Rat).Mul(r, new(big.Rat).SetFrac64(1, 1<<50))
-	for range 64 {
-		a := new(big.Int).Quo(rest.Num(), rest.Denom())
-		h := new(big.Int).Add(new(big.Int).Mul(a, h1), h0)
-		k := new(big.Int).Add(new(big.Int).Mul(a, k1), k0)
-		if k.BitLen() > 32 {
-			break
-		}
-		h0, h1, k0, k1 = h1, h, k1, k
-		diff := new(big.Rat).Sub(r, new(big.Rat).SetFrac(h, k))
-		frac := new(big.Rat).Sub(rest, new(big.Rat).SetInt(a))
-		if diff.Abs(diff).Cmp(tol) <= 0 || frac.Sign() == 0 {
-			break
-		}
-		rest.Inv(frac)
-	}
-	if h1.Sign() == 0 || h1.BitLen() > 62 || k1.Sign() == 0 {
-		return 0, 0, false
-	}
-	return h1.Uint64(), k1.Uint64(), true
 }
 
 func gcd(a, b uint64) uint64 {
