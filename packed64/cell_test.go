@@ -195,3 +195,18 @@ func TestWrapDips(t *testing.T) {
 		}
 	}
 }
+
+func BenchmarkWindowAllowNAt(b *testing.B) {
+	l, _ := NewWindow(MaxWindowLimit, time.Millisecond)
+	limittest.Serial(b, func(now int64) bool { r, _ := l.AllowNAt(now, 2); return r.OK }, 1000)
+}
+
+func BenchmarkBucketTakeRefund(b *testing.B) {
+	l, _ := NewBucket(3_000_000, time.Second, 1000)
+	limittest.Serial(b, func(now int64) bool { r, rc, _ := l.TakeAt(now, 2); l.Refund(rc); return r.OK }, 1000)
+}
+
+func BenchmarkWindowTakeRefund(b *testing.B) {
+	l, _ := NewWindow(MaxWindowLimit, time.Millisecond)
+	limittest.Serial(b, func(now int64) bool { r, rc, _ := l.TakeAt(now, 2); l.Refund(rc); return r.OK }, 1000)
+}
