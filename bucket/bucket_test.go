@@ -16,6 +16,7 @@ import (
 	"unsafe"
 
 	"github.com/cellrate/cellrate/internal/bound"
+	"github.com/cellrate/cellrate/internal/intmath"
 	"github.com/cellrate/cellrate/internal/limittest"
 	"github.com/cellrate/cellrate/internal/race"
 	"github.com/cellrate/cellrate/limit"
@@ -75,11 +76,11 @@ func runSchedule(t testing.TB, rng *rand.Rand, sc sched, count int, setParams bo
 	for i := range count {
 		switch k := rng.IntN(100); {
 		case k < 55:
-			now = satAdd(now, rng.Int64N(T+1))
+			now = intmath.SatAdd(now, rng.Int64N(T+1))
 		case k < 70:
 			now -= min(rng.Int64N(T*sc.burst+2), now-math.MinInt64)
 		case k < 74:
-			now = satAdd(now, rng.Int64N(1<<62))
+			now = intmath.SatAdd(now, rng.Int64N(1<<62))
 		case k < 76:
 			now -= min(rng.Int64N(1<<62), now-math.MinInt64)
 		}
@@ -729,11 +730,11 @@ func TestPureStepsMatchLimiter(t *testing.T) {
 			for i := range 300 {
 				switch k := rng.IntN(10); {
 				case k < 6:
-					now = satAdd(now, rng.Int64N(T+1))
+					now = intmath.SatAdd(now, rng.Int64N(T+1))
 				case k < 8:
-					now = satAdd(now, -rng.Int64N(T*sc.burst+2))
+					now = intmath.SatAdd(now, -rng.Int64N(T*sc.burst+2))
 				case k < 9:
-					now = satAdd(now, rng.Int64N(1<<62)-1<<61)
+					now = intmath.SatAdd(now, rng.Int64N(1<<62)-1<<61)
 				}
 				fail := func(what string, got, want any) {
 					t.Helper()

@@ -7,6 +7,7 @@ import (
 	"math/bits"
 	"time"
 
+	"github.com/cellrate/cellrate/internal/intmath"
 	"github.com/cellrate/cellrate/internal/ratio"
 	"github.com/cellrate/cellrate/limit"
 )
@@ -373,30 +374,9 @@ func (ps Params) Convert(s State, now int64, to Params) State {
 // of the last token taken. Each saturates at the ends of int64 time.
 func (ps Params) Lines(s State) (empty, full int64, fullRem uint64) {
 	t := int64(s.T ^ signBit)
-	empty = satAdd(t, floorDiv(int64(s.Deficit)-int64(ps.cap), ps.e))
-	full = satAdd(t, int64(s.Deficit/ps.e))
+	empty = intmath.SatAdd(t, intmath.FloorDiv(int64(s.Deficit)-int64(ps.cap), ps.e))
+	full = intmath.SatAdd(t, int64(s.Deficit/ps.e))
 	return empty, full, s.Deficit % ps.e
-}
-
-// floorDiv returns a/b rounded toward minus infinity, for b in [1, 2^63).
-func floorDiv(a int64, b uint64) int64 {
-	q, r := a/int64(b), a%int64(b)
-	if r < 0 {
-		q--
-	}
-	return q
-}
-
-// satAdd returns a+b clamped to the int64 range.
-func satAdd(a, b int64) int64 {
-	s := a + b
-	switch {
-	case b > 0 && s < a:
-		return math.MaxInt64
-	case b < 0 && s > a:
-		return math.MinInt64
-	}
-	return s
 }
 
 // Remaining returns the whole tokens state s holds at now: the most a Step

@@ -12,6 +12,7 @@ import (
 	"github.com/cellrate/cellrate/atomic128"
 	"github.com/cellrate/cellrate/bucket"
 	cellrun "github.com/cellrate/cellrate/internal/cell" // counter.go has a type cell
+	"github.com/cellrate/cellrate/internal/intmath"
 	"github.com/cellrate/cellrate/limit"
 	"github.com/cellrate/cellrate/nanotime"
 )
@@ -606,7 +607,7 @@ func (l *Limiter) takeOver(c *cache, now, need int64) (z end, k uint64, ok bool)
 		return end{}, 0, false
 	}
 	for _, x := range l.caches.all() {
-		if x == c || satAdd(x.since.Load(), l.idle) > now {
+		if x == c || intmath.SatAdd(x.since.Load(), l.idle) > now {
 			continue
 		}
 		type got struct {
@@ -630,7 +631,7 @@ func (l *Limiter) takeOver(c *cache, now, need int64) (z end, k uint64, ok bool)
 			return g.z, g.v - uint64(need), true
 		}
 	}
-	c.scan.Store(uint64(satAdd(now, l.idle/2)) ^ timeBias)
+	c.scan.Store(uint64(intmath.SatAdd(now, l.idle/2)) ^ timeBias)
 	return end{}, 0, false
 }
 
@@ -640,10 +641,10 @@ func (l *Limiter) takeOver(c *cache, now, need int64) (z end, k uint64, ok bool)
 // n-v while the cache's v are still usable, else until it holds n.
 func (l *Limiter) retryAfter(c *cache, now, n int64, v uint64, z end) int64 {
 	empty := c.emptyAt()
-	when := satAdd(empty, l.ceilNs(uint64(n)-v))
+	when := intmath.SatAdd(empty, l.ceilNs(uint64(n)-v))
 	// The first of the v starts at z - v/r: usable until then.
-	if v != 0 && when > satAdd(z.ns, floorDiv(int64(z.rem)-int64(v*l.p()), l.e())) {
-		when = satAdd(empty, l.ceilNs(uint64(n)))
+	if v != 0 && when > intmath.SatAdd(z.ns, intmath.FloorDiv(int64(z.rem)-int64(v*l.p()), l.e())) {
+		when = intmath.SatAdd(empty, l.ceilNs(uint64(n)))
 	}
 	if when <= now {
 		return 1
@@ -655,27 +656,6 @@ func (l *Limiter) retryAfter(c *cache, now, n int64, v uint64, z end) int64 {
 func (l *Limiter) ceilNs(j uint64) int64 {
 	// j*p <= 2^61 and e < 2^63: the sum cannot wrap.
 	return int64((j*l.p() + l.e() - 1) / l.e())
-}
-
-// floorDiv returns a/b rounded toward minus infinity, for b in [1, 2^63).
-func floorDiv(a int64, b uint64) int64 {
-	q, r := a/int64(b), a%int64(b)
-	if r < 0 {
-		q--
-	}
-	return q
-}
-
-// satAdd returns a+b clamped to the int64 range.
-func satAdd(a, b int64) int64 {
-	s := a + b
-	switch {
-	case b > 0 && s < a:
-		return math.MaxInt64
-	case b < 0 && s > a:
-		return math.MinInt64
-	}
-	return s
 }
 
 var _ limit.Member = (*Limiter)(nil)

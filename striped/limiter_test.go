@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/cellrate/cellrate/bucket"
+	"github.com/cellrate/cellrate/internal/intmath"
 	"github.com/cellrate/cellrate/limit"
 	"github.com/cellrate/cellrate/nanotime"
 )
@@ -272,10 +273,10 @@ func FuzzNeverOverAdmits(f *testing.F) {
 			at := now
 			switch op >> 6 {
 			case 0:
-				now = satAdd(now, int64(arg)*97)
+				now = intmath.SatAdd(now, int64(arg)*97)
 				at = now
 			case 1:
-				at = satAdd(now, -int64(arg)*1013) // stale
+				at = intmath.SatAdd(now, -int64(arg)*1013) // stale
 			case 2:
 				// A jump across int64 time, forward or back, up to its ends.
 				if arg >= 0xe0 {
@@ -283,7 +284,7 @@ func FuzzNeverOverAdmits(f *testing.F) {
 					if arg&0x10 != 0 {
 						j = -j
 					}
-					now = satAdd(now, j)
+					now = intmath.SatAdd(now, j)
 					at = now
 				}
 			}

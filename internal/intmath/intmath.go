@@ -1,0 +1,25 @@
+// Package intmath holds the small integer helpers the limiters share.
+package intmath
+
+import "math"
+
+// FloorDiv returns a/b rounded toward minus infinity, for b in [1, 2^63).
+func FloorDiv(a int64, b uint64) int64 {
+	q, r := a/int64(b), a%int64(b)
+	if r < 0 {
+		q--
+	}
+	return q
+}
+
+// SatAdd returns a+b clamped to the int64 range.
+func SatAdd(a, b int64) int64 {
+	s := a + b
+	switch {
+	case b > 0 && s < a:
+		return math.MaxInt64
+	case b < 0 && s > a:
+		return math.MinInt64
+	}
+	return s
+}
