@@ -270,6 +270,11 @@ type probe struct {
 	g1, g2 uint64
 	tag    uint64
 	s      [2 * groupSlots]*slot
+
+	// settled and word are the index of the slot settle wrote the key's
+	// first state to, and that state (for a Receipt; see take).
+	settled uint64
+	word    uint64
 }
 
 func (t *Table) probe(h uint64) probe {
@@ -367,7 +372,7 @@ func (t *Table) look(h uint64, now, n int64, one bool) (limit.Result, error) {
 				continue
 			}
 			if tg, w := atomic128.LoadAligned(&grp[i]); tg == tag {
-				if r, err, done := t.run(&grp[i], tag, w, now, n, h, one); done {
+				if r, _, err, done := t.run(&grp[i], tag, w, now, n, h, one); done {
 					return r, err
 				}
 				goto again
@@ -380,7 +385,7 @@ func (t *Table) look(h uint64, now, n int64, one bool) (limit.Result, error) {
 					continue
 				}
 				if tg, w := atomic128.LoadAligned(p.s[i]); tg == tag {
-					if r, err, done := t.run(p.s[i], tag, w, now, n, h, one); done {
+					if r, _, err, done := t.run(p.s[i], tag, w, now, n, h, one); done {
 						return r, err
 					}
 					goto again
@@ -394,14 +399,15 @@ func (t *Table) look(h uint64, now, n int64, one bool) (limit.Result, error) {
 	}
 }
 
-// run decides on slot s of the key hashing to h, which held tag and w;
-// done is false if the slot changed meanwhile. A word never written (0) is
-// a fresh limiter, not admitting before its groups' marks.
-func (t *Table) run(s *slot, tag, w uint64, now, n int64, h uint64, one bool) (limit.Result, error, bool) {
+// run decides on slot s of the key hashing to h, which held tag and w,
+// and returns the word it wrote (w if none); done is false if the slot
+// changed meanwhile. A word never written (0) is a fresh limiter, not
+// admitting before its groups' marks.
+func (t *Table) run(s *slot, tag, w uint64, now, n int64, h uint64, one bool) (limit.Result, uint64, error, bool) {
 	if w == 0 {
 		g := t.group(h)
 		if m := max(t.mark(g), t.mark(t.group2(h, g))); now < m {
-			return notBefore(m, now, n), nil, true
+			return notBefore(m, now, n), w, nil, true
 		}
 	}
 	var next uint64
@@ -416,10 +422,10 @@ func (t *Table) run(s *slot, tag, w uint64, now, n int64, h uint64, one bool) (l
 		next, r, write, err = t.k.step(w, now, ref, n)
 	}
 	if !write {
-		return r, err, true
+		return r, w, err, true
 	}
 	t.k.raise(now, ref)
-	return r, nil, atomic128.CompareAndSwapAligned(s, tag, w, tag, next)
+	return r, next, nil, atomic128.CompareAndSwapAligned(s, tag, w, tag, next)
 }
 
 // mark returns group g's mark. A mark is kept as its int64 value with the
@@ -622,5 +628,6 @@ func (t *Table) settle(p *probe, i int, now, n int64) (limit.Result, error, bool
 	if !atomic128.CompareAndSwapAligned(p.s[i], tag|pending, 0, tag, next) {
 		return limit.Result{}, nil, false
 	}
+	p.settled, p.word = p.groupOf(i)*groupSlots+uint64(i%groupSlots), next
 	return r, nil, true
 }
