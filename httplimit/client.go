@@ -1,0 +1,319 @@
+package httplimit
+
+import (
+	"net/http"
+	"net/netip"
+	"strconv"
+	"strings"
+)
+
+// Key names a client: an address (keyed per address, IPv6 grouped by
+// prefix; see WithIPv6Prefix) or a string (an API key, a user id). The zero
+// Key is the empty string key.
+type Key struct {
+	addr netip.Addr
+	s    string
+}
+
+// AddrKey returns the key of a client address. An IPv4-mapped IPv6 address
+// is its IPv4 address; the zone is ignored.
+func AddrKey(a netip.Addr) Key { return Key{addr: a.Unmap().WithZone("")} }
+
+// StringKey returns the key of a client named by a string.
+func StringKey(s string) Key { return Key{s: s} }
+
+// Addr returns the key's address, or the invalid Addr for a string key.
+func (k Key) Addr() netip.Addr { return k.addr }
+
+// String returns the address in its text form, or the string key.
+func (k Key) String() string {
+	if k.addr.IsValid() {
+		return k.addr.String()
+	}
+	return k.s
+}
+
+// A KeyFunc returns the key of the client that sent r. An error means the
+// client cannot be named: the request is handled as WithFailOpen says (by
+// default it is refused: fail closed).
+type KeyFunc func(r *http.Request) (Key, error)
+
+// ClientError reports a client that cannot be named from the request: an
+// unparsable RemoteAddr, or a malformed, overlong or too deep proxy header
+// from a trusted proxy.
+type ClientError struct {
+	// Source is where the address was read: "RemoteAddr", "Forwarded" or
+	// "X-Forwarded-For".
+	Source string
+	// Value is the offending value, cut to 64 bytes.
+	Value string
+	// Reason says what is wrong with it.
+	Reason string
+}
+
+func (e *ClientError) Error() string {
+	return "httplimit: " + e.Source + " " + strconv.Quote(e.Value) + ": " + e.Reason
+}
+
+func clientError(src, v, reason string) *ClientError {
+	if len(v) > 64 {
+		v = v[:64]
+	}
+	return &ClientError{Source: src, Value: v, Reason: reason}
+}
+
+// MaxHops is the most proxy header elements a ProxyKey walks through: a
+// chain of more trusted proxies is refused with a ClientError.
+const MaxHops = 32
+
+// maxElem is the longest element of a proxy header read as an address
+// (an IPv6 address with a zone and a port fits well within it).
+const maxElem = 128
+
+// PeerAddr is the default KeyFunc: the address of the connection's peer
+// (r.RemoteAddr, "host:port", or a bare address). A RemoteAddr that is
+// neither (a Unix socket's "@", an empty one) is a *ClientError.
+func PeerAddr(r *http.Request) (Key, error) {
+	a, err := peer(r.RemoteAddr)
+	if err != nil {
+		return Key{}, err
+	}
+	return AddrKey(a), nil
+}
+
+func peer(s string) (netip.Addr, error) {
+	if ap, err := netip.ParseAddrPort(s); err == nil {
+		return ap.Addr(), nil
+	}
+	if a, err := netip.ParseAddr(s); err == nil {
+		return a, nil
+	}
+	return netip.Addr{}, clientError("RemoteAddr", s, "not an IP address with or without a port")
+}
+
+// ProxyHeader is a header through which proxies pass on the client's
+// address.
+type ProxyHeader int
+
+const (
+	// XForwardedFor is X-Forwarded-For: a comma-separated list of
+	// addresses, each proxy appending its peer's.
+	XForwardedFor ProxyHeader = iota
+	// Forwarded is RFC 7239's Forwarded: comma-separated elements whose
+	// for= parameter is the address a proxy received the request from.
+	Forwarded
+)
+
+func (h ProxyHeader) String() string {
+	if h == Forwarded {
+		return "Forwarded"
+	}
+	return "X-Forwarded-For"
+}
+
+// ProxyKey returns a KeyFunc for a server behind proxies: it starts at the
+// peer address and, while that address is in a trusted prefix, steps to
+// the address that proxy passed on in header h, reading the header's
+// elements right to left (the last line first). The client is the first
+// address outside the trusted prefixes, or the leftmost one if every hop
+// is trusted. A header from a peer that is not trusted is never read, so a
+// client cannot name itself: a direct client that sends
+// "X-Forwarded-For: 1.2.3.4" is still keyed by its own address.
+//
+// An element the walk reaches that is not an address (malformed,
+// "unknown", an obfuscated Forwarded node, longer than 128 bytes) or a walk
+// of more than MaxHops elements is a *ClientError: a trusted proxy sent
+// what no client address can be read from. Elements left of the client's
+// are never read. A Forwarded element's for= value may be a quoted string,
+// and a port is ignored in either header.
+func ProxyKey(h ProxyHeader, trusted ...netip.Prefix) KeyFunc {
+	trusted = append([]netip.Prefix(nil), trusted...)
+	for i, p := range trusted {
+		trusted[i] = p.Masked()
+	}
+	name := h.String()
+	return func(r *http.Request) (Key, error) {
+		a, err := peer(r.RemoteAddr)
+		if err != nil {
+			return Key{}, err
+		}
+		it := elems{vals: r.Header.Values(name), forwarded: h == Forwarded}
+		for hops := 0; trustedAddr(trusted, a); hops++ {
+			e, ok := it.next()
+			if !ok {
+				break
+			}
+			if hops == MaxHops {
+				return Key{}, clientError(name, e, "more than MaxHops trusted proxies")
+			}
+			var reason string
+			if h == Forwarded {
+				a, reason = forwardedFor(e)
+			} else {
+				a, reason = node(e, false)
+			}
+			if reason != "" {
+				return Key{}, clientError(name, e, reason)
+			}
+		}
+		return AddrKey(a), nil
+	}
+}
+
+func trustedAddr(trusted []netip.Prefix, a netip.Addr) bool {
+	a = a.Unmap()
+	for _, p := range trusted {
+		if p.Contains(a) {
+			return true
+		}
+	}
+	return false
+}
+
+// elems yields the elements of a list header right to left, from its last
+// line to its first, without allocating.
+type elems struct {
+	vals      []string
+	rest      string // what is left of the line being read
+	inLine    bool
+	forwarded bool
+}
+
+func (it *elems) next() (string, bool) {
+	for {
+		if !it.inLine {
+			if len(it.vals) == 0 {
+				return "", false
+			}
+			it.rest, it.vals = it.vals[len(it.vals)-1], it.vals[:len(it.vals)-1]
+			if strings.TrimSpace(it.rest) == "" {
+				continue // an empty line holds no element
+			}
+			it.inLine = true
+		}
+		i := it.cut()
+		e := strings.TrimSpace(it.rest[i+1:])
+		if i < 0 {
+			it.inLine = false
+		} else {
+			it.rest = it.rest[:i]
+		}
+		return e, true
+	}
+}
+
+// cut returns the index of the last comma of it.rest outside a quoted
+// string (Forwarded only), or -1.
+func (it *elems) cut() int {
+	s := it.rest
+	if !it.forwarded {
+		return strings.LastIndexByte(s, ',')
+	}
+	quoted := false
+	for i := len(s) - 1; i >= 0; i-- {
+		switch s[i] {
+		case '"':
+			// A quote after an odd number of backslashes is escaped.
+			b := 0
+			for j := i - 1; j >= 0 && s[j] == '\\'; j-- {
+				b++
+			}
+			if b%2 == 0 {
+				quoted = !quoted
+			}
+		case ',':
+			if !quoted {
+				return i
+			}
+		}
+	}
+	return -1
+}
+
+// forwardedFor returns the address in the for= parameter of a Forwarded
+// element, or why there is none.
+func forwardedFor(e string) (netip.Addr, string) {
+	for e != "" {
+		var pair string
+		pair, e = cutPair(e)
+		name, v, ok := strings.Cut(pair, "=")
+		if !ok {
+			return netip.Addr{}, "a parameter without a value"
+		}
+		if !strings.EqualFold(strings.TrimSpace(name), "for") {
+			continue
+		}
+		v = strings.TrimSpace(v)
+		quoted := len(v) >= 2 && v[0] == '"' && v[len(v)-1] == '"'
+		if quoted {
+			v = v[1 : len(v)-1]
+		}
+		return node(v, !quoted)
+	}
+	return netip.Addr{}, "no for= parameter"
+}
+
+// cutPair splits a Forwarded element at its first ';' outside a quoted
+// string.
+func cutPair(e string) (string, string) {
+	quoted := false
+	for i := 0; i < len(e); i++ {
+		switch e[i] {
+		case '\\':
+			if quoted {
+				i++
+			}
+		case '"':
+			quoted = !quoted
+		case ';':
+			if !quoted {
+				return e[:i], e[i+1:]
+			}
+		}
+	}
+	return e, ""
+}
+
+// node parses an address, with or without a port: "192.0.2.1",
+// "192.0.2.1:80", "2001:db8::1" (X-Forwarded-For only), "[2001:db8::1]",
+// "[2001:db8::1]:80". token is true for an unquoted Forwarded value, which
+// cannot hold an IPv6 address or a port (they need quotes).
+func node(v string, token bool) (netip.Addr, string) {
+	switch {
+	case v == "":
+		return netip.Addr{}, "an empty element"
+	case len(v) > maxElem:
+		return netip.Addr{}, "an element longer than 128 bytes"
+	case v == "unknown" || v[0] == '_':
+		return netip.Addr{}, "an unknown or obfuscated node"
+	}
+	if v[0] == '[' {
+		end := strings.IndexByte(v, ']')
+		if end < 0 || token || (end+1 < len(v) && !validPort(v[end+1:])) {
+			return netip.Addr{}, "a malformed bracketed address"
+		}
+		a, err := netip.ParseAddr(v[1:end])
+		if err != nil || !a.Is6() {
+			return netip.Addr{}, "a malformed bracketed address"
+		}
+		return a, ""
+	}
+	if a, err := netip.ParseAddr(v); err == nil && (a.Is4() || !token) {
+		return a, ""
+	}
+	if i := strings.LastIndexByte(v, ':'); i > 0 && !token && validPort(v[i:]) {
+		if a, err := netip.ParseAddr(v[:i]); err == nil && a.Is4() {
+			return a, ""
+		}
+	}
+	return netip.Addr{}, "not an IP address"
+}
+
+// validPort reports whether p is ":" and a port number.
+func validPort(p string) bool {
+	if len(p) < 2 || len(p) > 6 || p[0] != ':' {
+		return false
+	}
+	n, err := strconv.ParseUint(p[1:], 10, 16)
+	return err == nil && n <= 65535
+}

@@ -1,0 +1,145 @@
+package httplimit
+
+import (
+	"errors"
+	"net/http"
+	"net/http/httptest"
+	"net/netip"
+	"strings"
+	"testing"
+)
+
+var loopback = []netip.Prefix{netip.MustParsePrefix("127.0.0.0/8"), netip.MustParsePrefix("::1/128")}
+
+func TestPeerAddr(t *testing.T) {
+	cases := []struct {
+		remote, want string
+	}{
+		{"192.0.2.1:1234", "192.0.2.1"},
+		{"[2001:db8::1]:80", "2001:db8::1"},
+		{"[fe80::1%eth0]:80", "fe80::1"},
+		{"[::ffff:192.0.2.1]:80", "192.0.2.1"},
+		{"192.0.2.1", "192.0.2.1"},
+		{"", ""},
+		{"@", ""},
+		{"host:80", ""},
+		{"1.2.3.4:99999", ""},
+	}
+	for _, c := range cases {
+		r := httptest.NewRequest("GET", "/", nil)
+		r.RemoteAddr = c.remote
+		k, err := PeerAddr(r)
+		var ce *ClientError
+		switch {
+		case c.want == "" && (!errors.As(err, &ce) || ce.Source != "RemoteAddr"):
+			t.Errorf("%q: %v, %v; want a RemoteAddr ClientError", c.remote, k, err)
+		case c.want != "" && (err != nil || k.String() != c.want):
+			t.Errorf("%q: %v, %v; want %s", c.remote, k, err, c.want)
+		}
+	}
+}
+
+func TestProxyKey(t *testing.T) {
+	trusted := []netip.Prefix{netip.MustParsePrefix("10.0.0.0/8"), netip.MustParsePrefix("2001:db8:ffff::/48")}
+	cases := []struct {
+		name   string
+		h      ProxyHeader
+		remote string
+		vals   []string
+		want   string // "" for a ClientError
+	}{
+		{"untrusted peer ignores the header", XForwardedFor, "192.0.2.9:1", []string{"1.2.3.4"}, "192.0.2.9"},
+		{"untrusted peer ignores garbage", XForwardedFor, "192.0.2.9:1", []string{"garbage,,"}, "192.0.2.9"},
+		{"trusted peer, one hop", XForwardedFor, "10.0.0.1:1", []string{"1.2.3.4"}, "1.2.3.4"},
+		{"spoofed left part is never read", XForwardedFor, "10.0.0.1:1", []string{"6.6.6.6, 1.2.3.4"}, "1.2.3.4"},
+		{"garbage left of the client", XForwardedFor, "10.0.0.1:1", []string{"not an ip, 1.2.3.4"}, "1.2.3.4"},
+		{"two trusted hops", XForwardedFor, "10.0.0.1:1", []string{"6.6.6.6, 1.2.3.4, 10.9.9.9"}, "1.2.3.4"},
+		{"lines read last first", XForwardedFor, "10.0.0.1:1", []string{"6.6.6.6", "1.2.3.4, 10.0.0.2"}, "1.2.3.4"},
+		{"across lines", XForwardedFor, "10.0.0.1:1", []string{"1.2.3.4", "10.0.0.2"}, "1.2.3.4"},
+		{"all trusted: the leftmost", XForwardedFor, "10.0.0.1:1", []string{"10.0.0.3, 10.0.0.2"}, "10.0.0.3"},
+		{"trusted peer, no header", XForwardedFor, "10.0.0.1:1", nil, "10.0.0.1"},
+		{"empty line", XForwardedFor, "10.0.0.1:1", []string{""}, "10.0.0.1"},
+		{"ipv6 and ports", XForwardedFor, "[2001:db8:ffff::1]:1", []string{"[2001:db8::7]:443"}, "2001:db8::7"},
+		{"bare ipv6", XForwardedFor, "10.0.0.1:1", []string{"2001:db8::7"}, "2001:db8::7"},
+		{"ipv4 with port", XForwardedFor, "10.0.0.1:1", []string{"1.2.3.4:5678"}, "1.2.3.4"},
+		{"mapped", XForwardedFor, "10.0.0.1:1", []string{"::ffff:1.2.3.4"}, "1.2.3.4"},
+		{"malformed from a trusted proxy", XForwardedFor, "10.0.0.1:1", []string{"1.2.3"}, ""},
+		{"empty element", XForwardedFor, "10.0.0.1:1", []string{"1.2.3.4,"}, ""},
+		{"unknown", XForwardedFor, "10.0.0.1:1", []string{"unknown"}, ""},
+		{"overlong", XForwardedFor, "10.0.0.1:1", []string{strings.Repeat("1", 200)}, ""},
+		{"bad port", XForwardedFor, "10.0.0.1:1", []string{"1.2.3.4:x"}, ""},
+		{"bad brackets", XForwardedFor, "10.0.0.1:1", []string{"[1.2.3.4]"}, ""},
+		{"too many hops", XForwardedFor, "10.0.0.1:1", []string{strings.Repeat("10.0.0.5, ", MaxHops+1) + "10.0.0.5"}, ""},
+		{"fwd: untrusted ignored", Forwarded, "192.0.2.9:1", []string{"for=1.2.3.4"}, "192.0.2.9"},
+		{"fwd: one hop", Forwarded, "10.0.0.1:1", []string{"for=1.2.3.4;proto=https;by=10.0.0.1"}, "1.2.3.4"},
+		{"fwd: case and spaces", Forwarded, "10.0.0.1:1", []string{"proto=http; For = 1.2.3.4"}, "1.2.3.4"},
+		{"fwd: quoted ipv6 with port", Forwarded, "10.0.0.1:1", []string{`for="[2001:db8::17]:4711"`}, "2001:db8::17"},
+		{"fwd: quoted ipv4 port", Forwarded, "10.0.0.1:1", []string{`for="1.2.3.4:80"`}, "1.2.3.4"},
+		{"fwd: two elements", Forwarded, "10.0.0.1:1", []string{`for=6.6.6.6, for=1.2.3.4;by="a,b", for=10.0.0.2`}, "1.2.3.4"},
+		{"fwd: comma in quotes", Forwarded, "10.0.0.1:1", []string{`for=1.2.3.4;host="x,y\",z"`}, "1.2.3.4"},
+		{"fwd: escaped backslash", Forwarded, "10.0.0.1:1", []string{`for=1.2.3.4;host="x\\"`}, "1.2.3.4"},
+		{"fwd: unquoted ipv6", Forwarded, "10.0.0.1:1", []string{"for=[2001:db8::1]"}, ""},
+		{"fwd: obfuscated", Forwarded, "10.0.0.1:1", []string{"for=_hidden"}, ""},
+		{"fwd: unknown", Forwarded, "10.0.0.1:1", []string{"for=unknown"}, ""},
+		{"fwd: no for", Forwarded, "10.0.0.1:1", []string{"proto=https"}, ""},
+		{"fwd: no value", Forwarded, "10.0.0.1:1", []string{"for"}, ""},
+		{"fwd: unterminated quote", Forwarded, "10.0.0.1:1", []string{`for="1.2.3.4`}, ""},
+		{"fwd: garbage left of the client", Forwarded, "10.0.0.1:1", []string{`for="oops, for=1.2.3.4`}, "1.2.3.4"},
+	}
+	for _, c := range cases {
+		r := httptest.NewRequest("GET", "/", nil)
+		r.RemoteAddr = c.remote
+		for _, v := range c.vals {
+			r.Header.Add(c.h.String(), v)
+		}
+		k, err := ProxyKey(c.h, trusted...)(r)
+		var ce *ClientError
+		switch {
+		case c.want == "" && (!errors.As(err, &ce) || ce.Source != c.h.String() || len(ce.Value) > 64):
+			t.Errorf("%s: %v, %v; want a %s ClientError", c.name, k, err, c.h)
+		case c.want != "" && (err != nil || k.String() != c.want):
+			t.Errorf("%s: %v, %v; want %s", c.name, k, err, c.want)
+		}
+	}
+	r := httptest.NewRequest("GET", "/", nil)
+	r.RemoteAddr = ""
+	if _, err := ProxyKey(XForwardedFor, trusted...)(r); err == nil {
+		t.Error("an empty RemoteAddr named a client")
+	}
+}
+
+// TestProxyKeyHuge: a header of a million bytes is walked only as far as
+// the trusted hops go.
+func TestProxyKeyHuge(t *testing.T) {
+	huge := strings.Repeat("9.9.9.9, ", 1<<17) + "1.2.3.4"
+	r := httptest.NewRequest("GET", "/", nil)
+	r.RemoteAddr = "127.0.0.1:1"
+	r.Header.Set("X-Forwarded-For", huge)
+	k, err := ProxyKey(XForwardedFor, loopback...)(r)
+	if err != nil || k.String() != "1.2.3.4" {
+		t.Fatalf("%v, %v", k, err)
+	}
+	r.Header.Set("X-Forwarded-For", strings.Repeat("x", 1<<20))
+	if _, err := ProxyKey(XForwardedFor, loopback...)(r); err == nil {
+		t.Fatal("a 1 MiB element named a client")
+	}
+	r.Header.Del("X-Forwarded-For")
+	r.Header.Set("Forwarded", strings.Repeat(`for="`, 1<<16))
+	if _, err := ProxyKey(Forwarded, loopback...)(r); err == nil {
+		t.Fatal("unbalanced quotes named a client")
+	}
+}
+
+func FuzzProxyKey(f *testing.F) {
+	f.Add("10.0.0.1:1", "for=1.2.3.4, for=\"[::1]:8\"", "1.2.3.4, 10.0.0.2")
+	f.Add("[::1]:1", `for="\\\",`, ",,,")
+	f.Fuzz(func(t *testing.T, remote, fwd, xff string) {
+		r := &http.Request{RemoteAddr: remote, Header: http.Header{"Forwarded": {fwd}, "X-Forwarded-For": {xff}}}
+		for _, h := range []ProxyHeader{Forwarded, XForwardedFor} {
+			k, err := ProxyKey(h, netip.MustParsePrefix("0.0.0.0/0"), netip.MustParsePrefix("::/0"))(r)
+			if err == nil && !k.Addr().IsValid() {
+				t.Fatalf("%s: no error and no address", h)
+			}
+		}
+	})
+}
