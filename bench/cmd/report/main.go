@@ -2,7 +2,9 @@
 // and writes what they found: a ratio table on standard output, and in the
 // output directory a Markdown report (README.md), the raw benchmark output
 // (bench.txt, for benchstat) and charts of ns/op per implementation and
-// goroutine count (limiters.svg, primitives.svg, keyed.svg).
+// goroutine count (limiters.svg, primitives.svg, keyed.svg); and the HTTP
+// middleware section (http.go: vegeta against loopback servers, and the
+// chart http.svg), unless -http=false.
 //
 // The report is written into a fresh hidden directory beside the output
 // directory and moved into its place only once every file is written: a
@@ -50,6 +52,7 @@ func main() {
 	flag.StringVar(&o.in, "in", "", "parse this saved `go test -bench` output instead of running the benchmarks")
 	flag.StringVar(&o.pattern, "bench", ".", "benchmark regexp")
 	flag.StringVar(&o.format, "format", "svg", "chart format: svg or png")
+	flag.BoolVar(&o.http, "http", true, "run the HTTP middleware section (vegeta against loopback servers); never with -in")
 	flag.Parse()
 	if o.format != "svg" && o.format != "png" {
 		log.Fatalf("-format %q: want svg or png", o.format)
@@ -75,6 +78,7 @@ func main() {
 
 type options struct {
 	out, in, pattern, format string
+	http                     bool
 	cfg                      config
 }
 
@@ -108,6 +112,15 @@ func run(ctx context.Context, o options, stdout io.Writer) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
+	var hr *httpResults
+	if o.http && o.in == "" {
+		if hr, err = runHTTPSection(cfg.quick); err != nil {
+			return fmt.Errorf("HTTP middleware: %w", err)
+		}
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+	}
 	err = publish(ctx, o.out, func(dir string) error {
 		if err := os.WriteFile(filepath.Join(dir, "bench.txt"), raw, 0o644); err != nil {
 			return err
@@ -123,12 +136,23 @@ func run(ctx context.Context, o options, stdout io.Writer) error {
 		}
 		var md bytes.Buffer
 		markdown(&md, res, acc, cfg, o.format)
+		if hr != nil {
+			if err := hr.chart(filepath.Join(dir, "http."+o.format)); err != nil {
+				return err
+			}
+			md.WriteString("\n")
+			hr.markdown(&md, o.format)
+		}
 		return os.WriteFile(filepath.Join(dir, "README.md"), md.Bytes(), 0o644)
 	})
 	if err != nil {
 		return err
 	}
 	text(stdout, res, acc)
+	if hr != nil {
+		fmt.Fprintln(stdout)
+		hr.text(stdout)
+	}
 	fmt.Fprintf(stdout, "\nwrote %s/README.md, %s/bench.txt and the charts\n", o.out, o.out)
 	return nil
 }

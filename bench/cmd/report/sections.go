@@ -76,6 +76,18 @@ var sections = []section{
 		groups: []group{{"Keyed", "keyed"}, {"KeyedAt", "gcra+maphash"}},
 		chart:  "keyed", cols: 2,
 	},
+	{
+		title: "HTTP middleware, in process",
+		intro: "One request through each middleware's `ServeHTTP` and the same trivial handler, without a network: the work a " +
+			"middleware adds to a request (`none` is the handler alone). Each is given the keyed limit (100 per second per client, " +
+			"bursts of 100) and names clients by `X-Forwarded-For` from a loopback peer: cellrate's `httplimit` (with its RateLimit " +
+			"fields on every response), go-chi/httprate, sethvargo/go-limiter's httplimit, ulule/limiter's stdlib middleware and " +
+			"seed 003's HoldUp. `hot10`: ten clients, nearly every request denied (the 429 path); `distinct`: a client drawn from " +
+			"100,000, each decided on once before the timing, nearly every request admitted. The vegeta runs over real " +
+			"connections are in the HTTP middleware section below.",
+		groups: []group{{"HTTP", "httplimit"}},
+		chart:  "httpinproc", cols: 2,
+	},
 }
 
 // other holds the tables of groups no section names.
