@@ -137,7 +137,7 @@ func ProxyKey(h ProxyHeader, trusted ...netip.Prefix) KeyFunc {
 		if err != nil {
 			return Key{}, err
 		}
-		it := elems{vals: r.Header.Values(name), forwarded: h == Forwarded}
+		it := elems{vals: r.Header[name], forwarded: h == Forwarded} // name is canonical
 		for hops := 0; trustedAddr(trusted, a); hops++ {
 			e, ok := it.next()
 			if !ok {
