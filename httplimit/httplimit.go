@@ -271,9 +271,21 @@ func newPolicy(i int, ps Policy, c *config) (*policy, error) {
 		}
 		members = append(members, p.gl.policyItem())
 	}
+	if b := min(burstOr(ps.Client), burstOr(ps.Global)); ps.Cost > b {
+		return nil, &limit.ParamError{Pkg: "httplimit", Param: field + "Cost", Value: ps.Cost, Min: int64(0), Max: b,
+			Reason: "a cost above a limit's burst is never admitted"}
+	}
 	p.policyHdr = strings.Join(members, ", ")
 	p.pool.New = func() any { return p.newAttempt() }
 	return p, nil
+}
+
+// burstOr returns l's burst, or the most an int64 holds for no limit.
+func burstOr(l Limit) int64 {
+	if !l.set() {
+		return math.MaxInt64
+	}
+	return l.Burst
 }
 
 // restamp names the policy field in a limiter package's ParamError.
