@@ -130,7 +130,7 @@ type HTTPConfig struct {
 
 // HTTPQuick and HTTPFull are the report's sizes.
 var (
-	HTTPQuick = HTTPConfig{Rate: 2000, Duration: time.Second, MaxDuration: 500 * time.Millisecond, Workers: 16, Distinct: 100_000, Memory: 100_000, Rounds: 1}
+	HTTPQuick = HTTPConfig{Rate: 2000, Duration: time.Second, MaxDuration: 300 * time.Millisecond, Workers: 16, Distinct: 100_000, Memory: 100_000, Rounds: 1}
 	HTTPFull  = HTTPConfig{Rate: 2000, Duration: 3 * time.Second, MaxDuration: 2 * time.Second, Workers: 16, Distinct: 100_000, Memory: 1_000_000, Rounds: 3}
 )
 

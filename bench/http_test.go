@@ -99,3 +99,37 @@ type codeWriter struct {
 func (w *codeWriter) Header() http.Header         { return w.h }
 func (w *codeWriter) Write(b []byte) (int, error) { return len(b), nil }
 func (w *codeWriter) WriteHeader(code int)        { w.code = code }
+
+// TestHTTPImpls: every middleware names clients by X-Forwarded-For and
+// holds one to about its burst at once (window counters to their limit),
+// while another client is still admitted.
+func TestHTTPImpls(t *testing.T) {
+	for _, im := range HTTPImpls() {
+		mw, err := im.New(10)
+		if err != nil {
+			t.Fatal(err)
+		}
+		h := mw(trivial)
+		c := newBenchConn()
+		serve := func(addr string) bool {
+			c.xff[0] = addr
+			clear(c.w.h)
+			c.w.code = 200
+			h.ServeHTTP(&c.w, c.r)
+			return c.w.code == 200
+		}
+		n := 0
+		for range 2 * KeyedEvents {
+			if serve(clientAddr(1)) {
+				n++
+			}
+		}
+		want := KeyedEvents
+		if im.Name == "none" {
+			want = 2 * KeyedEvents
+		}
+		if n < want-1 || n > want+2 || !serve(clientAddr(2)) {
+			t.Errorf("%s: admitted %d of %d from one client (want about %d), or denied another", im.Name, n, 2*KeyedEvents, want)
+		}
+	}
+}

@@ -559,15 +559,18 @@ func (l *Limiter) setHeaders(h http.Header, p *policy, s *limitSpec, d *Decision
 		h[k] = vs[0:1:1]
 		vs = vs[1:]
 	}
-	var buf [80]byte
+	// RateLimit and Retry-After are cut from one string.
+	var buf [96]byte
 	b := append(buf[:0], s.prefix...)
 	b = strconv.AppendInt(b, max(d.Remaining, 0), 10)
 	b = append(b, ";t="...)
+	rl := len(b)
 	b = strconv.AppendInt(b, d.Reset, 10)
+	v := string(b)
 	set(hdrPolicy, p.policyHdr)
-	set(hdrRateLimit, string(b))
+	set(hdrRateLimit, v)
 	if !d.OK {
-		set(hdrRetryAfter, strconv.FormatInt(d.Reset, 10))
+		set(hdrRetryAfter, v[rl:])
 	}
 	if l.cfg.legacy {
 		set(hdrXLimit, strconv.FormatInt(s.quota, 10))
@@ -576,8 +579,23 @@ func (l *Limiter) setHeaders(h http.Header, p *policy, s *limitSpec, d *Decision
 	}
 }
 
+// The default denial's fields and body; the value slices are shared and
+// never written.
+var (
+	textPlain   = []string{"text/plain; charset=utf-8"}
+	nosniff     = []string{"nosniff"}
+	tooManyBody = []byte("Too Many Requests\n")
+)
+
+// denyTooMany writes what http.Error(w, "Too Many Requests", 429) writes,
+// without canonicalizing the keys or allocating.
 func denyTooMany(w http.ResponseWriter, _ *http.Request, _ Decision) {
-	http.Error(w, "Too Many Requests", http.StatusTooManyRequests)
+	h := w.Header()
+	delete(h, "Content-Length")
+	h["Content-Type"] = textPlain
+	h["X-Content-Type-Options"] = nosniff
+	w.WriteHeader(http.StatusTooManyRequests)
+	w.Write(tooManyBody)
 }
 
 func defaultError(w http.ResponseWriter, _ *http.Request, err error) {
