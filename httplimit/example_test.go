@@ -22,17 +22,13 @@ func Example() {
 	if err != nil {
 		panic(err)
 	}
-	srv := httptest.NewServer(lim.Wrap(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	h := lim.Wrap(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		io.WriteString(w, "hello")
-	})))
-	defer srv.Close()
+	}))
 	for range 3 {
-		res, err := http.Get(srv.URL)
-		if err != nil {
-			panic(err)
-		}
-		res.Body.Close()
-		fmt.Printf("%d %s Retry-After=%q\n", res.StatusCode, res.Header.Get("RateLimit-Policy"), res.Header.Get("Retry-After"))
+		w := httptest.NewRecorder()
+		h.ServeHTTP(w, httptest.NewRequest("GET", "/", nil)) // from 192.0.2.1:1234
+		fmt.Printf("%d %s Retry-After=%q\n", w.Code, w.Header().Get("RateLimit-Policy"), w.Header().Get("Retry-After"))
 	}
 	// Output:
 	// 200 "perip";q=2;w=2, "global";q=100;w=1 Retry-After=""
