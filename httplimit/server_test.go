@@ -290,29 +290,37 @@ func TestManyClientsConcurrently(t *testing.T) {
 // its own address; the same headers from a trusted proxy name clients.
 func TestSpoofing(t *testing.T) {
 	var clk clock
-	for _, h := range []ProxyHeader{XForwardedFor, Forwarded} {
-		for _, trust := range []bool{false, true} {
-			var tr []netip.Prefix
-			if trust {
-				tr = loopback
-			} else {
-				tr = []netip.Prefix{netip.MustParsePrefix("10.0.0.0/8")}
-			}
-			lim := mustNew(t, []Policy{{Name: "p", Client: Limit{Events: 1, Period: time.Second, Burst: 2}}},
-				WithClock(clk.now), WithKeyFunc(ProxyKey(h, tr...)))
-			url, c := startServer(t, "tcp4", lim.Wrap(okHandler))
-			ok := 0
-			for i := range 10 {
-				v := fmt.Sprintf("1.2.3.%d", i)
-				if h == Forwarded {
-					v = "for=" + v
+	for _, network := range []string{"tcp4", "tcp6"} {
+		for _, h := range []ProxyHeader{XForwardedFor, Forwarded} {
+			for _, trust := range []bool{false, true} {
+				var tr []netip.Prefix
+				if trust {
+					tr = loopback
+				} else {
+					tr = []netip.Prefix{netip.MustParsePrefix("10.0.0.0/8")}
 				}
-				if get(t, c, url, h.String(), v).StatusCode == 200 {
-					ok++
+				lim := mustNew(t, []Policy{{Name: "p", Client: Limit{Events: 1, Period: time.Second, Burst: 2}}},
+					WithClock(clk.now), WithKeyFunc(ProxyKey(h, tr...)))
+				url, c := startServer(t, network, lim.Wrap(okHandler))
+				ok := 0
+				for i := range 10 {
+					v := fmt.Sprintf("1.2.3.%d", i)
+					if i%2 == 1 {
+						v = fmt.Sprintf("2001:db8:%x::1", i)
+						if h == Forwarded {
+							v = `"[` + v + `]:443"`
+						}
+					}
+					if h == Forwarded {
+						v = "for=" + v
+					}
+					if get(t, c, url, h.String(), v).StatusCode == 200 {
+						ok++
+					}
 				}
-			}
-			if want := map[bool]int{false: 2, true: 10}[trust]; ok != want {
-				t.Fatalf("%s, trusted %v: %d admitted, want %d", h, trust, ok, want)
+				if want := map[bool]int{false: 2, true: 10}[trust]; ok != want {
+					t.Fatalf("%s %s, trusted %v: %d admitted, want %d", network, h, trust, ok, want)
+				}
 			}
 		}
 	}
