@@ -9,6 +9,7 @@ import (
 	"runtime"
 	"slices"
 	"strconv"
+	"strings"
 	"sync/atomic"
 	"time"
 
@@ -44,7 +45,16 @@ func HTTPImpls() []HTTPImpl {
 		}},
 		{"httplimit", newHTTPLimit},
 		{"httprate", func(int) (func(http.Handler) http.Handler, error) {
-			return httprate.Limit(KeyedEvents, KeyedPeriod, httprate.WithKeyFuncs(httprate.KeyByRealIP)), nil
+			// The last X-Forwarded-For address (the one a trusted proxy
+			// appended), canonicalized as httprate's docs advise.
+			key := func(r *http.Request) (string, error) {
+				xff := r.Header.Get("X-Forwarded-For")
+				if i := strings.LastIndexByte(xff, ','); i >= 0 {
+					xff = xff[i+1:]
+				}
+				return httprate.CanonicalizeIP(strings.TrimSpace(xff)), nil
+			}
+			return httprate.LimitBy(KeyedEvents, KeyedPeriod, key), nil
 		}},
 		{"sethvargo", func(int) (func(http.Handler) http.Handler, error) {
 			store, err := memorystore.New(&memorystore.Config{Tokens: KeyedEvents, Interval: KeyedPeriod})
