@@ -264,7 +264,7 @@ func runHTTP(cfg HTTPConfig, sc string, im HTTPImpl) (HTTPRow, error) {
 	m.Close()
 	row.P50, row.P99 = m.Latencies.P50, m.Latencies.P99
 	row.Sent, row.Admitted = int64(m.Requests), int64(m.StatusCodes["200"])
-	if sc == "hot10" {
+	if sc == "hot10" && im.Name != "none" {
 		row.Bound = int64(clients) * (KeyedEvents + int64(float64(KeyedEvents)*span.Seconds()/KeyedPeriod.Seconds()))
 	}
 	if bad := int(m.Requests) - m.StatusCodes["200"] - m.StatusCodes["429"]; bad > 0 {
