@@ -35,7 +35,13 @@ func TestHTTPLimitFields(t *testing.T) {
 	}
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
+		t.Fatal(err)
+	}
+	if c, err := net.DialTimeout("tcp", ln.Addr().String(), 5*time.Second); err != nil {
+		ln.Close()
 		t.Skipf("no loopback: %v", err) // a VM without lo up
+	} else {
+		c.Close()
 	}
 	srv := &httptest.Server{Listener: ln, Config: &http.Server{Handler: lim.Wrap(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {}))}}
 	srv.Start()
