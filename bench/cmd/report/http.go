@@ -80,7 +80,9 @@ func (h *httpResults) markdown(w io.Writer, chartExt string) {
 	fmt.Fprintf(w, "## HTTP middleware\n\n")
 	fmt.Fprintf(w, "Each middleware sits in front of the same trivial handler on a real server on 127.0.0.1, with the keyed limit "+
 		"(%d requests per %v per client, bursts of %d; a window of %v for window counters), naming clients by the address in "+
-		"`X-Forwarded-For` (httplimit through `ProxyKey` with loopback trusted, the others in their own way). "+
+		"`X-Forwarded-For`, one address a request: httplimit through `ProxyKey` with loopback trusted (the rightmost untrusted address), "+
+		"httprate through `LimitBy` with the last address canonicalized, sethvargo's `IPKeyFunc` (the whole header), "+
+		"ulule's `TrustForwardHeader` (the first address: behind a real proxy, the client's own claim) and HoldUp the header as is. "+
 		"[vegeta](https://github.com/tsenart/vegeta) v12.13.0 sends %d requests/s for %v (latency percentiles; *added* is over "+
 		"the same server with no middleware, `none`), then as many as %d workers keep going for %v (max req/s). "+
 		"`hot10`: 10 clients share the rate, twice their limit; *bound* is burst + rate × the attack's span for each, and "+
