@@ -6,6 +6,8 @@ import (
 	"runtime"
 	"sync/atomic"
 	"testing"
+
+	"github.com/cellrate/cellrate/httplimit"
 )
 
 // BenchmarkHTTP: one request through a middleware's ServeHTTP, in process
@@ -13,7 +15,9 @@ import (
 // to each request, beside "none". hot10: ten clients, nearly every request
 // denied once their bursts are spent (the 429 path, with its fields);
 // distinct: a client drawn from 100,000, each decided on once before the
-// timing, nearly every request admitted. Each goroutine reuses its own
+// timing, nearly every request admitted. httplimit-bare is httplimit
+// without the address parsing and the fields on admitted responses, as
+// HoldUp does without. Each goroutine reuses its own
 // request and response writer; clients come through X-Forwarded-For from
 // a trusted loopback peer, as in the vegeta runs.
 func BenchmarkHTTP(b *testing.B) {
@@ -25,7 +29,7 @@ func BenchmarkHTTP(b *testing.B) {
 		for i := range addrs {
 			addrs[i] = clientAddr(i)
 		}
-		for _, im := range HTTPImpls() {
+		for _, im := range append(HTTPImpls(), httpLimitBare) {
 			var h http.Handler
 			for _, g := range goroutines() {
 				b.Run(fmt.Sprintf("%s/%s/g=%d", sc.name, im.Name, g), func(b *testing.B) {
@@ -47,6 +51,23 @@ func BenchmarkHTTP(b *testing.B) {
 		}
 	}
 }
+
+// httpLimitBare is httplimit doing what HoldUp does: the raw
+// X-Forwarded-For value as the key (no address parsing) and no fields on
+// admitted responses.
+var httpLimitBare = HTTPImpl{"httplimit-bare", func(clients int) (func(http.Handler) http.Handler, error) {
+	l, err := httplimit.New([]httplimit.Policy{{
+		Name:     "perip",
+		Client:   httplimit.Limit{Events: KeyedEvents, Period: KeyedPeriod, Burst: KeyedEvents},
+		Capacity: max(KeyedCapacity(clients), 1024),
+	}}, httplimit.WithDenialHeadersOnly(), httplimit.WithKeyFunc(func(r *http.Request) (httplimit.Key, error) {
+		return httplimit.StringKey(r.Header.Get("X-Forwarded-For")), nil
+	}))
+	if err != nil {
+		return nil, err
+	}
+	return l.Wrap, nil
+}}
 
 // serveOp returns run's op: the goroutine's request, from a client drawn
 // from addrs (splitmix64 of the state), served; true if admitted.

@@ -82,7 +82,8 @@ var sections = []section{
 			"middleware adds to a request (`none` is the handler alone). Each is given the keyed limit (100 per second per client, " +
 			"bursts of 100) and names clients by `X-Forwarded-For` from a loopback peer: cellrate's `httplimit` (with its RateLimit " +
 			"fields on every response), go-chi/httprate, sethvargo/go-limiter's httplimit, ulule/limiter's stdlib middleware and " +
-			"seed 003's HoldUp. `hot10`: ten clients, nearly every request denied (the 429 path); `distinct`: a client drawn from " +
+			"seed 003's HoldUp; `httplimit-bare` is httplimit doing what HoldUp does (the raw header value as the key, no fields on admitted " +
+			"responses). `hot10`: ten clients, nearly every request denied (the 429 path); `distinct`: a client drawn from " +
 			"100,000, each decided on once before the timing, nearly every request admitted. The vegeta runs over real " +
 			"connections are in the HTTP middleware section below.",
 		groups: []group{{"HTTP", "httplimit"}},
