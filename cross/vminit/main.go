@@ -1,7 +1,8 @@
 //go:build linux
 
 // Command vminit is /init in the initramfs the cross harness boots in an
-// arm64 VM. It mounts proc, sys, dev and tmp, runs each program the manifest
+// arm64 VM. It mounts proc, sys, dev and tmp, brings the loopback interface
+// up (with 127.0.0.1/8 and ::1), runs each program the manifest
 // lists (guest.ManifestPath), prints each one's output on the console
 // between marker lines that carry its exit code, and powers the VM off.
 //
@@ -31,6 +32,7 @@ func main() {
 		fmt.Println("vminit:", err)
 		powerOff()
 	}
+	loopbackUp()
 	m, err := readManifest()
 	if err != nil {
 		fmt.Println("vminit:", err)
