@@ -55,8 +55,9 @@ func startServer(t *testing.T, network string, h http.Handler) (string, *http.Cl
 }
 
 // loopbackWorks reports whether a connection to a listener on network's
-// loopback address can be made: not where lo is down (the -race VM), even
-// though listening there succeeds.
+// loopback address can be made: not where lo is down (a fresh network
+// namespace; cross's -race VM brings lo up in its init), even though
+// listening there succeeds.
 func loopbackWorks(network string) bool {
 	addr := "127.0.0.1:0"
 	if network == "tcp6" {
