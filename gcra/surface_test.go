@@ -441,7 +441,7 @@ func TestConcurrentReserveQueued(t *testing.T) {
 				n := 1 + rng.Int64N(2)
 				res, err := l.ReserveAt(now, n)
 				if err != nil || !res.OK || res.Wait <= 0 {
-					t.Errorf("ReserveAt(%d, %d) = %+v, %v", now, n, res, err)
+					t.Errorf("ReserveAt(%d, %d) = %+v, %v", int64(now), n, res, err)
 					return
 				}
 				if g%2 == 0 && rng.IntN(2) == 0 && res.CancelAt(now) {
