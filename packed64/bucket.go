@@ -77,8 +77,8 @@ type BucketParams struct {
 	per   uint64 // the period in ns
 	div   uint64 // rate << shift: units per token are per/div
 	burst uint64
-	cap   uint64 // units a full bucket holds: the cost of burst tokens
-	cost1 uint64 // the cost of one token, in units
+	cap   uint64 // units a full bucket holds: burst*cost1, the cost of burst tokens
+	cost1 uint64 // the cost of one token in units: ceil(per/div)
 }
 
 // NewBucketParams validates a bucket refilled with events tokens per
@@ -103,31 +103,23 @@ func NewBucketParams(events int64, period time.Duration, burst int64) (BucketPar
 		return BucketParams{}, &limit.ParamError{Pkg: "packed64", Param: "burst", Value: burst, Min: int64(1), Max: int64(MaxBurst)}
 	}
 	p := BucketParams{rate: uint64(events), per: uint64(period), burst: uint64(burst)}
-	// The finest unit whose full bucket fits the deficit field. The rate
-	// and burst bounds keep a token at >= 256 units and rate<<shift in 64 bits.
-	hi, _ := bits.Mul64(p.burst, p.per)
+	// The finest unit whose full bucket, burst tokens of a whole number of
+	// units each, fits the deficit field. A token costs its refill time
+	// rounded up to whole units and every token costs the same, so burst
+	// single tokens fit a full bucket at once, and Remaining, the whole
+	// tokens in the bucket, is exactly what fits whether taken one at a time
+	// or together. The rate and burst bounds keep a token at >= 256 units
+	// (the unit before this one gave burst tokens of > 2^23/burst > 2^8
+	// units each) and rate<<shift in 64 bits.
 	for shift := uint8(0); ; shift++ {
 		p.div = p.rate << shift
-		if hi >= p.div {
-			continue // the quotient needs more than 64 bits
-		}
-		if c := p.costOf(p.burst); c < 1<<BucketDeficitBits {
-			p.clk, p.cap = newClock(shift, BucketTimeBits), c
+		c1 := (p.per + p.div - 1) / p.div // per + div cannot wrap: div <= per/256
+		if hi, lo := bits.Mul64(p.burst, c1); hi == 0 && lo < 1<<BucketDeficitBits {
+			p.clk, p.cap, p.cost1 = newClock(shift, BucketTimeBits), lo, c1
 			break
 		}
 	}
-	p.cost1 = p.costOf(1)
 	return p, nil
-}
-
-// costOf returns ceil(n*period/div), the units n tokens cost; n <= burst.
-func (p *BucketParams) costOf(n uint64) uint64 {
-	hi, lo := bits.Mul64(n, p.per)
-	q, r := bits.Div64(hi, lo, p.div) // hi < div while the quotient fits 64 bits
-	if r != 0 {
-		q++
-	}
-	return q
 }
 
 // Unit returns the time unit of the word's fields.
@@ -173,7 +165,7 @@ func (p *BucketParams) step(s BucketState, now, n int64) (BucketState, limit.Res
 		_, _, dn := p.refill(s.Word, u, refU)
 		return s, limit.Result{OK: true, Remaining: p.tokens(dn)}, nil
 	}
-	c := p.costOf(uint64(n))
+	c := uint64(n) * p.cost1 // n <= burst: at most cap, below 2^24
 	t, d, dn := p.refill(s.Word, u, refU)
 	next, ok := p.take(t, d, dn, c)
 	if !ok {
@@ -234,16 +226,15 @@ func (p *BucketParams) word(t int64, d uint64) BucketWord {
 	return BucketWord(uint64(t)<<BucketDeficitBits | d)
 }
 
-// tokens returns the whole tokens in a bucket with deficit d.
-// A word from elsewhere may hold a deficit above the capacity: it is an
-// empty bucket, which the decisions keep in debt.
+// tokens returns the whole tokens in a bucket with deficit d: the most
+// that fit, (cap-d)/cost1, taken together or one at a time. A word from
+// elsewhere may hold a deficit above the capacity: it is an empty bucket,
+// which the decisions keep in debt.
 func (p *BucketParams) tokens(d uint64) int64 {
 	if d >= p.cap {
 		return 0
 	}
-	hi, lo := bits.Mul64(p.cap-d, p.div)
-	q, _ := bits.Div64(hi, lo, p.per) // below burst+1
-	return int64(q)
+	return int64((p.cap - d) / p.cost1)
 }
 
 // TokensAt returns the tokens the bucket in s holds at now, with their
@@ -256,7 +247,7 @@ func (p BucketParams) TokensAt(s BucketState, now int64) float64 {
 	if dn >= p.cap {
 		return 0
 	}
-	return float64(p.cap-dn) * float64(p.div) / float64(p.per)
+	return float64(p.cap-dn) / float64(p.cost1)
 }
 
 // RemainingAt returns the whole tokens the bucket in s holds at now: what

@@ -189,15 +189,15 @@ func TestBucketStepMatchesReference(t *testing.T) {
 type admission struct{ t, n int64 }
 
 // checkBucketBound verifies that the admissions, at the times callers
-// passed and in any order, take at most burst + (t2 - t1 + 2u)*rate/per
-// tokens over every interval [t1, t2]: the exact bound within two units.
+// passed and in any order, take at most burst + (t2 - t1 + u)*rate/per
+// tokens over every interval [t1, t2]: the exact bound within one unit.
 func checkBucketBound(t *testing.T, adm []admission, p *BucketParams) {
 	t.Helper()
 	uses := make([]bound.Use, len(adm))
 	for i, a := range adm {
 		uses[i] = bound.Use{At: a.t, Cost: a.n}
 	}
-	if err := bound.CheckSlack(uses, p.burst, 2<<p.clk.shift, p.rate, p.per); err != nil {
+	if err := bound.CheckSlack(uses, p.burst, 1<<p.clk.shift, p.rate, p.per); err != nil {
 		t.Fatalf("rate %d per %v, burst %d, unit %v: %v", p.rate, time.Duration(p.per), p.burst, p.Unit(), err)
 	}
 }

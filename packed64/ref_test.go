@@ -48,24 +48,25 @@ func refRetry(at *big.Int, now int64, unit *big.Int) int64 {
 	return when.Int64()
 }
 
-// cost returns ceil(n*per*2^-shift/rate) in big integers.
+// cost returns n*ceil(per*2^-shift/rate) in big integers: every token
+// costs its refill time rounded up to whole units.
 func (r *bucketRef) cost(n int64) *big.Int {
-	num := new(big.Int).Mul(big.NewInt(n), new(big.Int).SetUint64(r.p.per))
+	num := new(big.Int).SetUint64(r.p.per)
 	den := new(big.Int).Mul(new(big.Int).SetUint64(r.p.rate), r.unit)
 	q, m := new(big.Int).DivMod(num, den, new(big.Int))
 	if m.Sign() != 0 {
 		q.Add(q, big.NewInt(1))
 	}
-	return q
+	return q.Mul(q, big.NewInt(n))
 }
 
+// tokens returns the whole tokens that fit a bucket with deficit d.
 func (r *bucketRef) tokens(d *big.Int) int64 {
 	left := new(big.Int).Sub(r.cost(int64(r.p.burst)), d)
 	if left.Sign() < 0 {
 		return 0
 	}
-	left.Mul(left, new(big.Int).Mul(new(big.Int).SetUint64(r.p.rate), r.unit))
-	return left.Quo(left, new(big.Int).SetUint64(r.p.per)).Int64()
+	return left.Quo(left, r.cost(1)).Int64()
 }
 
 func (r *bucketRef) step(now, n int64) limit.Result {

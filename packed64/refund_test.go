@@ -85,7 +85,7 @@ func TestRefundAfterLaterAdmission(t *testing.T) {
 		}
 	}
 	p := b.Params()
-	if err := bound.CheckSlack(uses, p.burst, 2<<p.clk.shift, p.rate, p.per); err != nil {
+	if err := bound.CheckSlack(uses, p.burst, 1<<p.clk.shift, p.rate, p.per); err != nil {
 		t.Fatal(err)
 	}
 }
