@@ -53,7 +53,7 @@
 // # The bound
 //
 // Each key is held to its own limiter's exact bound (package packed64's:
-// for a bucket, burst + (b - a + 2u)/T tokens over the times in [a, b] its
+// for a bucket, burst + (b - a + u)/T tokens over the times in [a, b] its
 // callers pass, in any order; for a window, L*(ceil(T/W)+1) units in any
 // interval of length T), across its slots, plus what lossy evictions
 // forgave it: the sum of the Stats.Forgiven counts of its evictions. With

@@ -274,7 +274,7 @@ func checkBound(t *testing.T, tb *Table, admitted map[string][]bound.Use, forgiv
 			}
 			err = bound.Check(u, 2*uint64(k.w.Limit())+forgiven[key], uint64(k.w.Limit()), uint64(k.wu))
 		} else {
-			err = bound.CheckSlack(uses, uint64(tBurst)+forgiven[key], 2<<k.shift, tEvents, uint64(tPeriod))
+			err = bound.CheckSlack(uses, uint64(tBurst)+forgiven[key], 1<<k.shift, tEvents, uint64(tPeriod))
 		}
 		if err != nil {
 			t.Fatalf("key %q (forgiven %d): %v", key, forgiven[key], err)

@@ -109,8 +109,8 @@ func NewBucketParams(events int64, period time.Duration, burst int64) (BucketPar
 	// single tokens fit a full bucket at once, and Remaining, the whole
 	// tokens in the bucket, is exactly what fits whether taken one at a time
 	// or together. The rate and burst bounds keep a token at >= 256 units
-	// (the unit before this one gave burst tokens of > 2^23/burst > 2^8
-	// units each) and rate<<shift in 64 bits.
+	// (in the unit half this one, a token cost >= 2^24/burst > 2^9 units)
+	// and rate<<shift in 64 bits.
 	for shift := uint8(0); ; shift++ {
 		p.div = p.rate << shift
 		c1 := (p.per + p.div - 1) / p.div // per + div cannot wrap: div <= per/256

@@ -101,13 +101,21 @@
 //
 // A unit is 2^s ns. The bucket's 24-bit field holds the deficit below a
 // full bucket, so the zero word is a full bucket whatever the time. A token
-// costs period/events ns, at least 256 units, so tokens have at least 8
-// fractional bits; costs are rounded up to whole units, the capacity to the
-// cost of a full burst, and times down to whole units. Hence, over every
-// interval [a, b] of the times callers pass, in any order, stale or going
-// backwards, and with many goroutines, a bucket admits at most
-// burst + (b - a + 2u)/T tokens (T = period/events, u the unit): the exact
-// token-bucket bound within two units. TestBucketBoundStaleTimes checks it
+// refills in T = period/events ns, at least 256 units. Every token costs
+// the same whole number of units, c = ceil(T/u) (u the unit), n tokens cost
+// n*c, and the capacity is burst*c, the finest unit being the one where
+// that fits the field; times are rounded down to whole units. So a full
+// bucket admits exactly burst tokens at one instant, one at a time or
+// together, and Remaining, floor((capacity - deficit)/c), is exactly what an
+// immediate request admits. The rounding that remains is in the limiter's
+// favour: a token refills in c*u >= T ns, at most one unit (1/256 of T) late,
+// so over time a bucket admits at least (c-1)/c of events per period
+// and never more. Over every interval [a, b] of the times callers pass, in
+// any order, stale or going backwards, and with many goroutines, the
+// admissions' units cost at most B - A + burst*c, with A, B the units of a
+// and b, B - A < (b - a)/u + 1; each token costs c >= T/u, so a bucket
+// admits at most burst + (b - a + u)/T tokens: the exact token-bucket bound
+// within one unit. TestBucketBoundStaleTimes checks it
 // exactly over schedules with stale, repeated and out-of-order times,
 // TestBucketBound over schedules with idle gaps of whole wraps, and
 // TestBucketCellsAtTheEnds and FuzzBucketsShared at both ends of int64 time
