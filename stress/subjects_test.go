@@ -70,7 +70,7 @@ func init() {
 	)
 }
 
-// packedBucketSubject: packed64 documents at most burst + (T + 2u)/period
+// packedBucketSubject: packed64 documents at most burst + (T + u)/period
 // tokens over any interval T of the times callers pass, in any order, u
 // being the word's time unit.
 func packedBucketSubject(name string, events int64, period time.Duration, burst int64) Subject {
@@ -82,7 +82,7 @@ func packedBucketSubject(name string, events int64, period time.Duration, burst 
 			return must(packed64.NewBucket(events, period, burst))
 		},
 		MaxN: burst, Burst: burst, Rate: rate, GivenTimes: true,
-		Extra: new(big.Rat).Mul(rate, big.NewRat(2*int64(p.Unit()), 1)),
+		Extra: new(big.Rat).Mul(rate, big.NewRat(int64(p.Unit()), 1)),
 		Init:  packed64.BucketState{},
 		Step: func(s any, now, n int64) (any, limit.Result, error) {
 			return p.Step(s.(packed64.BucketState), now, n)
@@ -117,6 +117,7 @@ func init() {
 		packedBucketSubject("packed64-bucket-1000-per-1s-burst-50", 1000, time.Second, 50),
 		packedBucketSubject("packed64-bucket-3-per-1s-burst-7", 3, time.Second, 7),
 		packedBucketSubject("packed64-bucket-max-burst", 1, time.Hour, packed64.MaxBurst),
+		packedBucketSubject("packed64-bucket-1-per-1m-burst-3", 1, time.Minute, 3), // a token is 3662109.375 units
 		packedWindowSubject("packed64-window-1-per-1ns", 1, 1),
 		packedWindowSubject("packed64-window-1000-per-1s", 1000, time.Second),
 		packedWindowSubject("packed64-window-max", packed64.MaxWindowLimit, packed64.MaxWindow),
