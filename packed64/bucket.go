@@ -19,8 +19,9 @@ import (
 //	bits 23..0   deficit  24 bits  refill time, in units, missing from a full bucket
 //
 // A unit is 2^s ns (BucketParams.Unit), counted from the parameters' origin.
-// Tokens at the written time are burst - deficit*u/T, with T = period/events
-// ns per token. The zero word is a full bucket at any time.
+// Tokens at the written time are burst - deficit/c, with c = ceil(T/u)
+// units per token and T = period/events ns. The zero word is a full bucket
+// at any time.
 type BucketWord uint64
 
 // Field widths of a BucketWord.
