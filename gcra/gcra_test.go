@@ -107,6 +107,7 @@ func runAgainstRef(t testing.TB, events int64, period time.Duration, burst int64
 			t.Fatalf("op %d: a denial changed the state", i)
 		}
 		tat = next
+		checkTokens(t, ps, tat, m, o.now)
 		if got.OK && o.n > 0 {
 			adm = append(adm, admitted(o))
 		}

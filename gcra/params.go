@@ -278,10 +278,11 @@ func (ps Params) Tokens(s State, now int64) float64 {
 	if behind(kh, kl, a) {
 		return float64(ps.burst)
 	}
-	// lead = (tat*p - u*e)/(e*j) events.
+	// tat*p - u*e is the lead in 1/e ns; an event is T = p*j/e ns, so the
+	// lead is (tat*p - u*e)/(p*j) events.
 	dl, borrow := bits.Sub64(kl, a.ul, 0)
 	dh := kh - a.uh - borrow
-	lead := (float64(dh)*0x1p64 + float64(dl)) / float64(ps.e) / float64(ps.j)
+	lead := (float64(dh)*0x1p64 + float64(dl)) / float64(ps.p) / float64(ps.j)
 	return float64(ps.burst) - lead
 }
 

@@ -3,6 +3,7 @@ package gcra
 import (
 	"math"
 	"math/big"
+	"testing"
 	"time"
 
 	"github.com/cellrate/cellrate/limit"
@@ -93,4 +94,24 @@ func (m *ref) step1(now, n int64) limit.Result {
 		}
 	}
 	return r
+}
+
+// tokens returns the events available at now, with their fraction:
+// b - (tat - now)/T while the TAT leads now, b once it does not.
+func (m *ref) tokens(now int64) *big.Rat {
+	lead := new(big.Rat).Sub(maxRat(m.tat, ratNow(now)), ratNow(now))
+	lead.Quo(lead, m.T)
+	return lead.Sub(new(big.Rat).SetInt64(m.b), lead)
+}
+
+// checkTokens compares Params.Tokens with the model's exact tokens at now,
+// up to the float's rounding: a few ulps of the lead and of the burst.
+func checkTokens(t testing.TB, ps Params, s State, m *ref, now int64) {
+	t.Helper()
+	got := ps.Tokens(s, now)
+	want, _ := m.tokens(now).Float64()
+	lead := float64(m.b) - want
+	if math.Abs(got-want) > 1e-14*(float64(m.b)+math.Abs(lead)) {
+		t.Fatalf("Tokens(%d, %d) = %v, model %v", s, now, got, want)
+	}
 }

@@ -154,6 +154,7 @@ func reserveAgainstRef(t *testing.T, c rateCase, rng *rand.Rand, ops []op) {
 			adm = append(adm, admitted{o.now + wait, o.n})
 		}
 		s = next
+		checkTokens(t, ps, s, m, o.now) // below 0 while reservations are owed
 	}
 	checkBound(t, adm, c.events, c.period, c.burst)
 }
