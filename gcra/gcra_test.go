@@ -254,6 +254,7 @@ func TestErrors(t *testing.T) {
 		{7, 5, 1, "events", int64(7), int64(1), int64(5)},
 		{1, 1 << 61, 3, "burst", int64(3), int64(1), int64(2)},
 		{3, time.Second, 1 << 62, "burst", int64(1 << 62), int64(1), int64(13835058055)},
+		{3, 3<<61 + 1, 2, "burst", int64(2), int64(1), int64(1)}, // burst*T = 2^62 + 2/3 ns: over by a fraction
 	} {
 		_, err := New(c.events, c.period, c.burst)
 		var pe *limit.ParamError
@@ -435,4 +436,62 @@ func TestDenialWritesNothing(t *testing.T) {
 	ro := limittest.ReadOnly(t, l)
 	limittest.DenialsWriteNothing(t, ro, 1000, int64(time.Second), 1, 5)
 	limittest.DenialsWriteNothing(t, ro, 0, int64(time.Second), 1) // stale
+	// n == 0 is admitted and changes nothing: it writes nothing either.
+	var r limit.Result
+	if limittest.Faults(func() { r, _ = ro.AllowNAt(1000, 0) }) || !r.OK {
+		t.Fatalf("AllowNAt(n = 0) wrote the limiter or was refused: %+v", r)
+	}
+}
+
+// TestRetryAfterNearNever: a wait just over math.MaxInt64 ns (a stale now
+// about 292 years before a TAT near the end of time) is limit.Never, as
+// the model says, not a wait rounded up past the int64 range; a wait just
+// under it is the model's whole ns. The requests straddle the boundary, and
+// Reserve refuses exactly those whose wait is Never.
+func TestRetryAfterNearNever(t *testing.T) {
+	for _, c := range []rateCase{{3, time.Second, 1}, {2, 3, 7}, {7, 10, 3}} {
+		ps, _ := NewParams(c.events, c.period, c.burst)
+		m := newRef(c.events, c.period, c.burst)
+		s, r, _ := ps.Step(0, 1<<62, c.burst)
+		if want := m.step1(1<<62, c.burst); !r.OK || r != want {
+			t.Fatalf("%+v: the full burst at 2^62: %+v, model %+v", c, r, want)
+		}
+		// A request of 1 waits tat + T - b*T - now: at or past 2^63-1 ns
+		// from the now u ns after math.MinInt64 with u = floor(x) - (2^63-1).
+		x := new(big.Rat).Sub(m.tat, new(big.Rat).Mul(m.T, big.NewRat(c.burst-1, 1)))
+		if x.IsInt() {
+			t.Fatalf("%+v: the wait is a whole ns: choose another now", c)
+		}
+		u0 := floorRat(x)
+		u0.Sub(u0, big.NewInt(math.MaxInt64))
+		var nevers, longest int
+		for d := int64(-2); d <= 2; d++ {
+			now := new(big.Int).Add(u0, big.NewInt(d+math.MinInt64)).Int64()
+			_, r, _ := ps.Step(s, now, 1)
+			probe := *m
+			if want := probe.step1(now, 1); r != want {
+				t.Fatalf("%+v: Step at %d: %+v, model %+v", c, now, r, want)
+			}
+			// Reserve acts at now+RetryAfter, unless that wait is Never
+			// (then it is refused, as Step's RetryAfter says).
+			next, wait, ok, _ := ps.Reserve(s, now, 1)
+			switch r.RetryAfter {
+			case limit.Never:
+				nevers++
+				if ok || next != s {
+					t.Fatalf("%+v: Reserve at %d with a wait of Never: %d, wait %d, ok %v", c, now, next, wait, ok)
+				}
+			case math.MaxInt64 - 1:
+				longest++
+				if !ok || wait != r.RetryAfter {
+					t.Fatalf("%+v: Reserve at %d: wait %d, ok %v, want %d", c, now, wait, ok, r.RetryAfter)
+				}
+			}
+		}
+		// Waits of 2^63+1+f down to 2^63-3+f ns (0 < f < 1): the first
+		// four round up past or to MaxInt64, Never; the last to MaxInt64-1.
+		if nevers != 4 || longest != 1 {
+			t.Fatalf("%+v: %d waits of Never and %d of MaxInt64-1 ns, want 4 and 1", c, nevers, longest)
+		}
+	}
 }

@@ -200,10 +200,26 @@ func TestCancel(t *testing.T) {
 	if !res2.CancelAt(0) {
 		t.Fatal("the last reservation could not cancel")
 	}
-	// Nor after its time to act.
+	// Nor after its time to act; at it, yes.
 	res, _ = l.ReserveAt(0, 1)
 	if res.CancelAt(res.Wait + 1) {
 		t.Fatal("cancelled after the time to act")
+	}
+	before = l.State()
+	res, _ = l.ReserveAt(0, 1)
+	if !res.CancelAt(res.Wait) || l.State() != before {
+		t.Fatal("a cancel at the time to act did not give the events back")
+	}
+	// Only the first call gives anything back, even when the state it
+	// wrote is there again: an identical reservation made after it was
+	// cancelled is not this one.
+	res2, _ = l.ReserveAt(0, 1)
+	after := l.State()
+	if res2.after != res.after {
+		t.Fatal("the second reservation is not identical: the check below proves nothing")
+	}
+	if res.CancelAt(0) || l.State() != after {
+		t.Fatal("a second cancel gave back another reservation's events")
 	}
 	var zero Reservation
 	if zero.OK || zero.Cancel() || zero.CancelAt(0) {
@@ -237,6 +253,19 @@ func TestWait(t *testing.T) {
 		if d := time.Since(start); d != 2*time.Second {
 			t.Fatalf("Wait past the deadline blocked for %v", d-2*time.Second)
 		}
+		// A deadline exactly at the time to act is not sooner than the
+		// wait: Wait blocks until then (and may see either the timer or
+		// the deadline first).
+		at := time.Since(start)
+		ctx, cancel1 := context.WithTimeout(context.Background(), time.Second)
+		defer cancel1()
+		if err := l.Wait(ctx, 1); err == ErrDeadline || err != nil && !errors.Is(err, context.DeadlineExceeded) {
+			t.Fatalf("Wait with the deadline at the time to act: %v", err)
+		}
+		if d := time.Since(start) - at; d != time.Second {
+			t.Fatalf("Wait with the deadline at the time to act returned after %v, want 1s", d)
+		}
+		start = start.Add(time.Second) // as if that event had not been
 		ctx, cancel2 := context.WithCancel(context.Background())
 		go func() { time.Sleep(time.Second / 4); cancel2() }()
 		if err := l.Wait(ctx, 1); !errors.Is(err, context.Canceled) {
