@@ -127,6 +127,10 @@ func TestRefund(t *testing.T) {
 	if r, rc, _ := l.TakeAt(30, 2); r.OK || rc != (limit.Receipt{}) {
 		t.Fatalf("denial: %+v %+v", r, rc)
 	}
+	// n = 0 takes nothing, so there is nothing to refund.
+	if r, rc, _ := l.TakeAt(30, 0); !r.OK || rc != (limit.Receipt{}) || l.State() != after {
+		t.Fatalf("n = 0: %+v %+v", r, rc)
+	}
 	l.Refund(limit.Receipt{})
 	if l.State() != after {
 		t.Fatal("the zero Receipt refunded")

@@ -425,4 +425,14 @@ func TestDenialWritesNothing(t *testing.T) {
 	}
 	ro := limittest.ReadOnly(t, l)
 	limittest.DenialsWriteNothing(t, ro, 1000, int64(3*time.Second), 1, 4)
+	// n = 0 is admitted and writes nothing, even where the count has room.
+	for _, now := range []int64{1000, int64(3 * time.Second)} {
+		var r, rt limit.Result
+		if limittest.Faults(func() { r, _ = ro.AllowNAt(now, 0) }) || !r.OK {
+			t.Fatalf("AllowNAt(%d, 0) wrote the limiter or was refused: %+v", now, r)
+		}
+		if limittest.Faults(func() { rt, _, _ = ro.TakeAt(now, 0) }) || !rt.OK {
+			t.Fatalf("TakeAt(%d, 0) wrote the limiter or was refused: %+v", now, rt)
+		}
+	}
 }
