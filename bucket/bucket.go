@@ -350,18 +350,15 @@ func (l *Limiter) Refund(rc limit.Receipt) {
 		return
 	}
 	before, after := State{rc.Before[0], rc.Before[1]}, State{rc.After[0], rc.After[1]}
-	for g := l.cur.Load(); ; g = l.finish(g) {
-		if !cell.Run128(&g.state, func(t, d uint64) (uint64, uint64, bool, bool) {
-			if d >= retiredBit {
-				return t, d, false, false
-			}
-			next, ok := g.ps.Undo(State{t, d}, before, after)
-			return next.T, next.Deficit, true, ok
-		}) {
-			continue
-		}
-		return
-	}
+	// Only the current generation can still hold after: a retired state
+	// has retiredBit set, and every state of a later generation is later
+	// (Params.Convert). So a SetParams in progress or done means nothing
+	// to give back, and Refund need not finish it.
+	g := l.cur.Load()
+	cell.Run128(&g.state, func(t, d uint64) (uint64, uint64, struct{}, bool) {
+		next, ok := g.ps.Undo(State{t, d}, before, after)
+		return next.T, next.Deficit, struct{}{}, ok
+	})
 }
 
 // AllowFrac is AllowFracAt with the Limiter's clock.
