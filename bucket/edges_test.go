@@ -237,8 +237,7 @@ func TestWaitsAtTheEdges(t *testing.T) {
 	if want := m.allow(top, big.NewRat(1, 1)); !r.OK || r != want {
 		t.Fatalf("the token at the top: %+v, model %+v", r, want)
 	}
-	var back []uint64 // stale by T - u ns
-	for _, b := range []uint64{
+	back := []uint64{ // stale by T - u ns
 		(1<<64 - 2e9 + 1) / 3,     // (T-u)*e + d + c just past 2^64
 		1<<63 - 1 - 333333333,     // a wait of 2^63 - 2/3 ns
 		1<<63 - 1 - 333333333 - 1, // 2^63 - 1 - 2/3
@@ -246,8 +245,6 @@ func TestWaitsAtTheEdges(t *testing.T) {
 		1<<63 - 1 - 333333333 + 1, // 2^63 + 1/3
 		(1<<64-2e9+1)/3 + 1,       // and around the first
 		(1<<64-2e9+1)/3 - 1,
-	} {
-		back = append(back, b)
 	}
 	longest := false
 	for _, b := range back {
