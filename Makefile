@@ -60,10 +60,10 @@ cross-selftest: ## show that a planted data race and a planted wrong path each f
 
 .PHONY: bench bench-quick stress
 
-bench: ## the main job: benchmarks vs the peer libraries; writes bench/report/ (about 4 min)
+bench: ## the main job: benchmarks vs the peer libraries; writes bench/report/ (about 25 min)
 	cd bench && $(GO) run ./cmd/report -out report
 
-bench-quick: ## the same in under a minute, into bench/out/quick/ (not committed)
+bench-quick: ## the same in about 5 minutes, into bench/out/quick/ (not committed)
 	cd bench && $(GO) run ./cmd/report -quick -out out/quick
 
 # Every stress run takes STRESS_DUR (per CPU path, per limiter), with the
