@@ -35,6 +35,10 @@ func runFor(t testing.TB) time.Duration {
 // proofFor is the length of the runs that prove the checks themselves
 // (that they pass a correct model and fail a broken one): they do not grow
 // with -stress.dur.
+// catchTries bounds the runs a deliberately broken subject gets to be
+// caught in: each run catches it by chance within its time.
+const catchTries = 3
+
 func proofFor(t testing.TB) time.Duration { return min(runFor(t), time.Second) }
 
 // seed returns the run's seed and logs it, so a failure can be replayed
