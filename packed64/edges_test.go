@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/cellrate/cellrate/internal/limittest"
 	"github.com/cellrate/cellrate/limit"
 )
 
@@ -396,6 +397,64 @@ func TestBucketStepMatchesReferenceAtTheEnd(t *testing.T) {
 					fail("random schedule", at, n, got, want)
 				}
 				s = next
+			}
+		}
+	}
+}
+
+// TestDenialPastTheMarkWritesNothing: a denial writes nothing, neither the
+// word nor the HighWater, also at a now past the mark plus the slack: the
+// word was written there (at the mark plus the slack, which raises
+// nothing) and is still empty just after.
+func TestDenialPastTheMarkWritesNothing(t *testing.T) {
+	const t0 = int64(1e12)
+	b, _ := NewBucket(3, time.Second, 5)
+	t1 := t0 + b.Params().Slack()
+	for _, now := range []int64{t0, t1} {
+		for b.AllowAt(now) {
+		}
+	}
+	if m := b.c.hw.mark(); m != t0 {
+		t.Fatalf("bucket: mark %d, want %d", m, t0)
+	}
+	limittest.DenialsWriteNothing(t, limittest.ReadOnly(t, &b.c), t1+1, t1+int64(2*time.Second), 1, 5)
+	w, _ := NewWindow(4, time.Second)
+	t1 = t0 + w.Params().Slack()
+	for _, now := range []int64{t0, t1} {
+		for w.AllowAt(now) {
+		}
+	}
+	if m := w.c.hw.mark(); m != t0 {
+		t.Fatalf("window: mark %d, want %d", m, t0)
+	}
+	limittest.DenialsWriteNothing(t, limittest.ReadOnly(t, &w.c), t1+1, t1+int64(3*time.Second), 1, 4)
+}
+
+// TestStepOneAtTheWindowEdges: StepOne decides as Step at each edge of the
+// windows a word counts: a stale now in the first unit of the previous
+// window (counted there), one unit before it (refused), the current
+// window's first and last units, and the next windows'.
+func TestStepOneAtTheWindowEdges(t *testing.T) {
+	for _, c := range []struct {
+		limit int64
+		win   time.Duration
+	}{{3, time.Second}, {1, 4096}, {100, time.Millisecond}, {MaxWindowLimit, time.Hour}} {
+		p, err := NewWindowParams(c.limit, c.win)
+		if err != nil {
+			t.Fatal(err)
+		}
+		unit, w := int64(p.Unit()), int64(p.r.W)
+		start := int64(1e15) >> p.clk.shift // in units
+		for _, counts := range [][2]uint64{{0, 1}, {1, 0}, {p.r.L - 1, 0}, {0, p.r.L - 1}, {p.r.L, 0}} {
+			word := PackWindow(WindowFields{Start: uint64(start), Prev: counts[0], Cur: counts[1]})
+			ref := start<<p.clk.shift + p.Slack()
+			for _, du := range []int64{-w - 1, -w, -w + 1, -1, 0, 1, w - 1, w, w + 1, 2*w - 1, 2 * w} {
+				now := (start+du)*unit + unit/2
+				want, r, _ := p.Step(WindowState{word, ref}, now, 1)
+				if got, ok := p.StepOne(word, now, ref); ok != r.OK || ok && got != want.Word {
+					t.Fatalf("limit %d window %v, counts %v, now start%+d units: StepOne %#x %v, Step %#x %+v",
+						c.limit, c.win, counts, du, got, ok, want.Word, r)
+				}
 			}
 		}
 	}
