@@ -82,7 +82,7 @@ func bucketUnitCases(rng *rand.Rand) []bucketCase {
 // TestBucketUnit: the unit is the finest power of two in which a full
 // bucket fits the 24-bit deficit, and for any burst up to MaxBurst it is at
 // most a 256th of a token (at least 8 fractional bits, as the package doc
-// says); the capacity is the cost of the burst, rounded up.
+// says); the capacity is burst tokens of a whole number of units each.
 func TestBucketUnit(t *testing.T) {
 	rng := rand.New(rand.NewPCG(41, 42))
 	for _, c := range bucketUnitCases(rng) {
@@ -98,15 +98,14 @@ func TestBucketUnit(t *testing.T) {
 		if unit <= 0 {
 			continue
 		}
-		// ceil(burst*per / (rate*u)) in big integers.
+		// burst * ceil(per / (rate*u)): burst tokens of whole units each.
 		capIn := func(u *big.Int) *big.Int {
-			num := new(big.Int).Mul(big.NewInt(c.burst), big.NewInt(int64(c.per)))
 			den := new(big.Int).Mul(big.NewInt(c.rate), u)
-			q, m := new(big.Int).QuoRem(num, den, new(big.Int))
+			q, m := new(big.Int).QuoRem(big.NewInt(int64(c.per)), den, new(big.Int))
 			if m.Sign() != 0 {
 				q.Add(q, big.NewInt(1))
 			}
-			return q
+			return q.Mul(q, big.NewInt(c.burst))
 		}
 		field := big.NewInt(1 << BucketDeficitBits)
 		u := big.NewInt(int64(unit))
