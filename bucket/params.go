@@ -79,7 +79,7 @@ func RateParams(rate float64, burst int64) (Params, error) {
 }
 
 func params(events, period uint64, burst int64) (Params, error) {
-	g := gcd(events, period)
+	g := intmath.GCD(events, period)
 	e, p := events/g, period/g
 	if burst < 1 || uint64(burst) > maxCap/p {
 		e := &limit.ParamError{Pkg: "bucket", Param: "burst", Value: burst, Min: int64(1), Max: int64(maxCap / p)}
@@ -94,13 +94,6 @@ func params(events, period uint64, burst int64) (Params, error) {
 // errZeroParams is what constructors and setters return for the zero Params.
 func errZeroParams(pkg string, ps Params) error {
 	return &limit.ParamError{Pkg: pkg, Param: "params", Value: ps, Reason: "the zero Params: make them with NewParams or RateParams"}
-}
-
-func gcd(a, b uint64) uint64 {
-	for b != 0 {
-		a, b = b, a%b
-	}
-	return a
 }
 
 // Burst returns the most tokens the bucket holds.

@@ -4,6 +4,7 @@ import (
 	"math/bits"
 	"time"
 
+	"github.com/cellrate/cellrate/internal/intmath"
 	"github.com/cellrate/cellrate/internal/ratio"
 	"github.com/cellrate/cellrate/limit"
 )
@@ -81,14 +82,14 @@ func RateParams(rate float64, burst int64) (Params, error) {
 // params makes the Params of events per period ns; tooFast is the error for
 // a rate above one event per nanosecond.
 func params(events, period uint64, burst int64, tooFast func() error) (Params, error) {
-	g := gcd(period, events)
+	g := intmath.GCD(period, events)
 	per, ev := period/g, events/g
 	if per < ev {
 		return Params{}, tooFast()
 	}
 	j := per / ev
 	p, e := per, ev*j
-	g = gcd(p, e)
+	g = intmath.GCD(p, e)
 	p, e = p/g, e/g
 	// burst*T = burst*per/ev must not exceed maxBurstNs.
 	hi, lo := bits.Mul64(uint64(burst), per)
@@ -322,11 +323,4 @@ func (ps Params) Undo(s, before, after State) (State, bool) {
 		return before, true
 	}
 	return s, false
-}
-
-func gcd(a, b uint64) uint64 {
-	for b != 0 {
-		a, b = b, a%b
-	}
-	return a
 }

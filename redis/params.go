@@ -3,6 +3,8 @@ package redis
 import (
 	"math/bits"
 	"time"
+
+	"github.com/cellrate/cellrate/internal/intmath"
 )
 
 // maxSmall bounds the numbers the scripts multiply: a GCRA's step ratio p
@@ -32,7 +34,7 @@ func newGCRAParams(events int64, period time.Duration, burst int64) (gcraParams,
 		return gcraParams{}, paramError("burst", burst, int64(1), nil, "")
 	}
 	per, ev := uint64(period), uint64(events)
-	g := gcd(per, ev)
+	g := intmath.GCD(per, ev)
 	per, ev = per/g, ev/g
 	if per < ev {
 		return gcraParams{}, paramError("events", events, int64(1), nil,
@@ -40,7 +42,7 @@ func newGCRAParams(events int64, period time.Duration, burst int64) (gcraParams,
 	}
 	j := per / ev
 	p, e := per, ev*j
-	g = gcd(p, e)
+	g = intmath.GCD(p, e)
 	p, e = p/g, e/g
 	if p > maxSmall {
 		return gcraParams{}, paramError("period", period, nil, nil,
@@ -67,11 +69,4 @@ func (ps gcraParams) gcraTAT(os, ons, t int64) (uint64, bool) {
 		return 0, false
 	}
 	return tat, true
-}
-
-func gcd(a, b uint64) uint64 {
-	for b != 0 {
-		a, b = b, a%b
-	}
-	return a
 }

@@ -23,3 +23,11 @@ func SatAdd(a, b int64) int64 {
 	}
 	return s
 }
+
+// GCD returns the greatest common divisor of a and b (GCD(a, 0) = a).
+func GCD(a, b uint64) uint64 {
+	for b != 0 {
+		a, b = b, a%b
+	}
+	return a
+}

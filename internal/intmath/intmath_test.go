@@ -35,3 +35,14 @@ func TestSatAdd(t *testing.T) {
 		}
 	}
 }
+
+func TestGCD(t *testing.T) {
+	for _, c := range []struct{ a, b, want uint64 }{
+		{0, 0, 0}, {7, 0, 7}, {0, 7, 7}, {12, 18, 6}, {18, 12, 6}, {17, 5, 1},
+		{1e9, 3, 1}, {1 << 63, 1 << 40, 1 << 40}, {^uint64(0), ^uint64(0) / 3, ^uint64(0) / 3},
+	} {
+		if got := GCD(c.a, c.b); got != c.want {
+			t.Errorf("GCD(%d, %d) = %d, want %d", c.a, c.b, got, c.want)
+		}
+	}
+}
