@@ -1,61 +1,42 @@
-// Package gcra is a lock-free Generic Cell Rate Algorithm limiter whose whole
-// state is one 64-bit theoretical arrival time (TAT).
+// Package gcra is a lock-free rate limiter (the Generic Cell Rate Algorithm)
+// whose whole state is one 64-bit theoretical arrival time. Use it for the
+// cheapest exact decision of one limit: events per period on average, with
+// bursts of up to burst events. See ExampleLimiter; ExampleLimiter_ReserveAt
+// shows reservations.
 //
-// Contract: for a limiter of events per period and burst b, the admitted cost
-// whose now values lie in any closed interval of length t is at most
-// b + events*t/period, exactly (no rounding in the limiter's favour), on every
-// schedule: concurrent callers, now values out of order or stale, huge jumps,
-// now anywhere in the int64 range. Reserved events count at their time to act
-// (now + Wait), refunded ones (Refund, Reservation.Cancel) not at all. A
-// denial reads the state and writes nothing, so a mostly-denying limiter does
-// not write its cache line.
+// Allow and AllowN decide at once; Reserve takes events now for a later time
+// and Wait sleeps until then; Refund and Reservation.Cancel give events back.
+// A denial reads the state and writes nothing, so a mostly-denying limiter
+// does not write its cache line. Time is int64 nanoseconds on a fixed-origin
+// clock (package nanotime): each method has an ...At twin taking now; the
+// plain form reads the Limiter's clock, nanotime.Now unless WithClock gave
+// another. A parameter out of range is a *limit.ParamError.
 //
-// The arithmetic is integer. When the emission interval T = period/events is
-// a whole number of nanoseconds the limiter is exact both ways: it admits
-// everything the ideal GCRA admits, up to the end of time below. When it is
-// not (3 per second is 333333333.33 ns), 64 bits cannot hold an exact TAT
-// over the whole int64 time range, so the TAT counts steps of T/floor(T) ns
-// (1 to 2 ns): an event is a whole number of steps, so a limiter that stays
-// busy keeps the exact rate forever. The one rounding is when a request finds
-// the limiter full: the TAT restarts at the first step at or after now,
-// losing under one step (< 2 ns) of refill, once per idle period, never in
-// the caller's favour. With injected time this can be seen: a full burst
-// asked for at one instant that is not on the step grid gets burst-1 events
-// then, the last one < 2 ns later.
+// # Contract
 //
-// Busy means the TAT stays ahead of the requests' now. A request of n
-// events waits until the TAT is at most (burst-n)*T ahead, so requests and
-// reservations of fewer than burst events that wait keep the exact rate. A
-// request of the whole burst (every request at burst 1) is admitted only
-// once the limiter is full again, at the first whole ns at or after the
-// TAT: each one is an idle restart. When n*T is not a whole ns no limiter
-// can keep the exact rate there: the exact bound puts two such requests at
-// least n*T apart, so whole-ns times at least ceil(n*T) apart. The restart
-// adds under one step to that, even when n*T is whole, so a chain of them
-// (say reservations at burst 1) is late by under one step plus 1 ns per
-// request: with T = 1.5 ns, one every 3 ns where the bound allows one
-// every 2. Give the burst one more event, or use package pacer (exact rate,
-// the bound with 1 ns of slack), for a schedule that must not drift.
+// For a limiter of events per period and burst b, the admitted cost whose now
+// values lie in any closed interval of length t is at most
+// b + events*t/period, exactly, on every schedule: concurrent callers, now
+// values out of order or stale, huge jumps, now anywhere in the int64 range.
+// Reserved events count at their time to act (now + the wait), refunded ones
+// not at all.
 //
-// End of time: the TAT is a count of steps from math.MinInt64 in 64 bits, so
-// it ends 2^64 steps later, at or after math.MaxInt64. An admission or a
-// reservation whose new TAT would pass that end is refused, not wrapped:
-// near math.MaxInt64 a limiter admits only while its TAT fits, so
-// New(1, time.Second, 2) admits nothing at now = math.MaxInt64 (its TAT would
-// be one second past it), and RetryAfter is limit.Never then. Nothing else
-// adds a time to a duration without checking: a reservation whose time to act
-// would pass math.MaxInt64 is refused too.
+// The one rounding is against the caller: when a request finds the limiter
+// full, it loses under 2 ns of refill, once per idle period. When the
+// interval period/events is a whole number of ns the limiter admits
+// everything the ideal GCRA admits. A chain of whole-burst requests (every
+// request at burst 1) cannot keep the exact rate when n*period/events is not
+// a whole number of ns: give the burst one more event, or use package pacer.
 //
-// Time is int64 nanoseconds on a fixed-origin clock (package nanotime). Each
-// method has an ...At twin taking now; the plain form reads the Limiter's
-// clock, nanotime.Now unless WithClock gave another.
+// An admission or reservation whose arrival time would pass math.MaxInt64 is
+// refused, with RetryAfter limit.Never: near the end of time a limiter admits
+// only while its state fits.
 //
-// The rate and burst are fixed for a Limiter's life: there is no SetRate or
-// SetBurst. Changing them means re-encoding the TAT (its steps depend on the
-// rate) atomically with every decision; bucket does that by retiring its cell
-// with a bit of its 128-bit state, but all 64 bits of the TAT are needed to
-// cover the int64 time range, so none is left to mark a retired cell. Use
-// package bucket for a limiter whose rate changes while it runs.
+// The rate and burst are fixed for a Limiter's life; use package bucket for a
+// limiter whose rate changes while it runs.
+//
+// The integer arithmetic, its one rounding and why there is no SetRate are
+// explained in the project's ARCHITECTURE.md.
 package gcra
 
 import (
