@@ -1,49 +1,36 @@
 // Package bucket is a lock-free token bucket with exact fractional tokens,
-// whose whole state is 128 bits in an atomic128 cell.
+// whose whole state is 128 bits. Use it when a limiter needs more than
+// Allow: reservations (Reserve, Wait), a rate or burst changed while it runs
+// (SetRate, SetBurst), fractional rates and costs, or tokens lent in batches
+// (TakeUpTo, GiveBack). For Allow alone, package gcra is cheaper; for
+// golang.org/x/time/rate's API, package rate is built on this one. See
+// ExampleLimiter, ExampleReservation and ExampleLoan.
 //
-// Contract: for a bucket refilling r tokens per second with burst b, the
-// cost admitted with now values in any closed interval of length t is at
-// most b + r*t, exactly, on every schedule: concurrent callers, stale or
-// out-of-order now values, jumps of years, now anywhere in the int64 range.
-// Reserved tokens count at their time to act (now+Wait), loans (TakeUpToAt)
-// at their take, less what GiveBack returned; cancelled reservations and
-// refunded admissions (Refund, as a member of a limit.All) count only if
-// they gave nothing back. A stale now never refills the bucket. A denial
-// writes nothing.
+// A denial writes nothing. There is no floating point on any hot path: a
+// token is a whole number of units and the bucket refills a whole number of
+// units per nanosecond, so fractional rates (0.5 a second) and costs do not
+// drift after any uptime. Time is int64 nanoseconds on a fixed-origin clock
+// (package nanotime): each method has an ...At twin taking now; the plain
+// form reads the Limiter's clock, nanotime.Now unless WithClock gave another.
+// A parameter out of range is a *limit.ParamError.
 //
-// Exactness: the state is (T, Deficit), a 64-bit timestamp in ns and a
-// 64-bit count of missing units, where one token is Unit() units: with the
-// rate in lowest terms e tokens per p ns, a token is p units and the bucket
-// refills exactly e units per nanosecond. Refill is a multiplication, never
-// rounded, so fractional rates (0.5/s is 1 token per 2e9 ns: 2e9 units per
-// token, 1 unit per ns) and fractional costs (CostUnits) do not drift, after
-// any uptime. Only a cost that is not a whole number of units, a rate
-// change, and a reservation's wait (rounded up to a whole ns, the refill of
-// that fraction of a ns spent) round, and always against the caller. There
-// is no floating point on any hot path; floats are only read by NewRate and
-// RateParams (and returned by TokensAt, for display).
+// # Contract
 //
-// Each decision (Step, StepUnits, TakeUpTo, GiveBack, Reserve, Undo,
-// Convert) is a pure function of a State, a method of Params; a Limiter
-// only loads its cell, runs the step and stores the result with a
-// compare-and-swap.
+// For a bucket refilling r tokens per second with burst b, the cost admitted
+// with now values in any closed interval of length t is at most b + r*t,
+// exactly, on every schedule: concurrent callers, stale or out-of-order now
+// values, jumps of years, now anywhere in the int64 range. Reserved tokens
+// count at their time to act (now + the wait), loans at their take, less what
+// GiveBack returned; cancelled reservations and refunded admissions count
+// only if they gave nothing back. A stale now never refills the bucket.
 //
-// Time at the ends of int64: the state keeps T as an unsigned offset from
-// math.MinInt64 and every difference of times is taken in uint64 or 128
-// bits, so no sum of a time and a period wraps; a refill that would pass
-// the top of int64 time saturates at a full bucket. Where the package adds
-// to a time it has a rule for the end: a reservation whose act time,
-// now+Wait, would be past math.MaxInt64 is refused (not OK); Convert moves
-// T on by 1ns except at math.MaxInt64, so there a Refund gives nothing
-// back; Lines saturates at both ends.
+// The only roundings (a cost that is not a whole number of units, a rate
+// change, a reservation's wait rounded up to a whole ns) are against the
+// caller. A reservation whose time to act would pass math.MaxInt64 is
+// refused; a refill that would pass it saturates at a full bucket.
 //
-// Layout of the cell: word 1 is State.T, uint64(now) ^ 1<<63; word 2 is
-// State.Deficit in units, at most 2^62 (burst*Unit() <= 2^61 plus reserved
-// debt), its top bit marking a cell retired by SetParamsAt.
-//
-// Time is int64 nanoseconds on a fixed-origin clock (package nanotime). Each
-// method has an ...At twin taking now; the plain form reads the Limiter's
-// clock, nanotime.Now unless WithClock gave another.
+// The state's layout and the exact arithmetic are described in the project's
+// ARCHITECTURE.md.
 package bucket
 
 import (
