@@ -143,13 +143,12 @@ func (l *Limiter) State() State { return State(l.tat.Load()) }
 func (l *Limiter) Allow() bool { return l.AllowAt(l.now()) }
 
 // AllowAt reports whether one event may happen at now, and records it if so.
-//
-// AllowAt, AllowNAt and TakeAt are hand loops, not cell.Run64: the runner's indirect
-// call to the step cost them more than 5% (the package benchmarks, before
-// and after, in one run). They run the same pure steps; AllowAt has
-// Params.admit written out (admit is too big to inline), its inequality
-// still Params.waits.
 func (l *Limiter) AllowAt(now int64) bool {
+	// AllowAt, AllowNAt and TakeAt are hand loops, not cell.Run64: the
+	// runner's indirect call to the step cost them more than 5% (the package
+	// benchmarks, before and after, in one run). They run the same pure
+	// steps; AllowAt has Params.admit written out (admit is too big to
+	// inline), its inequality still Params.waits.
 	ps := &l.ps
 	a := ps.at(now, ps.j) // outside the loop: a retry does not redo it
 	var spin backoff.Spin

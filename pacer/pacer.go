@@ -146,12 +146,10 @@ func (p *Pacer) Reserve() Reservation { return p.ReserveAt(p.clock()) }
 
 // ReserveAt takes the next slot at now without waiting: the caller acts
 // Wait ns after now.
-//
-// The loop is written out rather than run by cell.Run64: returning the
-// Reservation through the generic runner's closure cost 2.5-3x the whole
-// call (BenchmarkReserveAt, one run: 97-172 ns against 39-76 ns on a loaded
-// 2-core EPYC VM). It calls the same step, schedule.reserve.
 func (p *Pacer) ReserveAt(now int64) Reservation {
+	// The loop is written out rather than run by cell.Run64: returning the
+	// Reservation through the generic runner's closure cost 2.5-3x the whole
+	// call in a one-run benchmark. It calls the same step, schedule.reserve.
 	var spin backoff.Spin
 	for ; ; spin.Wait() {
 		tat := p.tat.Load()

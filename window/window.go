@@ -130,11 +130,11 @@ func (l *Limiter) Allow() bool { return l.AllowAt(l.now()) }
 
 // AllowAt reports whether one unit may be admitted at time now, and admits
 // it if so.
-//
-// AllowAt, AllowNAt and TakeAt are hand loops, not cell.Run128: the runner's indirect
-// call to the step cost them more than 5% (the package benchmarks, before
-// and after, in one run). They run the same pure steps.
 func (l *Limiter) AllowAt(now int64) bool {
+	// AllowAt, AllowNAt and TakeAt are hand loops, not cell.Run128: the
+	// runner's indirect call to the step cost them more than 5% (the package
+	// benchmarks, before and after, in one run). They run the same pure
+	// steps.
 	if l.p.r.L == 0 {
 		return false
 	}
