@@ -208,7 +208,7 @@ func (l *Limiter) Refund(rc limit.Receipt) {
 	}
 	before, after := Unpack(rc.Before[0], rc.Before[1]), Unpack(rc.After[0], rc.After[1])
 	cell.Run128(&l.cell, func(v1, v2 uint64) (uint64, uint64, struct{}, bool) {
-		next, ok := l.p.Undo(Unpack(v1, v2), before, after)
+		next, ok := l.p.undo(Unpack(v1, v2), before, after)
 		w1, w2 := Pack(next)
 		return w1, w2, struct{}{}, ok
 	})
