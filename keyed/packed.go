@@ -5,6 +5,7 @@ import (
 	"math/bits"
 	"time"
 
+	"github.com/cellrate/cellrate/internal/packword"
 	"github.com/cellrate/cellrate/limit"
 	"github.com/cellrate/cellrate/packed64"
 )
@@ -12,7 +13,7 @@ import (
 // This file is keyed's only use of package packed64: a slot's state is a
 // packed64 word, stepped by packed64's own Step; what keyed adds is reading
 // a word's idle time (when it becomes the same as no entry) and its loss,
-// from the word's public layout.
+// from the word's layout (internal/packword).
 
 // kind is the limiter every slot of a table runs: a packed64 bucket or
 // window with the table's one parameter set.
@@ -35,7 +36,7 @@ func newBucketKind(events int64, period time.Duration, burst int64) (*kind, erro
 		return nil, err
 	}
 	return &kind{b: p, slack: p.Slack(), shift: unitShift(p.Unit()),
-		mask: 1<<packed64.BucketTimeBits - 1, events: uint64(events), period: uint64(period)}, nil
+		mask: 1<<packword.BucketTimeBits - 1, events: uint64(events), period: uint64(period)}, nil
 }
 
 func newWindowKind(limit int64, window time.Duration) (*kind, error) {
@@ -44,7 +45,7 @@ func newWindowKind(limit int64, window time.Duration) (*kind, error) {
 		return nil, err
 	}
 	return &kind{window: true, w: p, slack: p.Slack(), shift: unitShift(p.Unit()),
-		mask: 1<<packed64.WindowStartBits - 1, wu: int64(p.Window() / p.Unit())}, nil
+		mask: 1<<packword.WindowStartBits - 1, wu: int64(p.Window() / p.Unit())}, nil
 }
 
 func unitShift(u time.Duration) uint { return uint(bits.TrailingZeros64(uint64(u))) }
@@ -119,7 +120,7 @@ const never = math.MinInt64
 func (k *kind) idle(w uint64, ref int64) int64 {
 	refU := ref >> k.shift
 	if k.window {
-		s := packed64.UnpackWindow(packed64.WindowWord(w))
+		s := packword.UnpackWindow(w)
 		if s.Prev|s.Cur == 0 {
 			return never
 		}
@@ -129,7 +130,7 @@ func (k *kind) idle(w uint64, ref int64) int64 {
 		}
 		return k.ns(end)
 	}
-	s := packed64.UnpackBucket(packed64.BucketWord(w))
+	s := packword.UnpackBucket(w)
 	if s.Deficit == 0 {
 		return never
 	}
@@ -142,13 +143,13 @@ func (k *kind) idle(w uint64, ref int64) int64 {
 func (k *kind) loss(w uint64, now, ref int64) uint64 {
 	u, refU := now>>k.shift, ref>>k.shift
 	if k.window {
-		s := packed64.UnpackWindow(packed64.WindowWord(w))
+		s := packword.UnpackWindow(w)
 		if st := k.unwrap(s.Start, refU); u >= st && uint64(u)-uint64(st) >= uint64(k.wu) && uint64(u)-uint64(st) < 2*uint64(k.wu) {
 			return s.Cur // now is in the window after Cur's: Prev is no longer counted
 		}
 		return s.Prev + s.Cur
 	}
-	s := packed64.UnpackBucket(packed64.BucketWord(w))
+	s := packword.UnpackBucket(w)
 	z := addSat(k.unwrap(s.Time, refU), int64(s.Deficit))
 	d := uint64(z) - uint64(u) // units lacking at now: z is after now
 	// tokens = ceil(d * 2^shift * events / period), in 128 bits
