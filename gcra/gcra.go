@@ -218,7 +218,7 @@ func (l *Limiter) Refund(rc limit.Receipt) {
 	}
 	before, after := State(rc.Before[0]), State(rc.After[0])
 	cell.Run64(&l.tat, func(tat uint64) (uint64, struct{}, bool) {
-		next, ok := l.ps.Undo(State(tat), before, after)
+		next, ok := l.ps.undo(State(tat), before, after)
 		return uint64(next), struct{}{}, ok
 	})
 }
@@ -227,14 +227,15 @@ func (l *Limiter) Refund(rc limit.Receipt) {
 func (l *Limiter) Remaining() int64 { return l.RemainingAt(l.now()) }
 
 // RemainingAt returns the whole events a request at now could take.
-func (l *Limiter) RemainingAt(now int64) int64 { return l.ps.Remaining(l.State(), now) }
+func (l *Limiter) RemainingAt(now int64) int64 { return l.ps.remainingAt(l.State(), now) }
 
 // Tokens is TokensAt with the Limiter's clock.
 func (l *Limiter) Tokens() float64 { return l.TokensAt(l.now()) }
 
-// TokensAt returns the events available at now, with their fraction (see
-// Params.Tokens). It is for display.
-func (l *Limiter) TokensAt(now int64) float64 { return l.ps.Tokens(l.State(), now) }
+// TokensAt returns the events available at now, with their fraction: burst
+// when full, below 0 while reservations are owed. It is for display;
+// decisions never use floating point.
+func (l *Limiter) TokensAt(now int64) float64 { return l.ps.tokensAt(l.State(), now) }
 
 // Reservation is a cost taken from the limiter now, to be used after a wait.
 // The zero Reservation is not OK and cancels to nothing.
@@ -255,21 +256,20 @@ type Reservation struct {
 func (l *Limiter) Reserve(n int64) (Reservation, error) { return l.ReserveAt(l.now(), n) }
 
 // ReserveAt takes n events at now whether or not they are available, by
-// pushing the TAT as an admission at now+Wait would (Params.Reserve), and
+// pushing the limiter's state as an admission at now+Wait would, and
 // returns how long to wait: the caller acts at now+Wait. Later decisions see
-// the pushed TAT, so the bound holds for reserved events counted at their
+// the pushed state, so the bound holds for reserved events counted at their
 // time to act. n < 0 and n > burst return Step's errors and a Reservation
 // that is not OK.
-//
-// The loop is written out, not run by cell.Run64: returning the
-// Reservation through the runner's closure cost about twice the whole call
-// (BenchmarkReserveAt, runner against this loop in one run). It runs the
-// same pure step, Params.Reserve.
 func (l *Limiter) ReserveAt(now, n int64) (Reservation, error) {
+	// The loop is written out, not run by cell.Run64: returning the
+	// Reservation through the runner's closure cost about twice the whole
+	// call (BenchmarkReserveAt, runner against this loop in one run). It
+	// runs the same pure step, Params.reserve.
 	var spin backoff.Spin
 	for ; ; spin.Wait() {
 		tat := l.tat.Load()
-		next, wait, ok, err := l.ps.Reserve(State(tat), now, n)
+		next, wait, ok, err := l.ps.reserve(State(tat), now, n)
 		if !ok {
 			return Reservation{Wait: int64(limit.Never)}, err
 		}
@@ -300,7 +300,7 @@ func (r *Reservation) CancelAt(now int64) bool {
 		return false
 	}
 	return cell.Run64(&r.l.tat, func(tat uint64) (uint64, bool, bool) {
-		next, ok := r.l.ps.Undo(State(tat), r.before, r.after)
+		next, ok := r.l.ps.undo(State(tat), r.before, r.after)
 		return uint64(next), ok, ok
 	})
 }
