@@ -174,7 +174,7 @@ func (l *Limiter) finish(g *gen) *gen {
 	s := cell.Run128(&g.state, func(t, d uint64) (uint64, uint64, State, bool) {
 		return t, d | retiredBit, State{t, d &^ retiredBit}, d < retiredBit
 	})
-	s = g.ps.Convert(s, nx.since, nx.ps)
+	s = g.ps.convert(s, nx.since, nx.ps)
 	nx.state.CompareAndSwap(0, pending, s.T, s.Deficit)
 	l.cur.CompareAndSwap(g, nx)
 	return nx
@@ -192,7 +192,7 @@ func (l *Limiter) SetParams(ps Params) error { return l.SetParamsAt(l.clock(), p
 // SetParamsAt makes ps the bucket's Params from now on, atomically with
 // respect to every other method: the tokens held (or owed) at now, refilled
 // at the old rate, carry over, rounded down to a unit of ps and capped at
-// its burst (Params.Convert). A now not after the bucket's last refill
+// its burst. A now not after the bucket's last refill
 // takes effect 1ns after that refill instead. The zero Params is a
 // *limit.ParamError.
 func (l *Limiter) SetParamsAt(now int64, ps Params) error {
@@ -324,12 +324,12 @@ func (l *Limiter) TakeAt(now, n int64) (limit.Result, limit.Receipt, error) {
 }
 
 // Refund gives back the tokens of the admission that returned rc (see
-// limit.Member and Params.Undo): exactly, restoring the state before it,
+// limit.Member): exactly, restoring the state before it,
 // when the bucket is still exactly as that admission left it (no other
 // decision since, or all since refunded); otherwise it gives back nothing,
 // since later decisions were made with those tokens taken. A SetParams in
 // between makes it give back nothing: every state under new Params is later
-// than the admission's (Params.Convert), so never equal to it. At the end of
+// than the admission's, so never equal to it. At the end of
 // time (an admission that left T at math.MaxInt64) it gives back nothing.
 func (l *Limiter) Refund(rc limit.Receipt) {
 	if rc.N == 0 {
@@ -338,11 +338,11 @@ func (l *Limiter) Refund(rc limit.Receipt) {
 	before, after := State{rc.Before[0], rc.Before[1]}, State{rc.After[0], rc.After[1]}
 	// Only the current generation can still hold after: a retired state
 	// has retiredBit set, and every state of a later generation is later
-	// (Params.Convert). So a SetParams in progress or done means nothing
+	// (Params.convert). So a SetParams in progress or done means nothing
 	// to give back, and Refund need not finish it.
 	g := l.cur.Load()
 	cell.Run128(&g.state, func(t, d uint64) (uint64, uint64, struct{}, bool) {
-		next, ok := g.ps.Undo(State{t, d}, before, after)
+		next, ok := g.ps.undo(State{t, d}, before, after)
 		return next.T, next.Deficit, struct{}{}, ok
 	})
 }
@@ -353,8 +353,8 @@ func (l *Limiter) AllowFrac(num, den int64) (limit.Result, error) {
 }
 
 // AllowFracAt takes num/den tokens at now if they are available, else
-// nothing. The cost is rounded up to a unit (see Params.CostUnits), under
-// the Params the decision is made in.
+// nothing. The cost is rounded up to a whole unit (1/Params.Unit of a
+// token), under the Params the decision is made in.
 func (l *Limiter) AllowFracAt(now, num, den int64) (limit.Result, error) {
 	if den <= 0 {
 		return limit.Result{RetryAfter: limit.Never}, errDenominator(den)
@@ -369,11 +369,11 @@ func (l *Limiter) AllowFracAt(now, num, den int64) (limit.Result, error) {
 				return t, d, res{err: retired}, false
 			}
 			s := State{t, d}
-			cost, err := g.ps.CostUnits(num, den)
+			cost, err := g.ps.costUnits(num, den)
 			if err != nil {
 				return t, d, res{limit.Result{RetryAfter: limit.Never}, errCode(err)}, false
 			}
-			next, r := g.ps.StepUnits(s, now, cost)
+			next, r := g.ps.stepUnits(s, now, cost)
 			return next.T, next.Deficit, res{r, 0}, next != s
 		})
 		if out.err != retired {
@@ -466,7 +466,7 @@ func (l *Limiter) GiveBack(loan *Loan, k int64) int64 {
 	}
 	// A retired generation's state has retiredBit set: never the loan's.
 	return cell.Run128(&g.state, func(t, d uint64) (uint64, uint64, int64, bool) {
-		next, units := g.ps.GiveBack(State{t, d}, wrote, k)
+		next, units := g.ps.giveBackLoan(State{t, d}, wrote, k)
 		return next.T, next.Deficit, units, units != 0
 	})
 }
@@ -496,11 +496,10 @@ func (l *Limiter) Reserve(n int64) (Reservation, error) { return l.ReserveAt(l.c
 // running the bucket into debt, and returns how long to wait until they
 // would have been: the caller acts at now+Wait. Later decisions see the
 // debt, so the bound holds for reserved tokens counted at their act time.
-// n < 0 and n > burst return an error and a Reservation that is not OK
-// (see Params.Reserve).
+// n < 0 and n > burst return an error and a Reservation that is not OK.
 func (l *Limiter) ReserveAt(now, n int64) (Reservation, error) {
 	type res struct {
-		r     Reserved
+		r     reserved
 		wrote State
 		err   uint8
 	}
@@ -510,7 +509,7 @@ func (l *Limiter) ReserveAt(now, n int64) (Reservation, error) {
 				return t, d, res{err: retired}, false
 			}
 			s := State{t, d}
-			next, r, err := g.ps.Reserve(s, now, n)
+			next, r, err := g.ps.reserve(s, now, n)
 			return next.T, next.Deficit, res{r, next, errCode(err)}, next != s
 		})
 		switch {
