@@ -54,7 +54,10 @@ const deficitMask = 1<<bucketDeficitBits - 1
 
 // MaxBurst is the largest burst a BucketWord holds with at least 8
 // fractional bits per token in its 24-bit field.
-const MaxBurst = 1<<(bucketDeficitBits-9) - 1
+const MaxBurst = 1<<15 - 1
+
+// MaxBurst leaves 9 bits of the deficit field: 8 fractional bits a token.
+var _ [0]struct{} = [MaxBurst - (1<<(bucketDeficitBits-9) - 1)]struct{}{}
 
 // minTokenNs is the least refill time of a token in ns: with a unit of 1ns
 // it gives 8 fractional bits.

@@ -54,7 +54,10 @@ func packWindow(f windowFields) WindowWord { return WindowWord(packword.PackWind
 func unpackWindow(w WindowWord) windowFields { return packword.UnpackWindow(uint64(w)) }
 
 // MaxWindowLimit is the largest limit a WindowWord counts.
-const MaxWindowLimit = 1<<windowCountBits - 1
+const MaxWindowLimit = 1<<18 - 1
+
+// MaxWindowLimit fills a count field.
+var _ [0]struct{} = [MaxWindowLimit - (1<<windowCountBits - 1)]struct{}{}
 
 // MaxWindow is the longest window, 2^62ns (about 146 years), which keeps
 // two windows within int64 nanoseconds.
