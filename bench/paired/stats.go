@@ -17,8 +17,8 @@ type Estimate struct {
 	// Achieved the coverage the discrete distribution gives (at least
 	// Level). With too few rounds for Level there is no interval: Lo and
 	// Hi are infinite and Achieved is 0.
-	N                 int
-	Level, Achieved   float64
+	N               int
+	Level, Achieved float64
 }
 
 // Shift estimates the location of d, one difference per round (for
