@@ -4,10 +4,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/cellrate/cellrate/gcra"
 	"github.com/cellrate/cellrate/internal/bound"
 	"github.com/cellrate/cellrate/keyed"
 	"github.com/cellrate/cellrate/limit"
-	"github.com/cellrate/cellrate/gcra"
 )
 
 // keyedSubject is one key of a keyed table: with churn, of a table of 8
