@@ -16,9 +16,6 @@ import (
 // is ordered like time, and a debt in the past is no debt.
 type sketch []atomic.Uint64
 
-// sketchHashes is the number of registers a key has.
-const sketchHashes = 2
-
 // regs returns the indices of the registers of tag, from two multiplicative
 // mixes of it, each reduced to len(s) by its high bits.
 func (s sketch) regs(tag uint64) (uint64, uint64) {

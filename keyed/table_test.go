@@ -550,7 +550,7 @@ func TestNewKeyAgainstBothRegisters(t *testing.T) {
 		}
 		// It is paid when the lesser debt (o1's key's burst, taken at
 		// now+10tok) is: admitted then, with the limiter that debt left.
-		want := limit.Result{RetryAfter: limit.Never}
+		var want limit.Result
 		if w, nb := tb2.k.start(o1); now < nb {
 			want = notBefore(nb, now, 1)
 		} else {
