@@ -396,7 +396,10 @@ func TestFill(t *testing.T) {
 // random does: a second group that is not independent of the first (the
 // next one, or the same) refuses several times more.
 func TestSecondGroup(t *testing.T) {
-	const slots = 1 << 16
+	slots := 1 << 16
+	if race.Enabled {
+		slots = 1 << 14
+	}
 	n := slots * 9 / 10
 	tb := newBucketTable(t, WithCapacity(slots), WithPolicy(Refuse))
 	const now = 1 << 40

@@ -189,8 +189,12 @@ func (m *own) step(key string, now, n int64) (limit.Result, error) {
 // slots reused).
 func TestMatchesOwnLimiters(t *testing.T) {
 	kinds(t, func(t *testing.T, mk func(...Option) *Table) {
+		seeds := uint64(10)
+		if testing.Short() || race.Enabled {
+			seeds = 2
+		}
 		for _, policy := range []Policy{Evict, Refuse} {
-			for seed := range uint64(10) {
+			for seed := range seeds {
 				r := rand.New(rand.NewPCG(seed, 1))
 				tb := mk(WithCapacity(64), WithPolicy(policy))
 				keys := keyNames(500)
@@ -226,7 +230,11 @@ func TestMatchesOwnLimiters(t *testing.T) {
 func TestDelaysOnlyFromTheSketch(t *testing.T) {
 	kinds(t, func(t *testing.T, mk func(...Option) *Table) {
 		delays := 0
-		for seed := range uint64(10) {
+		seeds := uint64(10)
+		if testing.Short() || race.Enabled {
+			seeds = 3
+		}
+		for seed := range seeds {
 			r := rand.New(rand.NewPCG(seed, 5))
 			tb := mk(WithCapacity(8))
 			keys := keyNames(40)
@@ -354,7 +362,10 @@ func checkBound(t *testing.T, tb *Table, admitted map[string][]bound.Use) {
 // interleaved in tables far over capacity.
 func TestBound(t *testing.T) {
 	runs := 8
-	if testing.Short() || race.Enabled {
+	switch {
+	case race.Enabled:
+		runs = 1
+	case testing.Short():
 		runs = 2
 	}
 	kinds(t, func(t *testing.T, mk func(...Option) *Table) {
@@ -585,7 +596,10 @@ func (t *Table) owedAfterBurst(now int64) uint64 {
 // exact bound, and the counts add up.
 func TestConcurrentBound(t *testing.T) {
 	ops := 20000
-	if testing.Short() || race.Enabled {
+	switch {
+	case race.Enabled:
+		ops = 1500
+	case testing.Short():
 		ops = 3000
 	}
 	kinds(t, func(t *testing.T, mk func(...Option) *Table) {
