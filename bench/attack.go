@@ -102,9 +102,16 @@ func Attack(c AttackConfig) (AttackFigures, error) {
 	if err != nil {
 		return f, err
 	}
+	// The well-behaved keys ask in a fixed cyclic order (each every
+	// `every`, from an offset of its own), so the next is at gi.
 	nextGood := make([]int64, c.Good)
 	for i := range nextGood {
-		nextGood[i] = start + r.Int64N(every)
+		nextGood[i] = start + every*int64(i)/int64(max(c.Good, 1))
+	}
+	gi := 0
+	goodNames := make([]string, c.Good)
+	for i := range goodNames {
+		goodNames[i] = fmt.Sprint("good", i)
 	}
 	var key [16]byte
 	for now := start; now < start+int64(c.Run); now += tick {
@@ -120,17 +127,15 @@ func Attack(c AttackConfig) (AttackFigures, error) {
 		if res, _ := abuserOwn[0].AllowNAt(now, abuserN); res.OK {
 			f.AbuserOwn += abuserN
 		}
-		for i, at := range nextGood {
-			if at > now {
-				continue
-			}
-			nextGood[i] += every
-			got := tb.AllowAt(fmt.Sprint("good", i), now)
-			want := own[i].AllowAt(now)
+		for c.Good > 0 && nextGood[gi] <= now {
+			nextGood[gi] += every
+			got := tb.AllowAt(goodNames[gi], now)
+			want := own[gi].AllowAt(now)
 			f.GoodAsked++
 			if want && !got {
 				f.GoodWrongDenied++
 			}
+			gi = (gi + 1) % c.Good
 		}
 	}
 	f.AbuserBound = attackBound(c.Window, int64(c.Run))
