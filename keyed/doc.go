@@ -23,8 +23,13 @@
 // its sketch registers with other evicted keys' debts starts owing the
 // least of them: an innocent key can be delayed by a flood of other keys
 // that do not fit the table, never admitted early. While the keys that owe
-// something fit the table, no key is delayed that way. With the Refuse
-// policy a new key that finds no idle slot is denied with ErrFull instead.
+// something fit the table, only keys that owed nothing lose their slots,
+// and under the plain forms no key is delayed that way (see below). Under
+// a flood far larger than the table, most keys that lose their slot are
+// delayed, by up to a burst (a window: two windows). With the Refuse
+// policy a new key that finds no idle slot is denied with ErrFull instead,
+// and a key whose idle slot was reused is denied for as long as its groups
+// stay busy.
 //
 // A key never seen before is denied only by the sketch, that is only for
 // other keys' debts: under the plain forms (Allow, AllowN, ...), which read

@@ -27,7 +27,7 @@ const (
 	// owes in the table's sketch, so that key's bound stays exact. Its cost
 	// falls on innocent keys: a key whose registers both hold other evicted
 	// keys' debts starts owing the least of them, and is delayed until it
-	// is paid (measured in the package's README section).
+	// is paid (measured in the README's "keyed under attack").
 	Evict Policy = iota
 	// Refuse denies the new key with ErrFull (fails closed) and takes
 	// nothing. Its cost: a well-behaved key whose slot was reused while it
@@ -154,7 +154,9 @@ func New(events int64, period time.Duration, burst int64, opts ...Option) (*Tabl
 // NewWindow returns a table of sliding-window counters, each admitting
 // limit units per window (package packed64's 64-bit window: limit at most
 // 262143, window at most 2^62ns). It returns a *limit.ParamError for
-// parameters out of range.
+// parameters out of range. A window evicted while it counts something owes
+// until its count ends (up to two windows), more than a bucket owes: under
+// floods that do not fit the table, windows delay innocent keys more.
 func NewWindow(lim int64, window time.Duration, opts ...Option) (*Table, error) {
 	switch {
 	case lim < 1 || lim > maxLimit:
