@@ -2,6 +2,7 @@ package keyed
 
 import (
 	"math/bits"
+	"time"
 
 	"github.com/cellrate/cellrate/atomic128"
 	"github.com/cellrate/cellrate/internal/backoff"
@@ -161,8 +162,8 @@ func notBefore(nb, now, n int64) limit.Result {
 }
 
 // until returns at - now, for at after now, saturated at limit.Never.
-func until(at, now int64) int64 {
-	return int64(min(uint64(at)-uint64(now), uint64(limit.Never)))
+func until(at, now int64) time.Duration {
+	return time.Duration(min(uint64(at)-uint64(now), uint64(limit.Never)))
 }
 
 func (t *Table) count(r limit.Result, err error) (limit.Result, error) {
@@ -256,7 +257,7 @@ func (t *Table) insert(p *probe, now, n int64, live bool) (limit.Result, error, 
 // returns the victim's debt (what the sketch records), and when it takes
 // none, the wait until a slot becomes idle, held false if every slot is a
 // pending claim.
-func (t *Table) choose(p *probe, tags, words *[2 * groupSlots]uint64, now int64) (victim, class int, owed uint64, retry int64, held bool) {
+func (t *Table) choose(p *probe, tags, words *[2 * groupSlots]uint64, now int64) (victim, class int, owed uint64, retry time.Duration, held bool) {
 	ref := t.k.ref()
 	retry = limit.Never
 	var classes [2 * groupSlots]int

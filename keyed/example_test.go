@@ -56,8 +56,8 @@ func ExampleRefuse() {
 		t.AllowNAt(k, now, 5) // four keys, each empty for 500ms
 	}
 	r, err := t.AllowNAt("e", now, 1)
-	fmt.Println(r.OK, errors.Is(err, keyed.ErrFull), time.Duration(r.RetryAfter))
-	r, _ = t.AllowNAt("e", now+r.RetryAfter, 1)
+	fmt.Println(r.OK, errors.Is(err, keyed.ErrFull), r.RetryAfter)
+	r, _ = t.AllowNAt("e", now+int64(r.RetryAfter), 1)
 	fmt.Println(r.OK)
 	s := t.Stats()
 	fmt.Println("reuses", s.Reuses, "refusals", s.Refusals, "evictions", s.Evictions)

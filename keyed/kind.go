@@ -142,13 +142,13 @@ func (k *kind) paid(o uint64, now int64) bool {
 }
 
 // wait returns the ns until a key owing o owes nothing, from now.
-func (k *kind) wait(o uint64, now int64) int64 {
+func (k *kind) wait(o uint64, now int64) time.Duration {
 	if !k.window {
 		_, r, _ := k.g.Step(gcra.State(o), now, k.g.Burst())
 		return r.RetryAfter // 0 when admitted: paid
 	}
 	if t := int64(o ^ signBit); o != 0 && t > now {
-		return int64(min(uint64(t)-uint64(now), uint64(limit.Never)))
+		return until(t, now)
 	}
 	return 0
 }

@@ -252,10 +252,10 @@ func TestRefuseRetryAfter(t *testing.T) {
 		if err != ErrFull || r.OK || r.RetryAfter <= 0 {
 			t.Fatalf("got %+v %v, want ErrFull", r, err)
 		}
-		if r, err := tb.AllowNAt("new", now+r.RetryAfter-1, 1); err != ErrFull || r.OK {
+		if r, err := tb.AllowNAt("new", now+int64(r.RetryAfter)-1, 1); err != ErrFull || r.OK {
 			t.Fatalf("before RetryAfter: %+v %v", r, err)
 		}
-		if r, err := tb.AllowNAt("new", now+r.RetryAfter, 1); err != nil || !r.OK {
+		if r, err := tb.AllowNAt("new", now+int64(r.RetryAfter), 1); err != nil || !r.OK {
 			t.Fatalf("at RetryAfter: %+v %v", r, err)
 		}
 		if s := tb.Stats(); s.Refusals != 2 || s.Reuses != 1 || s.Keys != 4 || s.Evictions != 0 {

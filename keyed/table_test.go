@@ -570,7 +570,7 @@ func TestNewKeyAgainstBothRegisters(t *testing.T) {
 		if r != want {
 			t.Fatalf("got %+v, want %+v: the lesser debt's", r, want)
 		}
-		if r2, _ := tb2.AllowNAt(key, now+r.RetryAfter, 1); !r2.OK {
+		if r2, _ := tb2.AllowNAt(key, now+int64(r.RetryAfter), 1); !r2.OK {
 			t.Fatalf("after RetryAfter %d: %+v", r.RetryAfter, r2)
 		}
 	})
