@@ -15,15 +15,15 @@ import (
 // the table. The wrong denials of larger floods are logged: they are the
 // price the package doc names.
 func TestAttack(t *testing.T) {
-	capacity, run := 1024, 10*time.Second
+	capacity, run, good := 1024, 10*time.Second, 100
 	if testing.Short() {
-		capacity, run = 256, 4*time.Second
+		capacity, run, good = 512, 3*time.Second, 40
 	}
 	for _, win := range []bool{false, true} {
 		for _, policy := range []keyed.Policy{keyed.Evict, keyed.Refuse} {
 			for _, pattern := range AttackPatterns {
 				for _, flood := range []float64{0.1, 1, 10, 100} {
-					c := AttackConfig{Window: win, Policy: policy, Capacity: capacity, Flood: flood, Pattern: pattern, Good: 100, Run: run, Seed: 1}
+					c := AttackConfig{Window: win, Policy: policy, Capacity: capacity, Flood: flood, Pattern: pattern, Good: good, Run: run, Seed: 1}
 					f, err := Attack(c)
 					if err != nil {
 						t.Fatal(err)
