@@ -86,8 +86,8 @@ func (k *kind) step(w uint64, now, ref, n int64) (uint64, limit.Result, bool, er
 // the unit is admitted (which is then written).
 func (k *kind) stepOne(w uint64, now, ref int64) (uint64, bool) {
 	if !k.window {
-		s, r, _ := k.g.Step(gcra.State(w), now, 1)
-		return uint64(s), r.OK
+		s, ok := k.g.StepOne(gcra.State(w), now)
+		return uint64(s), ok
 	}
 	next, ok := k.w.StepOne(packed64.WindowWord(w), now, ref)
 	return uint64(next), ok
