@@ -97,7 +97,13 @@ func WithPolicy(p Policy) Option { return func(c *config) { c.policy = p } }
 
 // WithClock makes the plain (non-At) methods read clock instead of
 // nanotime.Now: for example nanotime.Since(), which follows
-// testing/synctest's fake time.
+// testing/synctest's fake time, or the Now of a nanotime.Coarse, which
+// saves the clock read of each decision. Each key's bound holds over the
+// times the clock returns. A coarse clock lags nanotime.Now by up to its
+// resolution plus its updater's scheduling delay, so counted at the real
+// times of the requests, a key's admissions over an interval may exceed
+// its bound by what its limiter refills in that lag. The clock must never
+// go back.
 func WithClock(clock nanotime.Clock) Option { return func(c *config) { c.clock = clock } }
 
 // WithIPv6Prefix sets how many leading bits of an IPv6 address name its

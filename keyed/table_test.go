@@ -257,6 +257,15 @@ func TestDelaysOnlyFromTheSketch(t *testing.T) {
 					t.Fatalf("seed %d: %q at %d started from the sketch and was admitted, its own limiter denied", seed, key, now)
 				case got.OK != want.OK:
 					delays++
+					// A delay lasts at most what a key owes after its
+					// whole burst: burst tokens, or two windows.
+					most := time.Duration(tBurst * tok)
+					if tb.k.window {
+						most = 2*tWindow + time.Duration(1)<<tb.k.shift
+					}
+					if got.RetryAfter > most {
+						t.Fatalf("seed %d: %q delayed %v", seed, key, got.RetryAfter)
+					}
 				}
 				if _, w, ok := tb.find(key); ok && w != 0 {
 					m.words[key] = w
