@@ -325,3 +325,11 @@ func (ps Params) undo(s, before, after State) (State, bool) {
 	}
 	return s, false
 }
+
+// StepOne is Step for n = 1 when only the decision is wanted: the state to
+// store if one event is admitted at now, and whether it is. It decides
+// exactly as Step(s, now, 1) does, without computing a Result, for tables
+// that keep many States (package keyed).
+func (ps *Params) StepOne(s State, now int64) (State, bool) {
+	return ps.admit(s, ps.at(now, ps.j), ps.j)
+}
