@@ -1,7 +1,6 @@
 package concurrency
 
 import (
-	"math"
 	"time"
 
 	"github.com/cellrate/cellrate/limit"
@@ -23,28 +22,48 @@ type Algorithm interface {
 // do, and the limit holds (it would otherwise drift up without bound).
 func appLimited(limit float64, w Window) bool { return float64(w.MaxInFlight)*2 < limit }
 
-// noLoad tracks the least window-minimum latency over the last len(ring)
-// windows: the latency of a request that met no queue. A service that
-// becomes faster lowers it at once; one that becomes slower raises it
-// after len(ring) windows.
+// noLoad tracks the no-load latency: the least window-minimum latency
+// since the last probe. A service that becomes faster lowers it at once.
+// One that becomes slower would leave it too low for good (the limit then
+// too low) and, had it simply expired, would let the queue's latency pass
+// for no-load (the limit then creeping up each time it expired); instead,
+// every History windows, a probe halves the limit until a window's
+// requests all saw at most that many in flight, takes that window's least
+// latency as the new no-load latency, and restores the limit.
 type noLoad struct {
-	ring []time.Duration
-	i    int
+	base    time.Duration
+	windows int
+	probing int     // windows spent in the current probe, 0 when none
+	saved   float64 // the limit before the probe
 }
 
-func (m *noLoad) add(d time.Duration, size int) time.Duration {
-	if m.ring == nil {
-		m.ring = make([]time.Duration, size)
-	}
-	m.ring[m.i] = d
-	m.i = (m.i + 1) % len(m.ring)
-	best := time.Duration(math.MaxInt64)
-	for _, v := range m.ring {
-		if v > 0 && v < best {
-			best = v
+// maxProbe is how many windows a probe waits for in-flight requests to
+// fall to half the limit before it gives up and restores the limit.
+const maxProbe = 8
+
+// step feeds one window. It returns the no-load latency, and a limit to
+// use instead of the algorithm's (ok true) while a probe runs or ends.
+func (m *noLoad) step(limit float64, w Window, history int) (base time.Duration, next float64, ok bool) {
+	if m.probing > 0 {
+		m.probing++
+		half := max(1, m.saved/2)
+		if float64(w.MaxInFlight) <= half || m.probing > maxProbe {
+			if float64(w.MaxInFlight) <= half {
+				m.base = w.MinRTT
+			}
+			m.probing, m.windows = 0, 0
+			return m.base, m.saved, true
 		}
+		return m.base, half, true
 	}
-	return best
+	if m.base == 0 || w.MinRTT < m.base {
+		m.base = w.MinRTT
+	}
+	if m.windows++; m.windows >= history {
+		m.probing, m.saved = 1, limit
+		return m.base, max(1, limit/2), true
+	}
+	return m.base, 0, false
 }
 
 func fracErr(pkg, param string, v, lo, hi float64) error {

@@ -4,8 +4,8 @@ package concurrency
 // limit times a latency gradient, plus a queue allowance), with the
 // gradient taken against the no-load latency, as envoy's adaptive
 // concurrency filter takes it: gradient = Tolerance × noLoad / latency,
-// kept in [0.5, 1], noLoad being the least latency over the last History
-// windows. Each window the limit moves to limit × gradient + headroom
+// kept in [0.5, 1], noLoad being the least latency since the last probe
+// (see History). Each window the limit moves to limit × gradient + headroom
 // (Headroom of the limit, at least 1 request): at once when that is a
 // rise, by Smoothing of the way when it is a fall. A window with a Dropped
 // request multiplies the limit by Backoff; one whose requests never
@@ -30,15 +30,16 @@ type Gradient struct {
 	// Backoff multiplies the limit after a window with drops (default
 	// 0.9; in [0.1, 1)).
 	Backoff float64
-	// History is how many windows the no-load latency is the least of
-	// (default 100; at most 1<<16).
+	// History is how many windows pass between probes of the no-load
+	// latency (default 200; at most 1<<16). A probe halves the limit for
+	// a window or a few, until the requests in flight have fallen to half.
 	History int
 
 	base noLoad
 }
 
 func (g *Gradient) params() (tol, head, smooth, backoff float64, hist int) {
-	return def(g.Tolerance, 1), def(g.Headroom, 0.05), def(g.Smoothing, 0.5), def(g.Backoff, 0.9), defInt(g.History, 100)
+	return def(g.Tolerance, 1), def(g.Headroom, 0.05), def(g.Smoothing, 0.5), def(g.Backoff, 0.9), defInt(g.History, 200)
 }
 
 func (g *Gradient) check() error {
@@ -54,8 +55,10 @@ func (g *Gradient) Update(limit float64, w Window) float64 {
 	if w.Samples == 0 {
 		return limit
 	}
-	base := g.base.add(w.MinRTT, hist)
+	base, probe, ok := g.base.step(limit, w, hist)
 	switch {
+	case ok:
+		return probe
 	case w.Drops > 0:
 		return limit * backoff
 	case appLimited(limit, w) || w.AvgRTT <= 0:

@@ -90,7 +90,7 @@ func New(alg Algorithm, opts ...Option) (*Limiter, error) {
 	}
 	l := &Limiter{slots: newSlots(c.max), alg: alg, min: float64(c.min), max: float64(c.max),
 		minWin: int64(c.minWin), maxWin: int64(c.maxWin), minN: int64(c.minN), clock: c.clock}
-	l.limit.Store(math.Float64bits(float64(c.initial)))
+	l.limit.Store(f64(float64(c.initial)))
 	l.s.init(c.clock())
 	return l, nil
 }
@@ -181,3 +181,5 @@ func (l *Limiter) Acquire(ctx context.Context) (Token, error) {
 	}
 	return l.wait(ctx)
 }
+
+func f64(v float64) uint64 { return math.Float64bits(v) }

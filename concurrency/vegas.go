@@ -2,8 +2,8 @@ package concurrency
 
 // Vegas is TCP Vegas's rule on a concurrency limit, as in Netflix's
 // concurrency-limits: it estimates the requests queued in the service as
-// limit × (1 - noLoad/latency), noLoad being the least latency seen over
-// the last History windows, and keeps that queue between Alpha and Beta.
+// limit × (1 - noLoad/latency), noLoad being the least latency seen
+// since the last probe (see History), and keeps that queue between Alpha and Beta.
 // Below Alpha it raises the limit by the gap to the band's middle; above
 // Beta it lowers it toward the middle, by Smoothing of the gap; a window
 // with a Dropped request multiplies the limit by Backoff. A window whose
@@ -21,15 +21,16 @@ type Vegas struct {
 	// Backoff multiplies the limit after a window with drops (default
 	// 0.9; in [0.1, 1)).
 	Backoff float64
-	// History is how many windows the no-load latency is the least of
-	// (default 100; at most 1<<16).
+	// History is how many windows pass between probes of the no-load
+	// latency (default 200; at most 1<<16). A probe halves the limit for
+	// a window or a few, until the requests in flight have fallen to half.
 	History int
 
 	base noLoad
 }
 
 func (v *Vegas) params() (alpha, beta, smooth, backoff float64, hist int) {
-	return def(v.Alpha, 0.03), def(v.Beta, 0.1), def(v.Smoothing, 0.5), def(v.Backoff, 0.9), defInt(v.History, 100)
+	return def(v.Alpha, 0.03), def(v.Beta, 0.1), def(v.Smoothing, 0.5), def(v.Backoff, 0.9), defInt(v.History, 200)
 }
 
 func (v *Vegas) check() error {
@@ -45,8 +46,10 @@ func (v *Vegas) Update(limit float64, w Window) float64 {
 	if w.Samples == 0 {
 		return limit
 	}
-	base := v.base.add(w.MinRTT, hist)
+	base, probe, ok := v.base.step(limit, w, hist)
 	switch {
+	case ok:
+		return probe
 	case w.Drops > 0:
 		return limit * backoff
 	case appLimited(limit, w) || w.AvgRTT <= 0:

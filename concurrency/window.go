@@ -100,7 +100,6 @@ func (s *sampler) record(rtt, inflight int64, drop bool) {
 	}
 }
 
-
 // swap closes the current window at now and returns it; the next one
 // starts at now. Only the holder of updating calls it.
 func (s *sampler) swap(now int64) Window {
