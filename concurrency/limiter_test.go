@@ -73,6 +73,11 @@ func TestReleaseExactlyOnce(t *testing.T) {
 	if l.InFlight() != 2 || l.slots.busy() != 2 {
 		t.Fatalf("in flight %d, busy %d", l.InFlight(), l.slots.busy())
 	}
+	for _, h := range held {
+		if !h.Release(Success) {
+			t.Fatal("a live token's release refused after a stale one")
+		}
+	}
 	if (Token{}).Release(Success) {
 		t.Fatal("the zero Token released")
 	}
