@@ -38,8 +38,8 @@ type ConcRow struct {
 	Limiter string
 	Load    float64
 	Workers int
-	// Converge is the time from the start after which the limit stayed
-	// within ±20% of Workers to the end of the run; Run when it never did.
+	// Converge is the time from the start to the first reading of the
+	// limit within ±10% of Workers; Converged is false when none was.
 	Converge  time.Duration
 	Converged bool
 	// InFlight is the mean in-flight count at the server, and Limit the
@@ -51,6 +51,10 @@ type ConcRow struct {
 	// P50, P99 are client latencies of admitted requests in the second
 	// half, NoLoad the median latency of single requests on an idle bed.
 	P50, P99, NoLoad time.Duration
+	// SrvP99 is the 99th percentile of the same requests' time in the
+	// server from admission to the end of their work (the queue the limit
+	// controls, without the HTTP stack), SrvNoLoad its no-load value.
+	SrvP99, SrvNoLoad time.Duration
 	// Goodput is the requests served in the second half per second, as a
 	// fraction of the capacity; Refused is the fraction of requests sent
 	// in the second half that were refused.
@@ -77,6 +81,9 @@ type concServer struct {
 	guard    atomic.Pointer[concGuardBox]
 	deadline time.Duration
 	service  time.Duration
+	start    time.Time
+	mu       sync.Mutex
+	lats     []concResult // admitted requests' time in the server
 	stop     chan struct{}
 	wg       sync.WaitGroup
 }
@@ -121,9 +128,13 @@ func (s *concServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	s.jobs <- done
 	<-done
 	s.inflight.Add(-1)
+	d := time.Since(start)
 	if release != nil {
-		release(s.deadline > 0 && time.Since(start) > s.deadline)
+		release(s.deadline > 0 && d > s.deadline)
 	}
+	s.mu.Lock()
+	s.lats = append(s.lats, concResult{at: start.Sub(s.start), lat: d, code: http.StatusOK})
+	s.mu.Unlock()
 	w.WriteHeader(http.StatusOK)
 }
 
@@ -152,6 +163,9 @@ func RunConcBed(bed ConcBed, impls []ConcImpl) ([]ConcRow, error) {
 	if err != nil {
 		return nil, err
 	}
+	srv.mu.Lock()
+	srvNoLoad := time.Duration(pctDur(srv.lats, 0.5))
+	srv.mu.Unlock()
 	srv.deadline = 2 * noLoad // a request slower than this is a timeout: Dropped
 	var rows []ConcRow
 	for _, im := range impls {
@@ -166,7 +180,7 @@ func RunConcBed(bed ConcBed, impls []ConcImpl) ([]ConcRow, error) {
 			if err != nil {
 				return nil, fmt.Errorf("%s at %.1fx: %w", im.Name, load, err)
 			}
-			r.Limiter, r.NoLoad = im.Name, noLoad
+			r.Limiter, r.NoLoad, r.SrvNoLoad = im.Name, noLoad, srvNoLoad
 			rows = append(rows, r)
 			drain(srv)
 		}
@@ -227,6 +241,9 @@ func runConcLoad(bed ConcBed, srv *concServer, cl *http.Client, url string, load
 	var failed atomic.Int64
 	var wg sync.WaitGroup
 	start := time.Now()
+	srv.mu.Lock()
+	srv.start, srv.lats = start, srv.lats[:0]
+	srv.mu.Unlock()
 	ctx, cancel := context.WithCancel(context.Background())
 	samples := make(chan []concSample, 1)
 	go sampleConc(ctx, bed.Sample, start, srv, g, samples)
@@ -252,7 +269,17 @@ func runConcLoad(bed ConcBed, srv *concServer, cl *http.Client, url string, load
 	if n := failed.Load(); n > 0 {
 		return ConcRow{}, fmt.Errorf("%d requests failed", n)
 	}
-	return summarize(bed, load, results, ss), nil
+	row := summarize(bed, load, results, ss)
+	srv.mu.Lock()
+	var tail []concResult
+	for _, r := range srv.lats {
+		if r.at >= bed.Run/2 {
+			tail = append(tail, r)
+		}
+	}
+	srv.mu.Unlock()
+	row.SrvP99 = time.Duration(pctDur(tail, 0.99))
+	return row, nil
 }
 
 func sampleConc(ctx context.Context, every time.Duration, start time.Time, srv *concServer, g concGuard, out chan<- []concSample) {
@@ -274,11 +301,11 @@ func summarize(bed ConcBed, load float64, rs []concResult, ss []concSample) Conc
 	half := bed.Run / 2
 	w := float64(bed.Workers)
 	row := ConcRow{Load: load, Workers: bed.Workers, Converge: bed.Run}
-	for i := len(ss) - 1; i >= 0; i-- {
-		if l := float64(ss[i].limit); l < 0.8*w || l > 1.2*w {
+	for _, s := range ss {
+		if l := float64(s.limit); l >= 0.9*w && l <= 1.1*w {
+			row.Converge, row.Converged = s.at, true
 			break
 		}
-		row.Converge, row.Converged = ss[i].at, true
 	}
 	var lims []float64
 	var inSum float64
@@ -321,6 +348,19 @@ func summarize(bed ConcBed, load float64, rs []concResult, ss []concSample) Conc
 	return row
 }
 
+// pctDur is the p-quantile of rs' latencies (0 for none).
+func pctDur(rs []concResult, p float64) float64 {
+	if len(rs) == 0 {
+		return 0
+	}
+	xs := make([]float64, len(rs))
+	for i, r := range rs {
+		xs[i] = float64(r.lat)
+	}
+	slices.Sort(xs)
+	return pct(xs, p)
+}
+
 // pct is the p-quantile of sorted xs, nearest rank.
 func pct(xs []float64, p float64) float64 {
 	i := int(math.Ceil(p*float64(len(xs)))) - 1
@@ -336,17 +376,17 @@ func FormatConcRows(rows []ConcRow) (string, error) {
 	}
 	var b strings.Builder
 	fmt.Fprintf(&b, "Bed: %d workers, no-load latency %v (client, loopback); loads are multiples of the capacity.\n\n", rows[0].Workers, rows[0].NoLoad.Round(10*time.Microsecond))
-	b.WriteString("| limiter | load | converge | in flight / workers | limit (median) | spread | p50 / no-load | p99 / no-load | goodput | refused |\n")
-	b.WriteString("|---|---|---|---|---|---|---|---|---|---|\n")
+	b.WriteString("| limiter | load | converge | in flight / workers | limit (median) | spread | p50 / no-load | p99 / no-load | server p99 / no-load | goodput | refused |\n")
+	b.WriteString("|---|---|---|---|---|---|---|---|---|---|---|\n")
 	for _, r := range rows {
 		conv := r.Converge.Round(10 * time.Millisecond).String()
 		if !r.Converged {
 			conv = "never"
 		}
 		nl := float64(r.NoLoad)
-		fmt.Fprintf(&b, "| %s | %.1fx | %s | %.2f | %.1f | ±%.0f%% | %.2f | %.2f | %.2f | %.0f%% |\n",
+		fmt.Fprintf(&b, "| %s | %.1fx | %s | %.2f | %.1f | ±%.0f%% | %.2f | %.2f | %.2f | %.2f | %.0f%% |\n",
 			r.Limiter, r.Load, conv, r.InFlight/float64(r.Workers), r.Limit, 100*r.Spread,
-			float64(r.P50)/nl, float64(r.P99)/nl, r.Goodput, 100*r.Refused)
+			float64(r.P50)/nl, float64(r.P99)/nl, float64(r.SrvP99)/float64(r.SrvNoLoad), r.Goodput, 100*r.Refused)
 	}
 	return b.String(), nil
 }

@@ -22,13 +22,17 @@ type Algorithm interface {
 // do, and the limit holds (it would otherwise drift up without bound).
 func appLimited(limit float64, w Window) bool { return float64(w.MaxInFlight)*2 < limit }
 
-// noLoad tracks the no-load latency: the least window-minimum latency
-// since the last probe. A service that becomes faster lowers it at once.
+// noLoad tracks the no-load latency: the least window-mean latency since
+// the last probe. The mean, not the minimum: a window's mean is what the
+// algorithms compare with it, and on a service whose latency jitters the
+// least single latency lies below every window's mean, which would read
+// the jitter as a queue and hold the limit below the service's
+// concurrency. A service that becomes faster lowers it at once.
 // One that becomes slower would leave it too low for good (the limit then
 // too low) and, had it simply expired, would let the queue's latency pass
 // for no-load (the limit then creeping up each time it expired); instead,
 // every History windows, a probe halves the limit until a window's
-// requests all saw at most that many in flight, takes that window's least
+// requests all saw at most that many in flight, takes that window's mean
 // latency as the new no-load latency, and restores the limit.
 type noLoad struct {
 	base    time.Duration
@@ -49,15 +53,15 @@ func (m *noLoad) step(limit float64, w Window, history int) (base time.Duration,
 		half := max(1, m.saved/2)
 		if float64(w.MaxInFlight) <= half || m.probing > maxProbe {
 			if float64(w.MaxInFlight) <= half {
-				m.base = w.MinRTT
+				m.base = w.AvgRTT
 			}
 			m.probing, m.windows = 0, 0
 			return m.base, m.saved, true
 		}
 		return m.base, half, true
 	}
-	if m.base == 0 || w.MinRTT < m.base {
-		m.base = w.MinRTT
+	if m.base == 0 || w.AvgRTT < m.base {
+		m.base = w.AvgRTT
 	}
 	if m.windows++; m.windows >= history {
 		m.probing, m.saved = 1, limit

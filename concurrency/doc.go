@@ -44,11 +44,11 @@
 // the bounds of WithWindow) and holds enough samples; the release that
 // closes it runs the Algorithm once, alone, and the limit takes its
 // result, clamped to [min, max]. Releases as Ignored are not sampled.
-// Vegas and Gradient estimate the no-load latency as the least latency
-// seen, and re-measure it every History windows by halving the limit
-// until the requests in flight have drained to half (a probe of a window
-// or a few), since a service that became slower would otherwise keep an
-// estimate that is too low for good.
+// Vegas and Gradient estimate the no-load latency as the least mean
+// latency of a window, and re-measure it every History windows by halving
+// the limit until the requests in flight have drained to half (a probe of
+// a window or a few), since a service that became slower would otherwise
+// keep an estimate that is too low for good.
 //
 // # Time
 //

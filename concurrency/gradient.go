@@ -4,10 +4,11 @@ package concurrency
 // limit times a latency gradient, plus a queue allowance), with the
 // gradient taken against the no-load latency, as envoy's adaptive
 // concurrency filter takes it: gradient = Tolerance × noLoad / latency,
-// kept in [0.5, 1], noLoad being the least latency since the last probe
-// (see History). Each window the limit moves to limit × gradient + headroom
-// (Headroom of the limit, at least 1 request): at once when that is a
-// rise, by Smoothing of the way when it is a fall. A window with a Dropped
+// kept in [0.5, 1], latency being a window's mean and noLoad the least
+// such mean since the last probe (see History). Each window the limit
+// moves to limit × gradient + headroom (Headroom of the limit, at least 1
+// request): at once when that is a rise, by Smoothing of the way when it
+// is a fall. A window with a Dropped
 // request multiplies the limit by Backoff; one whose requests never
 // reached half the limit leaves it alone.
 //

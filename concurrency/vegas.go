@@ -2,12 +2,13 @@ package concurrency
 
 // Vegas is TCP Vegas's rule on a concurrency limit, as in Netflix's
 // concurrency-limits: it estimates the requests queued in the service as
-// limit × (1 - noLoad/latency), noLoad being the least latency seen
-// since the last probe (see History), and keeps that queue between Alpha and Beta.
-// Below Alpha it raises the limit by the gap to the band's middle; above
-// Beta it lowers it toward the middle, by Smoothing of the gap; a window
-// with a Dropped request multiplies the limit by Backoff. A window whose
-// requests never reached half the limit leaves it alone.
+// limit × (1 - noLoad/latency), latency being a window's mean and noLoad
+// the least such mean since the last probe (see History), and keeps that
+// queue between Alpha and Beta. Below Alpha it raises the limit by the
+// gap to the band's middle; above Beta it lowers it toward the middle, by
+// Smoothing of the gap; a window with a Dropped request multiplies the
+// limit by Backoff. A window whose requests never reached half the limit
+// leaves it alone.
 //
 // Fields at zero take their defaults. Use a new Vegas for each Limiter.
 type Vegas struct {
