@@ -123,37 +123,50 @@ func NewAIMD(target Setter, initial, minRate, maxRate, increase, decrease float6
 }
 
 func checkAIMD(target Setter, initial, minRate, maxRate, inc, dec float64, c *aimdConfig) error {
-	pe := func(param string, v, lo, hi any, why string) error {
-		return &limit.ParamError{Pkg: "adaptive", Param: param, Value: v, Min: lo, Max: hi, Reason: why}
+	if err := checkRates(target, initial, minRate, maxRate, inc, dec); err != nil {
+		return err
 	}
-	fin := func(x float64) bool { return !math.IsNaN(x) && !math.IsInf(x, 0) }
+	return c.check()
+}
+
+func aimdErr(param string, v, lo, hi any, why string) error {
+	return &limit.ParamError{Pkg: "adaptive", Param: param, Value: v, Min: lo, Max: hi, Reason: why}
+}
+
+func checkRates(target Setter, initial, minRate, maxRate, inc, dec float64) error {
 	switch {
 	case target == nil:
-		return pe("target", nil, nil, nil, "the target must not be nil")
-	case !fin(maxRate) || !(maxRate > 0):
-		return pe("maxRate", maxRate, 0.0, nil, "must be finite and positive")
+		return aimdErr("target", nil, nil, nil, "the target must not be nil")
+	case math.IsInf(maxRate, 1) || !(maxRate > 0):
+		return aimdErr("maxRate", maxRate, 0.0, nil, "must be finite and positive")
 	case !(minRate > 0) || minRate > maxRate:
-		return pe("minRate", minRate, 0.0, maxRate, "must be positive")
+		return aimdErr("minRate", minRate, 0.0, maxRate, "must be positive")
 	case !(initial >= minRate) || initial > maxRate:
-		return pe("initial", initial, minRate, maxRate, "")
-	case !fin(inc) || !(inc > 0):
-		return pe("increase", inc, 0.0, nil, "must be finite and positive")
+		return aimdErr("initial", initial, minRate, maxRate, "")
+	case math.IsInf(inc, 1) || !(inc > 0):
+		return aimdErr("increase", inc, 0.0, nil, "must be finite and positive")
 	case !(dec > 0) || !(dec < 1):
-		return pe("decrease", dec, 0.0, 1.0, "a factor strictly between 0 and 1")
+		return aimdErr("decrease", dec, 0.0, 1.0, "a factor strictly between 0 and 1")
+	}
+	return nil
+}
+
+func (c *aimdConfig) check() error {
+	switch {
 	case c.interval <= 0:
-		return pe("interval", c.interval, time.Duration(1), nil, "")
+		return aimdErr("interval", c.interval, time.Duration(1), nil, "")
 	case c.up < 1 || c.down < 1:
-		return pe("hysteresis", [2]int{c.up, c.down}, 1, nil, "both counts must be at least 1")
+		return aimdErr("hysteresis", [2]int{c.up, c.down}, 1, nil, "both counts must be at least 1")
 	case !(c.alpha > 0) || c.alpha > 1:
-		return pe("smoothing", c.alpha, 0.0, 1.0, "")
+		return aimdErr("smoothing", c.alpha, 0.0, 1.0, "")
 	case !(c.tol >= 0) || !(c.tol < 1):
-		return pe("tolerance", c.tol, 0.0, 1.0, "")
+		return aimdErr("tolerance", c.tol, 0.0, 1.0, "")
 	case c.thresh < 0:
-		return pe("latencyThreshold", c.thresh, time.Duration(0), nil, "")
+		return aimdErr("latencyThreshold", c.thresh, time.Duration(0), nil, "")
 	case c.minN < 1:
-		return pe("minSamples", c.minN, 1, nil, "")
+		return aimdErr("minSamples", c.minN, 1, nil, "")
 	case c.clock == nil:
-		return pe("clock", nil, nil, nil, "the clock must not be nil")
+		return aimdErr("clock", nil, nil, nil, "the clock must not be nil")
 	}
 	return nil
 }

@@ -298,9 +298,16 @@ func sampleConc(ctx context.Context, every time.Duration, start time.Time, srv *
 }
 
 func summarize(bed ConcBed, load float64, rs []concResult, ss []concSample) ConcRow {
-	half := bed.Run / 2
-	w := float64(bed.Workers)
 	row := ConcRow{Load: load, Workers: bed.Workers, Converge: bed.Run}
+	summarizeLimit(&row, bed.Run/2, ss)
+	summarizeLatency(&row, bed, rs)
+	return row
+}
+
+// summarizeLimit fills the convergence time, and the in-flight count, the
+// limit and its spread over the samples from half on.
+func summarizeLimit(row *ConcRow, half time.Duration, ss []concSample) {
+	w := float64(row.Workers)
 	for _, s := range ss {
 		if l := float64(s.limit); l >= 0.9*w && l <= 1.1*w {
 			row.Converge, row.Converged = s.at, true
@@ -315,14 +322,21 @@ func summarize(bed ConcBed, load float64, rs []concResult, ss []concSample) Conc
 			inSum += float64(s.inflight)
 		}
 	}
-	if len(lims) > 0 {
-		row.InFlight = inSum / float64(len(lims))
-		slices.Sort(lims)
-		row.Limit = pct(lims, 0.5)
-		if row.Limit > 0 {
-			row.Spread = (pct(lims, 0.95) - pct(lims, 0.05)) / 2 / row.Limit
-		}
+	if len(lims) == 0 {
+		return
 	}
+	row.InFlight = inSum / float64(len(lims))
+	slices.Sort(lims)
+	row.Limit = pct(lims, 0.5)
+	if row.Limit > 0 {
+		row.Spread = (pct(lims, 0.95) - pct(lims, 0.05)) / 2 / row.Limit
+	}
+}
+
+// summarizeLatency fills the client latencies, goodput and refusals of
+// the requests sent from half the run on.
+func summarizeLatency(row *ConcRow, bed ConcBed, rs []concResult) {
+	half := bed.Run / 2
 	var lats []float64
 	sent, refused := 0, 0
 	for _, r := range rs {
@@ -340,12 +354,11 @@ func summarize(bed ConcBed, load float64, rs []concResult, ss []concSample) Conc
 		slices.Sort(lats)
 		row.P50, row.P99 = time.Duration(pct(lats, 0.5)), time.Duration(pct(lats, 0.99))
 	}
-	capacity := w / bed.Service.Seconds()
+	capacity := float64(bed.Workers) / bed.Service.Seconds()
 	row.Goodput = float64(len(lats)) / (bed.Run - half).Seconds() / capacity
 	if sent > 0 {
 		row.Refused = float64(refused) / float64(sent)
 	}
-	return row
 }
 
 // pctDur is the p-quantile of rs' latencies (0 for none).

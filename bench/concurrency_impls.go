@@ -37,7 +37,7 @@ const bedWindowMin, bedWindowMax, bedWindowN = time.Millisecond, time.Second, 10
 
 func newOurs(alg concurrency.Algorithm) func(ConcBed, time.Duration) (concGuard, error) {
 	return func(bed ConcBed, _ time.Duration) (concGuard, error) {
-		l, err := concurrency.New(alg, concurrency.WithLimits(bed.Initial, 1, 1000),
+		l, err := concurrency.New(alg, concurrency.WithLimits(bed.Initial, 1, max(1000, bed.Initial)),
 			concurrency.WithWindow(bedWindowMin, bedWindowMax, bedWindowN))
 		return concOurs{l}, err
 	}

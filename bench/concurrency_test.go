@@ -4,6 +4,11 @@ import (
 	"os"
 	"testing"
 	"time"
+
+	"github.com/platinummonkey/go-concurrency-limits/core"
+	gcllimit "github.com/platinummonkey/go-concurrency-limits/limit"
+
+	"github.com/cellrate/cellrate/concurrency"
 )
 
 // TestConcBedSmall runs the bed at a small size (3x overload, about a
@@ -49,4 +54,41 @@ func TestConcBedFull(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Log("\n" + s)
+}
+
+// BenchmarkConcAcquireRelease: one admission and its release as Success,
+// from all Ps at once, under a limit too high to refuse (each library's
+// Vegas with the bed's windows, so its updates run as they would).
+func BenchmarkConcAcquireRelease(b *testing.B) {
+	bed := ConcBed{Initial: 1 << 16}
+	cases := []struct {
+		name string
+		g    func() (concGuard, error)
+	}{
+		{"cellrate-Vegas", func() (concGuard, error) {
+			return newOurs(&concurrency.Vegas{})(bed, 0)
+		}},
+		{"port-Vegas", func() (concGuard, error) {
+			return newPort(func(initial int) core.Limit {
+				return gcllimit.NewDefaultVegasLimitWithLimit("vegas", initial, nil, core.EmptyMetricRegistryInstance)
+			})(bed, 0)
+		}},
+	}
+	for _, c := range cases {
+		b.Run(c.name, func(b *testing.B) {
+			g, err := c.g()
+			if err != nil {
+				b.Fatal(err)
+			}
+			b.RunParallel(func(pb *testing.PB) {
+				for pb.Next() {
+					rel, ok := g.acquire()
+					if !ok {
+						b.Fatal("refused")
+					}
+					rel(false)
+				}
+			})
+		})
+	}
 }

@@ -303,3 +303,37 @@ func TestDoReleasesOnPanic(t *testing.T) {
 		t.Fatal("an error leaked the slot")
 	}
 }
+
+func TestAcquireReleaseAllocs(t *testing.T) {
+	for _, alg := range []Algorithm{nil, &Vegas{}} {
+		l, err := New(alg, WithLimits(4, 4, 4), WithWindow(time.Hour, time.Hour, 1<<30))
+		if err != nil {
+			t.Fatal(err)
+		}
+		n := testing.AllocsPerRun(200, func() {
+			tok, ok := l.TryAcquire()
+			if !ok || !tok.Release(Success) {
+				t.Fatal("refused")
+			}
+			tok, err := l.Acquire(context.Background())
+			if err != nil || !tok.Release(Dropped) {
+				t.Fatal("refused")
+			}
+		})
+		if n != 0 {
+			t.Errorf("%T: %v allocations per acquire and release", alg, n)
+		}
+	}
+}
+
+// TestLeakDetected: a token that is never released stays counted, so the
+// leak checks of the other tests would see it.
+func TestLeakDetected(t *testing.T) {
+	l := mustFixed(t, 2)
+	l.TryAcquire() // forgotten
+	tok, _ := l.TryAcquire()
+	tok.Release(Success)
+	if l.InFlight() != 1 || l.slots.busy() != 1 {
+		t.Fatalf("a forgotten token: in flight %d, busy %d", l.InFlight(), l.slots.busy())
+	}
+}
