@@ -31,6 +31,10 @@ type ConcBed struct {
 	Initial int
 	// Sample is how often the limit and the in-flight count are read.
 	Sample time.Duration
+	// Rounds runs every limiter at every load this many times (at least
+	// once), all of them in each round, and reports each column's median
+	// over the rounds: a stall of the host lands in one round's row.
+	Rounds int
 }
 
 // ConcRow is one limiter at one load.
@@ -167,25 +171,65 @@ func RunConcBed(bed ConcBed, impls []ConcImpl) ([]ConcRow, error) {
 	srvNoLoad := time.Duration(pctDur(srv.lats, 0.5))
 	srv.mu.Unlock()
 	srv.deadline = 2 * noLoad // a request slower than this is a timeout: Dropped
-	var rows []ConcRow
-	for _, im := range impls {
-		for _, load := range bed.Loads {
-			g, err := im.New(bed, noLoad)
-			if err != nil {
-				return nil, fmt.Errorf("%s: %w", im.Name, err)
+	rounds := make([][]ConcRow, max(1, bed.Rounds))
+	for i := range rounds {
+		for _, im := range impls {
+			for _, load := range bed.Loads {
+				g, err := im.New(bed, noLoad)
+				if err != nil {
+					return nil, fmt.Errorf("%s: %w", im.Name, err)
+				}
+				srv.guard.Store(&concGuardBox{g})
+				r, err := runConcLoad(bed, srv, cl, url, load, g)
+				srv.guard.Store(nil)
+				if err != nil {
+					return nil, fmt.Errorf("%s at %.1fx: %w", im.Name, load, err)
+				}
+				r.Limiter, r.NoLoad, r.SrvNoLoad = im.Name, noLoad, srvNoLoad
+				rounds[i] = append(rounds[i], r)
+				drain(srv)
 			}
-			srv.guard.Store(&concGuardBox{g})
-			r, err := runConcLoad(bed, srv, cl, url, load, g)
-			srv.guard.Store(nil)
-			if err != nil {
-				return nil, fmt.Errorf("%s at %.1fx: %w", im.Name, load, err)
-			}
-			r.Limiter, r.NoLoad, r.SrvNoLoad = im.Name, noLoad, srvNoLoad
-			rows = append(rows, r)
-			drain(srv)
 		}
 	}
-	return rows, nil
+	return medianRows(rounds), nil
+}
+
+// medianRows returns, for each row position, the row whose every figure
+// is the median of that figure over the rounds (Converged: a majority).
+func medianRows(rounds [][]ConcRow) []ConcRow {
+	out := slices.Clone(rounds[0])
+	med := func(i int, f func(ConcRow) float64) float64 {
+		xs := make([]float64, len(rounds))
+		for k, rs := range rounds {
+			xs[k] = f(rs[i])
+		}
+		slices.Sort(xs)
+		return xs[len(xs)/2]
+	}
+	dur := func(i int, f func(ConcRow) time.Duration) time.Duration {
+		return time.Duration(med(i, func(r ConcRow) float64 { return float64(f(r)) }))
+	}
+	for i := range out {
+		r := &out[i]
+		r.Converge = dur(i, func(r ConcRow) time.Duration { return r.Converge })
+		r.Converged = med(i, func(r ConcRow) float64 { return b2f(r.Converged) }) == 1
+		r.InFlight = med(i, func(r ConcRow) float64 { return r.InFlight })
+		r.Limit = med(i, func(r ConcRow) float64 { return r.Limit })
+		r.Spread = med(i, func(r ConcRow) float64 { return r.Spread })
+		r.P50 = dur(i, func(r ConcRow) time.Duration { return r.P50 })
+		r.P99 = dur(i, func(r ConcRow) time.Duration { return r.P99 })
+		r.SrvP99 = dur(i, func(r ConcRow) time.Duration { return r.SrvP99 })
+		r.Goodput = med(i, func(r ConcRow) float64 { return r.Goodput })
+		r.Refused = med(i, func(r ConcRow) float64 { return r.Refused })
+	}
+	return out
+}
+
+func b2f(b bool) float64 {
+	if b {
+		return 1
+	}
+	return 0
 }
 
 // drain waits (at most 10s) for the server's queue to empty between runs.
@@ -388,7 +432,9 @@ func FormatConcRows(rows []ConcRow) (string, error) {
 		return "", errNoRows
 	}
 	var b strings.Builder
-	fmt.Fprintf(&b, "Bed: %d workers, no-load latency %v (client, loopback); loads are multiples of the capacity.\n\n", rows[0].Workers, rows[0].NoLoad.Round(10*time.Microsecond))
+	fmt.Fprintf(&b, "Bed: %d workers, no-load latency %v (client, loopback); loads are multiples of the capacity. "+
+		"Converge: first reading of the limit within ±10%% of the workers; in flight, limit, spread (half the 5th-95th percentile range over the median), "+
+		"latencies and goodput (served per second over the capacity) over each run's second half.\n\n", rows[0].Workers, rows[0].NoLoad.Round(10*time.Microsecond))
 	b.WriteString("| limiter | load | converge | in flight / workers | limit (median) | spread | p50 / no-load | p99 / no-load | server p99 / no-load | goodput | refused |\n")
 	b.WriteString("|---|---|---|---|---|---|---|---|---|---|---|\n")
 	for _, r := range rows {

@@ -104,10 +104,10 @@ func ConcImpls() []ConcImpl {
 
 // ConcReportBed is the full-size bed for the bench report.
 var ConcReportBed = ConcBed{Workers: 20, Service: 40 * time.Millisecond, Loads: []float64{0.5, 1, 1.5, 2, 3},
-	Run: 6 * time.Second, Initial: 5, Sample: 5 * time.Millisecond}
+	Run: 4 * time.Second, Initial: 5, Sample: 5 * time.Millisecond, Rounds: 3}
 
-// ConcurrencyReport runs the full-size bed (about 4 minutes) and returns
-// its table in Markdown.
+// ConcurrencyReport runs the full-size bed (about 10 minutes: 3 rounds of
+// every limiter at every load) and returns its table in Markdown.
 func ConcurrencyReport() (string, error) {
 	rows, err := RunConcBed(ConcReportBed, ConcImpls())
 	if err != nil {

@@ -67,7 +67,7 @@ func concBounds(r ConcRow) []string {
 // TestConcBedFull prints the full-size table; set CELLRATE_CONC_BED=1.
 func TestConcBedFull(t *testing.T) {
 	if os.Getenv("CELLRATE_CONC_BED") == "" {
-		t.Skip("set CELLRATE_CONC_BED=1 to run the full-size bed (about 4 minutes)")
+		t.Skip("set CELLRATE_CONC_BED=1 to run the full-size bed (about 10 minutes)")
 	}
 	s, err := ConcurrencyReport()
 	if err != nil {
@@ -110,5 +110,20 @@ func BenchmarkConcAcquireRelease(b *testing.B) {
 				}
 			})
 		})
+	}
+}
+
+func TestMedianRows(t *testing.T) {
+	mk := func(inflight float64, conv bool, p99 time.Duration) ConcRow {
+		return ConcRow{Limiter: "x", InFlight: inflight, Converged: conv, P99: p99}
+	}
+	rounds := [][]ConcRow{
+		{mk(1, true, 9*time.Second)},
+		{mk(3, false, time.Second)},
+		{mk(2, true, 2*time.Second)},
+	}
+	got := medianRows(rounds)[0]
+	if got.InFlight != 2 || !got.Converged || got.P99 != 2*time.Second || got.Limiter != "x" {
+		t.Fatalf("median row %+v", got)
 	}
 }
