@@ -23,6 +23,7 @@ var ErrZeroAIMD = errors.New("adaptive: zero AIMD; make one with NewAIMD")
 // zero value records nothing and sets nothing. An AIMD must not be copied
 // after first use.
 type AIMD struct {
+	_        noCopy
 	target   Setter
 	min, max float64
 	inc, dec float64
@@ -284,3 +285,9 @@ func (a *AIMD) step(r float64, bad bool) float64 {
 	a.ups = 0
 	return min(a.max, r+a.inc)
 }
+
+// noCopy makes go vet's copylocks check report copies of an AIMD.
+type noCopy struct{}
+
+func (*noCopy) Lock()   {}
+func (*noCopy) Unlock() {}

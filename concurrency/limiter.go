@@ -18,6 +18,7 @@ var ErrZero = errors.New("concurrency: zero Limiter; make one with New or NewFix
 // Limiter caps the requests in flight. It is safe for concurrent use and
 // must not be copied after first use. The zero value admits nothing.
 type Limiter struct {
+	_        noCopy
 	limit    atomic.Uint64 // float64 bits of the current limit
 	inflight atomic.Int64
 	slots    slots
@@ -183,3 +184,9 @@ func (l *Limiter) Acquire(ctx context.Context) (Token, error) {
 }
 
 func f64(v float64) uint64 { return math.Float64bits(v) }
+
+// noCopy makes go vet's copylocks check report copies of a Limiter.
+type noCopy struct{}
+
+func (*noCopy) Lock()   {}
+func (*noCopy) Unlock() {}
