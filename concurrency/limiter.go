@@ -43,7 +43,8 @@ type config struct {
 }
 
 // WithLimits sets the initial limit and the range the algorithm may move
-// it in (by default 10 in [1, 1000]).
+// it in (by default 10 in [1, 1000]). A Limiter holds 16 bytes per unit of
+// max (a table of slots for its tokens).
 func WithLimits(initial, min, max int) Option {
 	return func(c *config) { c.initial, c.min, c.max = initial, min, max }
 }
@@ -61,7 +62,7 @@ func WithWindow(minDur, maxDur time.Duration, minSamples int) Option {
 func WithClock(clock nanotime.Clock) Option { return func(c *config) { c.clock = clock } }
 
 // NewFixed returns a Limiter with a fixed limit of n in flight, n in
-// [1, 1<<20]: a bulkhead.
+// [1, 1<<20]: a bulkhead. It holds 16 bytes per unit of n.
 func NewFixed(n int, opts ...Option) (*Limiter, error) {
 	if n < 1 || n > maxLimit {
 		return nil, &limit.ParamError{Pkg: "concurrency", Param: "limit", Value: n, Min: 1, Max: maxLimit}
