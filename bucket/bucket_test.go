@@ -285,7 +285,7 @@ func TestFractionalCosts(t *testing.T) {
 		}
 	}
 	r, _ := l.AllowFracAt(0, 1, 10)
-	if r.OK || r.RetryAfter != int64(100*time.Millisecond) {
+	if r.OK || r.RetryAfter != time.Duration(100*time.Millisecond) {
 		t.Fatalf("11th tenth: %+v", r)
 	}
 	ps := l.Params()
@@ -426,7 +426,7 @@ func TestStaleNowCreatesNothing(t *testing.T) {
 		}
 	}
 	r, _ := l.AllowNAt(now-int64(time.Second), 1)
-	if r.OK || r.RetryAfter != int64(2*time.Second) {
+	if r.OK || r.RetryAfter != time.Duration(2*time.Second) {
 		t.Fatalf("stale AllowNAt: %+v, want retry after 2s", r)
 	}
 }
@@ -656,7 +656,7 @@ func TestEndsOfTime(t *testing.T) {
 	if _, r, _ := ps.Reserve(empty, hi-sec, 1); !r.OK || r.Wait != sec {
 		t.Fatalf("reserve acting at exactly MaxInt64: %+v", r)
 	}
-	if next, r, _ := ps.Reserve(empty, hi-sec, 2); r.OK || r.Wait != limit.Never || next != empty {
+	if next, r, _ := ps.Reserve(empty, hi-sec, 2); r.OK || r.Wait != int64(limit.Never) || next != empty {
 		t.Fatalf("reserve acting past MaxInt64: %+v, state %v", r, next)
 	}
 	if _, r, _ := ps.Reserve(State{}, hi, 2); !r.OK || r.Wait != 0 {
@@ -667,7 +667,7 @@ func TestEndsOfTime(t *testing.T) {
 	}
 	l, _ := New(1, time.Second, 2)
 	l.AllowNAt(hi, 2)
-	if r, _ := l.ReserveAt(hi, 1); r.OK || r.Wait != limit.Never {
+	if r, _ := l.ReserveAt(hi, 1); r.OK || r.Wait != int64(limit.Never) {
 		t.Fatalf("Limiter reserve past the end: %+v", r)
 	}
 	if r, _ := l.ReserveAt(lo, 1); r.OK {

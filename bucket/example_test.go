@@ -18,7 +18,7 @@ func ExampleLimiter() {
 	now := int64(0) // nanoseconds from any fixed origin, e.g. nanotime.Now()
 	fmt.Println(l.AllowAt(now), l.AllowAt(now), l.AllowAt(now))
 	r, _ := l.AllowNAt(now, 1)
-	fmt.Println("retry after", time.Duration(r.RetryAfter))
+	fmt.Println("retry after", r.RetryAfter)
 	// A quarter token is fine too.
 	r, _ = l.AllowFracAt(now+int64(500*time.Millisecond), 1, 4)
 	fmt.Println(r.OK)
@@ -76,9 +76,9 @@ func ExampleState() {
 		fmt.Println(now, r.OK, r.RetryAfter)
 	}
 	// Output:
-	// 0 true 0
-	// 500000000 false 500000000
-	// 1000000000 true 0
+	// 0 true 0s
+	// 500000000 false 500ms
+	// 1000000000 true 0s
 }
 
 func ExampleParams() {

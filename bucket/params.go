@@ -210,7 +210,7 @@ func (ps Params) StepUnits(s State, now, cost int64) (State, limit.Result) {
 	deff, base, nt := ps.refill(s.T, s.Deficit, u)
 	if !ps.admits(deff, c) {
 		w, _ := ps.wait(s, u, c)
-		return s, limit.Result{Remaining: ps.remaining(deff), RetryAfter: w}
+		return s, limit.Result{Remaining: ps.remaining(deff), RetryAfter: time.Duration(w)}
 	}
 	if c == 0 {
 		return s, limit.Result{OK: true, Remaining: ps.remaining(deff)}
@@ -296,7 +296,7 @@ type Reserved struct {
 // math.MaxInt64: the end-of-time rule. n < 0 and n > burst return
 // limit.ErrNegativeCost and limit.ErrCostExceedsBurst.
 func (ps Params) Reserve(s State, now, n int64) (State, Reserved, error) {
-	refused := Reserved{Wait: limit.Never}
+	refused := Reserved{Wait: int64(limit.Never)}
 	if n < 0 {
 		return s, refused, limit.ErrNegativeCost
 	}
@@ -313,7 +313,7 @@ func (ps Params) Reserve(s State, now, n int64) (State, Reserved, error) {
 		// callers acting at now+Wait stay within the bound.
 		var spare uint64
 		w, spare = ps.wait(s, u, cost)
-		if w == limit.Never {
+		if w == int64(limit.Never) {
 			return s, refused, nil
 		}
 		cost += spare
@@ -422,11 +422,11 @@ func (ps Params) wait(s State, u, c uint64) (w int64, spare uint64) {
 	lo, carry = bits.Sub64(lo, ps.cap, 0)
 	hi -= carry
 	if hi >= ps.e {
-		return limit.Never, 0
+		return int64(limit.Never), 0
 	}
 	q, r := bits.Div64(hi, lo, ps.e)
 	if q >= uint64(limit.Never) {
-		return limit.Never, 0
+		return int64(limit.Never), 0
 	}
 	if r != 0 {
 		q++

@@ -291,7 +291,7 @@ func (l *Limiter) ReserveAt(now, n int64) (Reservation, error) {
 		tat := l.tat.Load()
 		next, wait, ok, err := l.ps.Reserve(State(tat), now, n)
 		if !ok {
-			return Reservation{Wait: limit.Never}, err
+			return Reservation{Wait: int64(limit.Never)}, err
 		}
 		if uint64(next) == tat || l.tat.CompareAndSwap(tat, uint64(next)) {
 			return Reservation{OK: true, Wait: wait, l: l, before: State(tat), after: next, act: now + wait}, nil

@@ -214,7 +214,7 @@ func TestStaleNowCreatesNothing(t *testing.T) {
 		}
 	}
 	r, _ := l.AllowNAt(now-int64(time.Second), 1)
-	if r.OK || r.RetryAfter != int64(2*time.Second) {
+	if r.OK || r.RetryAfter != time.Duration(2*time.Second) {
 		t.Fatalf("stale AllowNAt: %+v, want retry after 2s", r)
 	}
 }
@@ -483,7 +483,7 @@ func TestRetryAfterNearNever(t *testing.T) {
 				}
 			case math.MaxInt64 - 1:
 				longest++
-				if !ok || wait != r.RetryAfter {
+				if !ok || wait != int64(r.RetryAfter) {
 					t.Fatalf("%+v: Reserve at %d: wait %d, ok %v, want %d", c, now, wait, ok, r.RetryAfter)
 				}
 			}

@@ -246,7 +246,7 @@ func (ps *Params) result(tat State, ok bool, a at) limit.Result {
 	case rem != 0:
 		w++
 	}
-	r.RetryAfter = int64(w)
+	r.RetryAfter = time.Duration(w)
 	return r
 }
 
@@ -303,7 +303,7 @@ func (ps Params) Reserve(s State, now, n int64) (next State, wait int64, ok bool
 	if err != nil || r.OK {
 		return next, 0, err == nil, err
 	}
-	act := now + r.RetryAfter
+	act := now + int64(r.RetryAfter)
 	if r.RetryAfter == limit.Never || act < now {
 		return s, 0, false, nil
 	}

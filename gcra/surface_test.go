@@ -27,7 +27,7 @@ func TestEndOfTime(t *testing.T) {
 	if r, _ := l.AllowNAt(math.MaxInt64, 1); r.OK || r.RetryAfter != limit.Never || r.Remaining != 2 {
 		t.Fatalf("AllowNAt(MaxInt64, 1) = %+v, want denied, Never, 2 remaining", r)
 	}
-	if res, err := l.ReserveAt(math.MaxInt64, 1); err != nil || res.OK || res.Wait != limit.Never {
+	if res, err := l.ReserveAt(math.MaxInt64, 1); err != nil || res.OK || res.Wait != int64(limit.Never) {
 		t.Fatalf("ReserveAt(MaxInt64, 1) = %+v, %v", res, err)
 	}
 	// One second before the end, one event's TAT still fits; a second not.
@@ -48,7 +48,7 @@ func TestEndOfTime(t *testing.T) {
 			t.Fatalf("MinInt64, event %d: want exactly the burst", i)
 		}
 	}
-	if r, _ := l.AllowNAt(math.MinInt64, 1); r.RetryAfter != int64(time.Second) {
+	if r, _ := l.AllowNAt(math.MinInt64, 1); r.RetryAfter != time.Duration(time.Second) {
 		t.Fatalf("RetryAfter at MinInt64 = %d", r.RetryAfter)
 	}
 	if tok := l.TokensAt(math.MinInt64); tok != 0 {
@@ -131,15 +131,15 @@ func reserveAgainstRef(t *testing.T, c rateCase, rng *rand.Rand, ops []op) {
 		want := probe.step1(o.now, o.n)
 		var before big.Rat
 		before.Set(m.tat)
-		wantOK := want.OK || want.RetryAfter != limit.Never && o.now <= math.MaxInt64-want.RetryAfter
+		wantOK := want.OK || want.RetryAfter != limit.Never && o.now <= math.MaxInt64-int64(want.RetryAfter)
 		if want.OK {
 			m.step1(o.now, o.n)
 		} else if wantOK {
-			if r := m.step1(o.now+want.RetryAfter, o.n); !r.OK {
+			if r := m.step1(o.now+int64(want.RetryAfter), o.n); !r.OK {
 				wantOK = false // the TAT would pass the end of time
 			}
 		}
-		if ok != wantOK || ok && wait != want.RetryAfter {
+		if ok != wantOK || ok && wait != int64(want.RetryAfter) {
 			t.Fatalf("%+v op %d %+v: Reserve wait %d ok %v, model %+v", c, i, o, wait, ok, want)
 		}
 		if !ok {
@@ -524,7 +524,7 @@ func TestWithClock(t *testing.T) {
 	if !l.Allow() || l.Allow() {
 		t.Fatal("want one event at 0")
 	}
-	if r, _ := l.AllowN(1); r.RetryAfter != int64(time.Second) {
+	if r, _ := l.AllowN(1); r.RetryAfter != time.Duration(time.Second) {
 		t.Fatalf("AllowN: %+v", r)
 	}
 	now = int64(time.Second)

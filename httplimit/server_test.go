@@ -170,7 +170,7 @@ func TestExactOverSchedule(t *testing.T) {
 					continue
 				}
 				ra, err := strconv.ParseInt(res.Header.Get("Retry-After"), 10, 64)
-				if res.StatusCode != 429 || err != nil || ra < 1 || ra != reset || ra != (want.RetryAfter+1e9-1)/1e9 && ra != 1 {
+				if res.StatusCode != 429 || err != nil || ra < 1 || ra != reset || ra != int64((want.RetryAfter+time.Second-1)/time.Second) && ra != 1 {
 					t.Fatalf("request %d: %d Retry-After %q (t=%d), twin wait %d", i, res.StatusCode, res.Header.Get("Retry-After"), reset, want.RetryAfter)
 				}
 			}

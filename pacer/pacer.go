@@ -115,7 +115,7 @@ func New(events int64, period time.Duration, opts ...Option) (*Pacer, error) {
 		return nil, &limit.ParamError{Pkg: "pacer", Param: "events", Value: events, Min: int64(1)}
 	case period < 1:
 		return nil, &limit.ParamError{Pkg: "pacer", Param: "period", Value: period, Min: time.Duration(1)}
-	case c.slack < 0 || c.slack == limit.Never:
+	case c.slack < 0 || c.slack == int64(limit.Never):
 		return nil, &limit.ParamError{Pkg: "pacer", Param: "slack", Value: c.slack, Min: int64(0)}
 	case c.clock == nil:
 		return nil, &limit.ParamError{Pkg: "pacer", Param: "clock", Value: nil, Reason: "the clock must not be nil"}
