@@ -81,3 +81,28 @@ func TestMiddlewareSameAsLocalCounter(t *testing.T) {
 		t.Fatal(diff)
 	}
 }
+
+// A new client for which the counter has no room is not served: httprate
+// answers with its error handler (428 by default), and the clients it
+// holds keep their counts.
+func TestMiddlewareFullFailsClosed(t *testing.T) {
+	c, err := New(Options{Capacity: 4})
+	if err != nil {
+		t.Fatal(err)
+	}
+	url := serve(t, httprate.WithLimitCounter(c))
+	served, refused := 0, 0
+	for i := range 40 {
+		switch r := get(t, url, fmt.Sprint("client-", i)); r.code {
+		case http.StatusOK:
+			served++
+		case http.StatusPreconditionRequired:
+			refused++
+		default:
+			t.Fatalf("client %d: %+v", i, r)
+		}
+	}
+	if served > 4 || served+refused != 40 {
+		t.Fatalf("served %d and refused %d of 40 new clients with room for 4", served, refused)
+	}
+}
