@@ -32,6 +32,7 @@ func BenchmarkDecision(b *testing.B) {
 			c.Config(1<<30, time.Minute)
 			b.ReportAllocs()
 			i := 0
+			start := cpuNs()
 			for b.Loop() {
 				cur := time.Now().UTC().Truncate(time.Minute)
 				k := keys[i%len(keys)]
@@ -43,6 +44,7 @@ func BenchmarkDecision(b *testing.B) {
 				}
 				i++
 			}
+			reportCPU(b, start)
 		})
 	}
 }
@@ -66,11 +68,13 @@ func BenchmarkMiddleware(b *testing.B) {
 			w := httptest.NewRecorder()
 			b.ReportAllocs()
 			i := 0
+			start := cpuNs()
 			for b.Loop() {
 				clear(w.Header())
 				h.ServeHTTP(w, reqs[i%len(reqs)])
 				i++
 			}
+			reportCPU(b, start)
 		})
 	}
 }

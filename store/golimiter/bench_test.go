@@ -36,12 +36,14 @@ func BenchmarkTake(b *testing.B) {
 			defer s.Close(ctx)
 			b.ReportAllocs()
 			i := 0
+			start := cpuNs()
 			for b.Loop() {
 				if _, _, _, ok, _ := s.Take(ctx, keys[i%len(keys)]); !ok {
 					b.Fatal("denied")
 				}
 				i++
 			}
+			reportCPU(b, start)
 		})
 	}
 }

@@ -31,12 +31,14 @@ func BenchmarkGet(b *testing.B) {
 			}
 			b.ReportAllocs()
 			i := 0
+			start := cpuNs()
 			for b.Loop() {
 				if c, _ := s.Get(ctx, keys[i%len(keys)], rate); c.Reached {
 					b.Fatal("denied")
 				}
 				i++
 			}
+			reportCPU(b, start)
 		})
 	}
 }
