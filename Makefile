@@ -25,9 +25,9 @@ test: ## vet, the unit tests, the unit tests again under -race (-short), bench/'
 	$(MAKE) redis-test
 	$(MAKE) store-test
 
-STORES := store/chirate store/golimiter store/ulule
+STORES := store/chirate store/golimiter store/ulule store/ululeredis
 .PHONY: store-test
-store-test: ## store/'s modules (httprate, go-limiter and ulule stores on keyed): vet, tests, then -race -short
+store-test: ## store/'s modules (httprate, go-limiter, ulule stores on keyed; ulule in Redis, on real redis-server): vet, tests, -race -short
 	for m in $(STORES); do (cd $$m && $(GO) vet ./... && $(GO) test -count=1 ./... && $(GO) test -count=1 -race -short ./...) || exit 1; done
 
 redis-test: ## redis/'s tests on real redis-server processes (apt-get install -y redis-server), then -race -short
