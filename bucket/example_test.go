@@ -31,8 +31,8 @@ func ExampleLimiter() {
 func ExampleReservation() {
 	l, _ := bucket.New(1, time.Second, 1)
 	l.AllowAt(0)
-	r, _ := l.ReserveAt(0, 1)
-	fmt.Println("act in", time.Duration(r.Wait))
+	r, _ := l.ReserveAt(0)
+	fmt.Println("act in", r.Wait)
 	fmt.Println("cancelled:", r.CancelAt(int64(time.Second/2)))
 	fmt.Println(l.AllowAt(int64(time.Second)))
 	// Output:
@@ -61,7 +61,7 @@ func ExampleLimiter_Wait() {
 	// returns at once instead of blocking.
 	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
 	defer cancel()
-	fmt.Println(l.Wait(ctx, 1))
+	fmt.Println(l.Wait(ctx))
 	// Output:
 	// bucket: wait would pass the context deadline: context deadline exceeded
 }
@@ -142,7 +142,7 @@ func ExampleParams_Reserve() {
 	ps, _ := bucket.NewParams(1, time.Second, 1)
 	s, _, _ := ps.Step(bucket.State{}, 0, 1)
 	s, r, _ := ps.Reserve(s, 0, 1)
-	fmt.Println(r.OK, time.Duration(r.Wait), ps.Tokens(s, 0))
+	fmt.Println(r.OK, r.Wait, ps.Tokens(s, 0))
 	// Output:
 	// true 1s -1
 }

@@ -280,23 +280,23 @@ func (ps Params) Undo(s, before, after State) (State, bool) {
 type Reserved struct {
 	// OK reports whether the cost was taken (see Reservation.OK).
 	OK bool
-	// Wait is how many nanoseconds after now the caller must wait before
-	// acting; 0 when the tokens were there at once, limit.Never when not OK.
-	Wait int64
+	// Wait is how long after now the caller must wait before acting; 0
+	// when the tokens were there at once, limit.Never when not OK.
+	Wait time.Duration
 	// Units is what was charged: n*Unit(), plus, when Wait > 0, the refill
 	// in the fraction of a nanosecond that Wait rounds up. A cancel gives
 	// back exactly this.
 	Units int64
 }
 
-// Reserve is ReserveAt as a pure function: it takes n tokens at now whether
+// Reserve is Limiter.ReserveNAt as a pure function: it takes n tokens at now whether
 // or not they are there, running s into debt, and says how long the caller
 // must wait before acting. Not OK (s unchanged, Wait limit.Never) when the
 // debt would pass 2^62 units or the time to act, now+Wait, would be past
 // math.MaxInt64: the end-of-time rule. n < 0 and n > burst return
 // limit.ErrNegativeCost and limit.ErrCostExceedsBurst.
 func (ps Params) Reserve(s State, now, n int64) (State, Reserved, error) {
-	refused := Reserved{Wait: int64(limit.Never)}
+	refused := Reserved{Wait: limit.Never}
 	if n < 0 {
 		return s, refused, limit.ErrNegativeCost
 	}
@@ -323,7 +323,7 @@ func (ps Params) Reserve(s State, now, n int64) (State, Reserved, error) {
 	if base+cost > maxDeficit || now+w < now {
 		return s, refused, nil
 	}
-	r := Reserved{OK: true, Wait: w, Units: int64(cost)}
+	r := Reserved{OK: true, Wait: time.Duration(w), Units: int64(cost)}
 	if cost == 0 {
 		return s, r, nil
 	}

@@ -46,11 +46,11 @@ func ExampleLimiter_ReserveAt() {
 	// of 2 is spent, so each next event waits one more interval (250ms).
 	l, _ := gcra.New(4, time.Second, 2)
 	for range 4 {
-		r, _ := l.ReserveAt(0, 1)
-		fmt.Println(r.OK, time.Duration(r.Wait))
+		r, _ := l.ReserveAt(0)
+		fmt.Println(r.OK, r.Wait)
 	}
 	// A reservation nothing was built on can be cancelled.
-	r, _ := l.ReserveAt(0, 1)
+	r, _ := l.ReserveAt(0)
 	fmt.Println(r.CancelAt(0), l.RemainingAt(int64(750*time.Millisecond)))
 	// Output:
 	// true 0s

@@ -483,7 +483,7 @@ func TestRetryAfterNearNever(t *testing.T) {
 				}
 			case math.MaxInt64 - 1:
 				longest++
-				if !ok || wait != int64(r.RetryAfter) {
+				if !ok || wait != r.RetryAfter {
 					t.Fatalf("%+v: Reserve at %d: wait %d, ok %v, want %d", c, now, wait, ok, r.RetryAfter)
 				}
 			}
