@@ -28,8 +28,7 @@
 //     tokens is the key's limit; remaining its whole tokens after the take
 //     (extra ones included); reset, in Unix ns, is when the bucket is full
 //     again after an admission, or holds a token again after a denial (so
-//     the middleware's Retry-After is when a retry succeeds). A new key for
-//     which the table has no slot is denied like an empty bucket.
+//     the middleware's Retry-After is when a retry succeeds).
 //   - Get: the key's limit and the tokens it could take now, changing
 //     nothing.
 //   - Set: the key gets its own limit, tokens per interval (at most MaxSet

@@ -31,8 +31,9 @@ func newTable(tokens uint64, interval time.Duration, capacity int) (*table, erro
 	return &table{t: t, tokens: tokens, period: uint64(interval)}, nil
 }
 
-// take takes one token of key at now. A new key refused a slot is a
-// denial, as an empty bucket is; wait is when one token is there again.
+// take takes one token of key at now; wait is when one token is there
+// again after a denial. A new key refused a slot (a table with the Refuse
+// policy) is a denial, as an empty bucket is.
 func (t *table) take(key string, now int64) (ok bool, remaining uint64, wait int64, err error) {
 	r, err := t.t.AllowNAt(key, now, 1)
 	if err != nil && !errors.Is(err, keyed.ErrFull) {
