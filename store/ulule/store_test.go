@@ -25,6 +25,9 @@ func newStore(t testing.TB, o Options) *Store {
 // ulule's own concurrency test for stores, pointed at this one: 500
 // goroutines, 500 Gets each, at 100,000 per 10 seconds.
 func TestLibraryConcurrentAccess(t *testing.T) {
+	if testing.Short() {
+		t.Skip("250,000 Gets; TestConcurrentAccess runs a smaller drive")
+	}
 	s := newStore(t, Options{})
 	if _, err := s.Get(context.Background(), "probe", limiter.Rate{Limit: 100000, Period: 10 * time.Second}); err != nil {
 		// Its goroutines call FailNow on an error and then never finish.
