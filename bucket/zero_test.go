@@ -3,7 +3,6 @@ package bucket
 import (
 	"context"
 	"errors"
-	"math"
 	"testing"
 	"time"
 
@@ -73,17 +72,14 @@ func TestZeroLimiter(t *testing.T) {
 // TestZeroParams: the zero Params' steps admit nothing and report 0 tokens.
 func TestZeroParams(t *testing.T) {
 	var ps Params
-	if _, err := ps.CostUnits(1, 2); !errors.Is(err, limit.ErrCostExceedsBurst) {
+	if _, err := ps.costUnits(1, 2); !errors.Is(err, limit.ErrCostExceedsBurst) {
 		t.Fatalf("CostUnits(1, 2) = %v", err)
 	}
-	if c, err := ps.CostUnits(0, 2); c != 0 || err != nil {
+	if c, err := ps.costUnits(0, 2); c != 0 || err != nil {
 		t.Fatalf("CostUnits(0, 2) = %d, %v", c, err)
 	}
 	if ps.Tokens(State{}, 0) != 0 || ps.Remaining(State{}, 0) != 0 {
 		t.Fatal("the zero Params hold tokens")
-	}
-	if empty, full, _ := ps.Lines(State{}); empty != math.MaxInt64 || full != math.MinInt64 {
-		t.Fatalf("Lines = %d, %d", empty, full)
 	}
 	if _, r, _ := ps.Step(State{}, 0, 1); r.OK {
 		t.Fatal("Step admitted")

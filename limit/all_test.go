@@ -113,18 +113,4 @@ func TestAllErrors(t *testing.T) {
 	if r, err := zero.AllowNAt(0, -1); r.OK || !errors.Is(err, ErrNegativeCost) {
 		t.Fatalf("zero All, n = -1: %+v, %v", r, err)
 	}
-	if len(zero.Members()) != 0 {
-		t.Fatal("zero All has members")
-	}
-}
-
-func TestAllMembersCopy(t *testing.T) {
-	var log []string
-	a := &counter{"a", 1, &log}
-	all, _ := NewAll(a)
-	ms := all.Members()
-	ms[0] = nil
-	if all.Members()[0] != Member(a) {
-		t.Fatal("Members shares the composition's slice")
-	}
 }
