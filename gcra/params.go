@@ -93,11 +93,10 @@ func params(events, period uint64, burst int64, tooFast func() error) (Params, e
 	p, e := per, ev*j
 	g = intmath.GCD(p, e)
 	p, e = p/g, e/g
-	// burst*T = burst*per/ev must not exceed maxBurstNs.
-	hi, lo := bits.Mul64(uint64(burst), per)
-	if hi != 0 || lo/ev > maxBurstNs || (lo/ev == maxBurstNs && lo%ev != 0) {
-		mh, ml := bits.Mul64(maxBurstNs, ev)
-		most, _ := bits.Div64(mh, ml, per) // maxBurstNs*ev < 2^62*2^63: mh < per
+	// burst*T = burst*per/ev must not exceed maxBurstNs; burst*per may
+	// pass 64 bits even when the quotient fits.
+	if q, r, ok := intmath.MulDiv(uint64(burst), per, ev); !ok || q > maxBurstNs || q == maxBurstNs && r != 0 {
+		most, _, _ := intmath.MulDiv(maxBurstNs, ev, per) // below 2^62: ev <= per
 		return Params{}, paramErr("burst", burst, int64(1), int64(most), "burst*period/events exceeds 2^62ns")
 	}
 	ps := Params{p: p, e: e, j: j, burst: uint64(burst), bj: uint64(burst) * j}
