@@ -1,6 +1,7 @@
 package keyed
 
 import (
+	"math"
 	"math/bits"
 	"time"
 
@@ -251,8 +252,24 @@ func (t *Table) insert(p *probe, now, n int64, live bool) (limit.Result, error, 
 	return t.settle(p, victim, now, n, live)
 }
 
+// grace is how long a key must have owed nothing before its slot is
+// reused as idle. The sketch keeps the debt of every key whose slot is
+// taken, idle or not, for callers of that key with times older than the
+// taker's; with the grace, a debt kept for an idle key lies at least grace
+// before the taker's now, so a new key decided at a time read up to grace
+// before another caller's never meets it.
+const grace = int64(10 * time.Millisecond)
+
+// subSat returns a - b for b >= 0, saturated at math.MinInt64.
+func subSat(a, b int64) int64 {
+	if a < math.MinInt64+b {
+		return math.MinInt64
+	}
+	return a - b
+}
+
 // choose returns the slot a new key takes: an empty slot, else an idle
-// one, from the group with more of them (so groups fill evenly), else
+// one (owing nothing since grace before now), from the group with more of them (so groups fill evenly), else
 // (Evict) the slot of the key that owes most; the first of equals. It
 // returns the victim's debt (what the sketch records), and when it takes
 // none, the wait until a slot becomes idle, held false if every slot is a
@@ -272,7 +289,7 @@ func (t *Table) choose(p *probe, tags, words *[2 * groupSlots]uint64, now int64)
 		default:
 			owes[i] = t.k.owed(words[i], ref)
 			classes[i] = busy
-			if t.k.paid(owes[i], now) {
+			if t.k.paid(owes[i], subSat(now, grace)) {
 				classes[i] = idle
 			}
 		}
@@ -285,7 +302,7 @@ func (t *Table) choose(p *probe, tags, words *[2 * groupSlots]uint64, now int64)
 		c := classes[i]
 		switch {
 		case c == busy:
-			retry, held = min(retry, t.k.wait(owes[i], now)), true
+			retry, held = min(retry, t.k.wait(owes[i], subSat(now, grace))), true
 			if t.policy == Evict && class <= busy && (class == none || owes[i] > owed) {
 				victim, class, owed = i, busy, owes[i]
 			}
