@@ -191,11 +191,12 @@ func checkAttackBound(win bool, uses []bound.Use) error {
 	return bound.Check(uses, attackBurst, attackEvents, uint64(attackPeriod))
 }
 
-// FreshKeys decides on keys never seen before from goroutines at once,
-// through the plain form (the real clock) of a table of capacity slots
-// whose keys each owe one unit for 1ms after their decision, for d; it
-// returns the decisions and the denials.
-func FreshKeys(goroutines, capacity int, d time.Duration, window bool) (decided, denied int64, err error) {
+// FreshKeys decides on keys never seen before from goroutines at once, on
+// the real clock, through the plain form (at false) or the ...At form with
+// a time read just before (at true, as httplimit calls it), of a table of
+// capacity slots whose keys each owe one unit for 1ms after their
+// decision, for d; it returns the decisions and the denials.
+func FreshKeys(goroutines, capacity int, d time.Duration, window, at bool) (decided, denied int64, err error) {
 	var tb *keyed.Table
 	if window {
 		tb, err = keyed.NewWindow(1, time.Millisecond, keyed.WithCapacity(capacity))
@@ -217,7 +218,13 @@ func FreshKeys(goroutines, capacity int, d time.Duration, window bool) (decided,
 				for i := range key {
 					key[i] = byte(r.Uint32())
 				}
-				if !tb.AllowBytes(key[:]) {
+				var ok bool
+				if at {
+					ok = tb.AllowBytesAt(key[:], nanotime.Now())
+				} else {
+					ok = tb.AllowBytes(key[:])
+				}
+				if !ok {
 					den.Add(1)
 				}
 			}
