@@ -74,7 +74,7 @@ const (
 	attackBurst  = 10
 )
 
-// Attack runs one configuration of the attackDrive and returns its figures.
+// Attack runs one configuration of the drive and returns its figures.
 func Attack(c AttackConfig) (AttackFigures, error) {
 	d, err := newAttackDrive(c)
 	if err != nil {
