@@ -571,7 +571,7 @@ func TestNewKeyAgainstBothRegisters(t *testing.T) {
 		// It is paid when the lesser debt (o1's key's burst, taken at
 		// now+10tok) is: admitted then, with the limiter that debt left.
 		var want limit.Result
-		if w, nb := tb2.k.start(o1); now < nb {
+		if w, nb := tb2.k.start(o1, tb2.k.ref()); now < nb {
 			want = notBefore(nb, now, 1)
 		} else {
 			_, want, _, _ = tb2.k.step(w, now, tb2.k.ref(), 1)
