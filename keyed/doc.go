@@ -66,13 +66,15 @@
 //
 // The sketch is one max-register a slot; a key has two, chosen by
 // independent hashes of its tag. A key new to the table starts from the
-// least of its registers: a GCRA at that TAT, a window admitting nothing
-// before that time. A key whose slot was taken had both of its registers
+// least of its registers: a GCRA at that TAT, a window counting its whole
+// limit in the two windows that end at that time. A key whose slot was taken had both of its registers
 // raised to its debt before the slot went, so its new limiter owes at least
 // what the old one did and its admissions continue the old ones' under the
-// same bound; the bound's proof only uses that a GCRA's TAT rises by at
-// least the cost of each admission and is at most burst ahead of it. A
-// debt in the past is no debt, so registers expire by time alone.
+// same bound. The bound's proof only uses, for a GCRA, that its TAT rises
+// by at least the cost of each admission and is at most burst ahead of it;
+// for a window, that each of its windows counts at least the units
+// admitted in it. A debt in the past is no debt, so registers expire by
+// time alone.
 //
 // A new key is placed in two steps (claim, then settle) so that concurrent
 // first decisions on one key never leave it in two slots; settle reads the
