@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/cellrate/cellrate/gcra"
+	"github.com/cellrate/cellrate/internal/packword"
 	"github.com/cellrate/cellrate/limit"
 	"github.com/cellrate/cellrate/packed64"
 )
@@ -49,7 +50,7 @@ func newWindowKind(lim int64, window time.Duration) (*kind, error) {
 		return nil, err
 	}
 	return &kind{window: true, w: p, slack: p.Slack(), shift: uint(bits.TrailingZeros64(uint64(p.Unit()))),
-		mask: 1<<packed64.WindowStartBits - 1, wu: int64(p.Window() / p.Unit())}, nil
+		mask: 1<<packword.WindowStartBits - 1, wu: int64(p.Window() / p.Unit())}, nil
 }
 
 // Bounds of the window parameters packed64 takes, for keyed's ParamErrors.
@@ -119,7 +120,7 @@ func (k *kind) owed(w uint64, ref int64) uint64 {
 	if !k.window {
 		return w
 	}
-	s := packed64.UnpackWindow(packed64.WindowWord(w))
+	s := packword.UnpackWindow(w)
 	if s.Prev|s.Cur == 0 {
 		return 0
 	}
@@ -136,7 +137,8 @@ func (k *kind) owed(w uint64, ref int64) uint64 {
 // behind now at now); for a window, a window counting nothing.
 func (k *kind) paid(o uint64, now int64) bool {
 	if !k.window {
-		return k.g.Remaining(gcra.State(o), now) == k.g.Burst()
+		_, r, _ := k.g.Step(gcra.State(o), now, 0)
+		return r.Remaining == k.g.Burst()
 	}
 	return o == 0 || int64(o^signBit) <= now && int64(o^signBit) != math.MaxInt64
 }
