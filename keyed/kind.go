@@ -178,8 +178,8 @@ func (k *kind) start(o uint64, ref int64) (w uint64, notBefore int64) {
 		return 0, x
 	}
 	lim := uint64(k.w.Limit())
-	f := packed64.WindowFields{Start: uint64(xu-2*k.wu) & k.mask, Prev: lim, Cur: lim}
-	return uint64(packed64.PackWindow(f)), math.MinInt64
+	f := packword.WindowFields{Start: uint64(xu-2*k.wu) & k.mask, Prev: lim, Cur: lim}
+	return packword.PackWindow(f), math.MinInt64
 }
 
 // addSat returns a + b for b >= 0, saturated at math.MaxInt64.
