@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/cellrate/cellrate/httplimit"
+	"github.com/cellrate/cellrate/keyed"
 )
 
 // BenchmarkHTTP: one request through a middleware's ServeHTTP, in process
@@ -57,9 +58,9 @@ func BenchmarkHTTP(b *testing.B) {
 // admitted responses.
 var httpLimitBare = HTTPImpl{"httplimit-bare", func(clients int) (func(http.Handler) http.Handler, error) {
 	l, err := httplimit.New([]httplimit.Policy{{
-		Name:     "perip",
-		Client:   httplimit.Limit{Events: KeyedEvents, Period: KeyedPeriod, Burst: KeyedEvents},
-		Capacity: max(KeyedCapacity(clients), 1024),
+		Name:   "perip",
+		Client: httplimit.Limit{Events: KeyedEvents, Period: KeyedPeriod, Burst: KeyedEvents},
+		Table:  []keyed.Option{keyed.WithCapacity(max(KeyedCapacity(clients), 1024))},
 	}}, httplimit.WithDenialHeadersOnly(), httplimit.WithKeyFunc(func(r *http.Request) (httplimit.Key, error) {
 		return httplimit.StringKey(r.Header.Get("X-Forwarded-For")), nil
 	}))

@@ -1,14 +1,14 @@
 package httplimit
 
 import (
-	"expvar"
-
 	"github.com/cellrate/cellrate/keyed"
 )
 
-// Stats are one policy's counts since New, each read on its own (see
-// striped.Counter's Load): they add up once the requests they count have
-// been decided.
+// Stats are one policy's counts since New, each read on its own: they add
+// up once the requests they count have been decided. A Stats slice is
+// JSON for expvar as it is:
+//
+//	expvar.Publish("httplimit", expvar.Func(func() any { return lim.Stats() }))
 type Stats struct {
 	// Policy is the policy's name.
 	Policy string
@@ -23,8 +23,12 @@ type Stats struct {
 	Clients keyed.Stats
 }
 
-// Stats returns each policy's counts, in the policies' order.
+// Stats returns each policy's counts, in the policies' order (none for
+// the zero Limiter).
 func (l *Limiter) Stats() []Stats {
+	if l == nil {
+		return nil
+	}
 	out := make([]Stats, len(l.policies))
 	for i, p := range l.policies {
 		out[i] = Stats{Policy: p.name, Admitted: p.admitted.Load(), Denied: p.denied.Load(),
@@ -34,18 +38,4 @@ func (l *Limiter) Stats() []Stats {
 		}
 	}
 	return out
-}
-
-// Var returns an expvar.Var whose value is the JSON object of Stats by
-// policy name, for expvar.Publish (httplimit publishes nothing itself):
-//
-//	expvar.Publish("httplimit", lim.Var())
-func (l *Limiter) Var() expvar.Var {
-	return expvar.Func(func() any {
-		m := make(map[string]Stats, len(l.policies))
-		for _, s := range l.Stats() {
-			m[s.Policy] = s
-		}
-		return m
-	})
 }
