@@ -114,7 +114,7 @@ func (p *policy) report(v *verdict, d *Decision) *limitSpec {
 		s, rem = &p.client, v.client.Remaining
 	}
 	d.Limit, d.Quota, d.Window, d.Remaining = s.name, s.quota, s.window, max(rem, 0)
-	d.Reset = ceilSeconds(s.quota-d.Remaining, s.period, s.events)
+	d.Reset = s.fullIn(s.quota - d.Remaining)
 	return s
 }
 

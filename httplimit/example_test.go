@@ -38,7 +38,7 @@ func Example() {
 	for range 4 {
 		w := httptest.NewRecorder()
 		h.ServeHTTP(w, httptest.NewRequest("POST", "/login", nil)) // from 192.0.2.1:1234
-		fmt.Println(w.Code, w.Header().Get("RateLimit"), w.Header().Values("Retry-After"))
+		fmt.Println(w.Code, w.Header().Values("Retry-After"))
 	}
 	w := httptest.NewRecorder()
 	r := httptest.NewRequest("GET", "/api/items", nil)
@@ -46,10 +46,10 @@ func Example() {
 	h.ServeHTTP(w, r)
 	fmt.Println(w.Code, w.Header().Get("RateLimit-Policy"))
 	// Output:
-	// 200 "login";r=2;t=10 []
-	// 200 "login";r=1;t=20 []
-	// 200 "login";r=0;t=30 []
-	// 429 "login";r=0;t=10 [10]
+	// 200 []
+	// 200 []
+	// 200 []
+	// 429 [10]
 	// 200 "api";q=100;w=1, "api-global";q=1000;w=1
 }
 

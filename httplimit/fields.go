@@ -9,6 +9,7 @@ import (
 	"time"
 	"unsafe"
 
+	"github.com/cellrate/cellrate/keyed"
 	"github.com/cellrate/cellrate/limit"
 )
 
@@ -18,8 +19,7 @@ type limitSpec struct {
 	prefix string // `"name";r=`
 	quota  int64
 	window int64
-	events int64
-	period time.Duration
+	token  float64 // ns a token takes to refill: the limiter's, or more
 	// admit[r] is an admitted response's RateLimit value with r left, and
 	// deny[t] a denial's with 0 left and t seconds to wait (deny[0]
 	// unused), retry[t] its Retry-After; each a one-element slice cut
@@ -30,18 +30,20 @@ type limitSpec struct {
 // cached is how many values of r and of t a limit keeps formatted.
 const cached = 256
 
-func spec(l Limit, name, field string) (limitSpec, error) {
+// spec returns the limit's header values; token is the ns a token takes
+// to refill, as the limiter rounds it (or more).
+func spec(l Limit, name, field string, token float64) (limitSpec, error) {
 	if l.Name != "" {
 		name = l.Name
 	}
 	if !printable(name) {
 		return limitSpec{}, &limit.ParamError{Pkg: "httplimit", Param: field + "Name", Value: name, Reason: "a name is printable ASCII"}
 	}
-	s := limitSpec{name: name, quota: l.Burst, events: l.Events, period: l.Period}
-	s.window = max(1, ceilSeconds(l.Burst, l.Period, l.Events))
+	s := limitSpec{name: name, quota: l.Burst, token: token}
+	s.window = max(1, s.fullIn(l.Burst))
 	s.prefix = sfString(name) + ";r="
 	for r := range min(s.quota, cached-1) + 1 {
-		s.admit = append(s.admit, s.value(r, ceilSeconds(s.quota-r, s.period, s.events)))
+		s.admit = append(s.admit, s.value(r, s.fullIn(s.quota-r)))
 	}
 	s.deny, s.retry = make([]string, cached), make([]string, cached)
 	for t := int64(1); t < cached; t++ {
@@ -60,16 +62,17 @@ func (s *limitSpec) policyItem() string {
 	return sfString(s.name) + ";q=" + strconv.FormatInt(s.quota, 10) + ";w=" + strconv.FormatInt(s.window, 10)
 }
 
-// ceilSeconds returns ceil(n*period/events) in seconds, saturated.
-func ceilSeconds(n int64, period time.Duration, events int64) int64 {
+// fullIn returns the most whole seconds n missing tokens take to refill,
+// saturated.
+func (s *limitSpec) fullIn(n int64) int64 {
 	if n <= 0 {
 		return 0
 	}
-	s := math.Ceil(float64(n) * float64(period) / float64(events) / 1e9)
-	if s >= 1<<62 {
+	sec := math.Ceil(float64(n) * s.token / 1e9)
+	if sec >= 1<<62 {
 		return 1 << 62
 	}
-	return int64(s)
+	return int64(sec)
 }
 
 // retrySeconds rounds a wait up to whole seconds, at least 1.
@@ -204,6 +207,8 @@ func defaultError(w http.ResponseWriter, _ *http.Request, err error) {
 		http.Error(w, "Bad Request: no client key", http.StatusBadRequest)
 	case errors.Is(err, limit.ErrCostExceedsBurst):
 		http.Error(w, "Content Too Large: request cost exceeds the limit", http.StatusRequestEntityTooLarge)
+	case errors.Is(err, keyed.ErrFull):
+		http.Error(w, "Service Unavailable: too many clients", http.StatusServiceUnavailable)
 	default:
 		http.Error(w, "Internal Server Error", http.StatusInternalServerError)
 	}

@@ -86,7 +86,7 @@ func (p *policy) limits(ps Policy, field string) error {
 		if p.table, err = keyed.New(ps.Client.Events, ps.Client.Period, ps.Client.Burst, ps.Table...); err != nil {
 			return restamp(err, field+"Client.")
 		}
-		if p.client, err = spec(ps.Client, ps.Name, field+"Client."); err != nil {
+		if p.client, err = spec(ps.Client, ps.Name, field+"Client.", clientToken(ps.Client)); err != nil {
 			return err
 		}
 	}
@@ -95,7 +95,7 @@ func (p *policy) limits(ps Policy, field string) error {
 			return restamp(err, field+"Global.")
 		}
 		p.gparams = p.global.Params()
-		if p.gl, err = spec(ps.Global, ps.Name+"-global", field+"Global."); err != nil {
+		if p.gl, err = spec(ps.Global, ps.Name+"-global", field+"Global.", nominal(ps.Global)); err != nil {
 			return err
 		}
 		if p.table != nil && p.gl.name == p.client.name {
@@ -104,6 +104,29 @@ func (p *policy) limits(ps Policy, field string) error {
 		}
 	}
 	return nil
+}
+
+// nominal is the ns a token of l takes: gcra refills exactly so.
+func nominal(l Limit) float64 { return float64(l.Period) / float64(l.Events) }
+
+// clientToken is the most ns a token of a client's limit takes, as keyed
+// rounds it: the longer of the nominal time and what a scratch table makes
+// a key wait for one token, and for a whole burst, after spending it.
+func clientToken(l Limit) float64 {
+	tok := nominal(l)
+	t, err := keyed.New(l.Events, l.Period, l.Burst, keyed.WithCapacity(4))
+	if err != nil {
+		return tok
+	}
+	const at = 1 << 40
+	for _, n := range []int64{1, l.Burst} {
+		k := uint64(n) // a fresh key for each
+		t.TakeUint64At(k, at, l.Burst)
+		if r, _, err := t.TakeUint64At(k, at, n); err == nil && !r.OK {
+			tok = max(tok, float64(r.RetryAfter)/float64(n))
+		}
+	}
+	return tok
 }
 
 // token reports whether m is an HTTP token (RFC 9110 section 5.6.2).

@@ -26,7 +26,7 @@ type Stats struct {
 // Stats returns each policy's counts, in the policies' order (none for
 // the zero Limiter).
 func (l *Limiter) Stats() []Stats {
-	if l == nil {
+	if l == nil || len(l.policies) == 0 {
 		return nil
 	}
 	out := make([]Stats, len(l.policies))
