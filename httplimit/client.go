@@ -190,6 +190,9 @@ func PeerAddr(r *http.Request) (Key, error) {
 }
 
 func peer(s string) (netip.Addr, error) {
+	if a, ok := parse4Port(s); ok {
+		return a, nil
+	}
 	if ap, err := netip.ParseAddrPort(s); err == nil {
 		return ap.Addr(), nil
 	}
@@ -300,13 +303,13 @@ func (it *elems) next() (string, bool) {
 				return "", false
 			}
 			it.rest, it.vals = it.vals[len(it.vals)-1], it.vals[:len(it.vals)-1]
-			if strings.TrimSpace(it.rest) == "" {
+			if trim(it.rest) == "" {
 				continue // an empty line holds no element
 			}
 			it.inLine = true
 		}
 		i := it.cut()
-		e := strings.TrimSpace(it.rest[i+1:])
+		e := trim(it.rest[i+1:])
 		if i < 0 {
 			it.inLine = false
 		} else {
@@ -412,6 +415,9 @@ func node(v string, token bool) (netip.Addr, string) {
 		}
 		return a, ""
 	}
+	if a, ok := parse4(v); ok {
+		return a, ""
+	}
 	if a, err := netip.ParseAddr(v); err == nil && (a.Is4() || !token) {
 		return a, ""
 	}
@@ -423,11 +429,67 @@ func node(v string, token bool) (netip.Addr, string) {
 	return netip.Addr{}, "not an IP address"
 }
 
+// trim is strings.TrimSpace without its call when there is nothing to
+// trim, as in most elements.
+func trim(s string) string {
+	if s == "" || s[0] > ' ' && s[len(s)-1] > ' ' && s[0] < 0x80 && s[len(s)-1] < 0x80 {
+		return s
+	}
+	return strings.TrimSpace(s)
+}
+
+// parse4 parses a dotted-decimal IPv4 address as netip.ParseAddr does
+// (four decimal fields in [0, 255], no leading zeros), faster; ok is
+// false for anything else, which the caller then gives to netip.
+func parse4(s string) (netip.Addr, bool) {
+	var b [4]byte
+	f, digits, v := 0, 0, 0
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		switch {
+		case c >= '0' && c <= '9':
+			if digits == 1 && v == 0 {
+				return netip.Addr{}, false // a leading zero
+			}
+			v = v*10 + int(c-'0')
+			digits++
+			if v > 255 {
+				return netip.Addr{}, false
+			}
+		case c == '.' && digits > 0 && f < 3:
+			b[f], f, digits, v = byte(v), f+1, 0, 0
+		default:
+			return netip.Addr{}, false
+		}
+	}
+	if f != 3 || digits == 0 {
+		return netip.Addr{}, false
+	}
+	b[3] = byte(v)
+	return netip.AddrFrom4(b), true
+}
+
+// parse4Port parses "a.b.c.d:port" (the RemoteAddr of an IPv4 peer) as
+// netip.ParseAddrPort does, faster; ok is false for anything else.
+func parse4Port(s string) (netip.Addr, bool) {
+	i := strings.LastIndexByte(s, ':')
+	if i < 0 || !validPort(s[i:]) {
+		return netip.Addr{}, false
+	}
+	return parse4(s[:i])
+}
+
 // validPort reports whether p is ":" and a port number.
 func validPort(p string) bool {
 	if len(p) < 2 || len(p) > 6 || p[0] != ':' {
 		return false
 	}
-	n, err := strconv.ParseUint(p[1:], 10, 16)
-	return err == nil && n <= 65535
+	n := 0
+	for i := 1; i < len(p); i++ {
+		if p[i] < '0' || p[i] > '9' {
+			return false
+		}
+		n = n*10 + int(p[i]-'0')
+	}
+	return n <= 65535
 }

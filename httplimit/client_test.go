@@ -154,3 +154,40 @@ func FuzzProxyKey(f *testing.F) {
 		}
 	})
 }
+
+// TestParse4: the fast IPv4 parsers agree with netip on what they accept,
+// and accept every dotted-decimal IPv4 address and IPv4 address and port.
+func TestParse4(t *testing.T) {
+	for _, s := range []string{"1.2.3.4", "0.0.0.0", "255.255.255.255", "10.0.0.1", "256.1.1.1", "01.2.3.4", "1.2.3", "1.2.3.4.5",
+		"1..2.3", ".1.2.3", "1.2.3.", "", "1.2.3.4 ", "::1", "1.2.3.4%x", "00.1.1.1", "1.2.3.0", "1.2.3.00", "9999.1.1.1", "1.2.3.4a"} {
+		checkParse4(t, s)
+		for _, port := range []string{":80", ":0", ":65535", ":65536", ":", ":x", ":+1", ":080", ":123456"} {
+			checkParse4Port(t, s+port)
+		}
+	}
+}
+
+func checkParse4(t *testing.T, s string) {
+	a, ok := parse4(s)
+	want, err := netip.ParseAddr(s)
+	if ok && (err != nil || a != want) || !ok && err == nil && want.Is4() {
+		t.Errorf("parse4(%q) = %v %v; netip %v %v", s, a, ok, want, err)
+	}
+}
+
+func checkParse4Port(t *testing.T, s string) {
+	a, ok := parse4Port(s)
+	want, err := netip.ParseAddrPort(s)
+	if ok && (err != nil || a != want.Addr()) || !ok && err == nil && want.Addr().Is4() {
+		t.Errorf("parse4Port(%q) = %v %v; netip %v %v", s, a, ok, want, err)
+	}
+}
+
+func FuzzParse4(f *testing.F) {
+	f.Add("1.2.3.4:80")
+	f.Add("01.2.3.4")
+	f.Fuzz(func(t *testing.T, s string) {
+		checkParse4(t, s)
+		checkParse4Port(t, s)
+	})
+}
