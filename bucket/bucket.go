@@ -492,9 +492,9 @@ type Reservation struct {
 	// when it would run the bucket's debt beyond 2^62 units or its time to
 	// act would be past the end of int64 time, math.MaxInt64.
 	OK bool
-	// Wait is how many nanoseconds after the reservation's now the caller
-	// must wait before acting; 0 when the tokens were there at once.
-	Wait int64
+	// Wait is how long after the reservation's now the caller must wait
+	// before acting; 0 when the tokens were there at once.
+	Wait time.Duration
 
 	l     *Limiter
 	g     *gen
@@ -503,16 +503,22 @@ type Reservation struct {
 	done  int64  // the reservation's now plus Wait
 }
 
-// Reserve is ReserveAt with the Limiter's clock.
-func (l *Limiter) Reserve(n int64) (Reservation, error) { return l.ReserveAt(l.clock(), n) }
+// Reserve is ReserveN(1).
+func (l *Limiter) Reserve() (Reservation, error) { return l.ReserveNAt(l.clock(), 1) }
 
-// ReserveAt takes n tokens at now whether or not they are available,
+// ReserveN is ReserveNAt with the Limiter's clock.
+func (l *Limiter) ReserveN(n int64) (Reservation, error) { return l.ReserveNAt(l.clock(), n) }
+
+// ReserveAt is ReserveNAt(now, 1).
+func (l *Limiter) ReserveAt(now int64) (Reservation, error) { return l.ReserveNAt(now, 1) }
+
+// ReserveNAt takes n tokens at now whether or not they are available,
 // running the bucket into debt, and returns how long to wait until they
 // would have been: the caller acts at now+Wait. Later decisions see the
 // debt, so the bound holds for reserved tokens counted at their act time.
 // n < 0 and n > burst return an error and a Reservation that is not OK
 // (see Params.Reserve).
-func (l *Limiter) ReserveAt(now, n int64) (Reservation, error) {
+func (l *Limiter) ReserveNAt(now, n int64) (Reservation, error) {
 	type res struct {
 		r     Reserved
 		wrote State
@@ -533,7 +539,7 @@ func (l *Limiter) ReserveAt(now, n int64) (Reservation, error) {
 		case !out.r.OK:
 			return Reservation{Wait: out.r.Wait}, errs[out.err]
 		}
-		return Reservation{OK: true, Wait: out.r.Wait, l: l, g: g, wrote: out.wrote, cost: uint64(out.r.Units), done: now + out.r.Wait}, nil
+		return Reservation{OK: true, Wait: out.r.Wait, l: l, g: g, wrote: out.wrote, cost: uint64(out.r.Units), done: now + int64(out.r.Wait)}, nil
 	}
 }
 
@@ -575,17 +581,20 @@ var ErrDeadline = fmt.Errorf("bucket: wait would pass the context deadline: %w",
 // int64 time.
 var ErrTooMuchDebt = errors.New("bucket: too many tokens reserved ahead")
 
-// Wait blocks until n tokens are available and takes them, or until ctx is
+// Wait is WaitN(ctx, 1).
+func (l *Limiter) Wait(ctx context.Context) error { return l.WaitN(ctx, 1) }
+
+// WaitN blocks until n tokens are available and takes them, or until ctx is
 // done. It reserves at once, so waiters are served in order; if ctx ends
-// first (or its deadline is sooner than the wait, in which case Wait returns
+// first (or its deadline is sooner than the wait, in which case WaitN returns
 // ErrDeadline without blocking) the reservation is cancelled under
 // CancelAt's rule. Its timer is stopped on every path: nothing leaks.
-func (l *Limiter) Wait(ctx context.Context, n int64) error {
+func (l *Limiter) WaitN(ctx context.Context, n int64) error {
 	var r Reservation
 	return wait.For(ctx, l.clock, func(now int64) (int64, bool, error) {
 		var err error
-		r, err = l.ReserveAt(now, n)
-		return r.Wait, r.OK, err
+		r, err = l.ReserveNAt(now, n)
+		return int64(r.Wait), r.OK, err
 	}, func(now int64) { r.CancelAt(now) }, ErrTooMuchDebt, ErrDeadline)
 }
 

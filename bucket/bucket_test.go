@@ -126,9 +126,9 @@ func runSchedule(t testing.TB, rng *rand.Rand, sc sched, count int, setParams bo
 			}
 		case op < 8:
 			n := rng.Int64N(sc.burst + 1)
-			r, err := l.ReserveAt(now, n)
+			r, err := l.ReserveNAt(now, n)
 			mr := m.reserve(now, new(big.Rat).SetInt64(n), new(big.Rat).SetFrac64(maxDeficit, ps.Unit()))
-			if err != nil || r.OK != mr.ok || r.Wait != mr.wait {
+			if err != nil || r.OK != mr.ok || r.Wait != time.Duration(mr.wait) {
 				fail("ReserveAt", r, mr)
 			}
 			if r.OK {
@@ -285,7 +285,7 @@ func TestFractionalCosts(t *testing.T) {
 		}
 	}
 	r, _ := l.AllowFracAt(0, 1, 10)
-	if r.OK || r.RetryAfter != int64(100*time.Millisecond) {
+	if r.OK || r.RetryAfter != time.Duration(100*time.Millisecond) {
 		t.Fatalf("11th tenth: %+v", r)
 	}
 	ps := l.Params()
@@ -404,10 +404,10 @@ func TestErrors(t *testing.T) {
 	if _, err := l.AllowFracAt(0, 1, 0); err == nil {
 		t.Error("den 0 accepted")
 	}
-	if _, err := l.ReserveAt(0, 3); !errors.Is(err, limit.ErrCostExceedsBurst) {
+	if _, err := l.ReserveNAt(0, 3); !errors.Is(err, limit.ErrCostExceedsBurst) {
 		t.Errorf("Reserve 3: %v", err)
 	}
-	if err := l.Wait(context.Background(), 3); !errors.Is(err, limit.ErrCostExceedsBurst) {
+	if err := l.WaitN(context.Background(), 3); !errors.Is(err, limit.ErrCostExceedsBurst) {
 		t.Errorf("Wait 3: %v", err)
 	}
 }
@@ -426,7 +426,7 @@ func TestStaleNowCreatesNothing(t *testing.T) {
 		}
 	}
 	r, _ := l.AllowNAt(now-int64(time.Second), 1)
-	if r.OK || r.RetryAfter != int64(2*time.Second) {
+	if r.OK || r.RetryAfter != time.Duration(2*time.Second) {
 		t.Fatalf("stale AllowNAt: %+v, want retry after 2s", r)
 	}
 }
@@ -456,11 +456,11 @@ func TestExtremes(t *testing.T) {
 func TestCancelRule(t *testing.T) {
 	l, _ := New(1, time.Second, 1)
 	l.AllowAt(0)
-	a, _ := l.ReserveAt(0, 1)
-	if a.Wait != int64(time.Second) {
+	a, _ := l.ReserveNAt(0, 1)
+	if a.Wait != time.Second {
 		t.Fatalf("wait %d", a.Wait)
 	}
-	b, _ := l.ReserveAt(0, 1)
+	b, _ := l.ReserveNAt(0, 1)
 	// b queued behind a: giving a's token back would let a newcomer act
 	// alongside b at 2s.
 	if a.CancelAt(int64(time.Second / 2)) {
@@ -472,8 +472,8 @@ func TestCancelRule(t *testing.T) {
 	if b.CancelAt(0) {
 		t.Fatal("cancelled twice")
 	}
-	c, _ := l.ReserveAt(0, 1)
-	if c.CancelAt(c.Wait + 1) {
+	c, _ := l.ReserveNAt(0, 1)
+	if c.CancelAt(int64(c.Wait + 1)) {
 		t.Fatal("cancelled after its time to act")
 	}
 }
@@ -537,7 +537,7 @@ func TestConcurrentBound(t *testing.T) {
 						taken -= l.GiveBack(&ln, rng.Int64N(ln.N+1))
 						per[g] = append(per[g], use{At: now, Cost: taken, Kind: "take"})
 					case 2:
-						r, _ := l.ReserveAt(now, 1)
+						r, _ := l.ReserveNAt(now, 1)
 						if rng.IntN(2) == 0 && r.CancelAt(clock.Load()) {
 							continue
 						}
@@ -603,7 +603,7 @@ func TestZeroAllocs(t *testing.T) {
 		l.Allow()
 		_, _ = l.AllowNAt(now, 2)
 		_, _ = l.AllowFracAt(now, 1, 4)
-		r, _ := l.ReserveAt(now, 1)
+		r, _ := l.ReserveNAt(now, 1)
 		r.CancelAt(now)
 		_ = l.TokensAt(now)
 		_ = l.Tokens()
@@ -653,7 +653,7 @@ func TestEndsOfTime(t *testing.T) {
 	// A reservation acts at now+Wait: at the end of time it is refused
 	// exactly when that passes MaxInt64.
 	empty, _, _ := ps.Step(State{}, hi-sec, 2)
-	if _, r, _ := ps.Reserve(empty, hi-sec, 1); !r.OK || r.Wait != sec {
+	if _, r, _ := ps.Reserve(empty, hi-sec, 1); !r.OK || r.Wait != time.Duration(sec) {
 		t.Fatalf("reserve acting at exactly MaxInt64: %+v", r)
 	}
 	if next, r, _ := ps.Reserve(empty, hi-sec, 2); r.OK || r.Wait != limit.Never || next != empty {
@@ -667,10 +667,10 @@ func TestEndsOfTime(t *testing.T) {
 	}
 	l, _ := New(1, time.Second, 2)
 	l.AllowNAt(hi, 2)
-	if r, _ := l.ReserveAt(hi, 1); r.OK || r.Wait != limit.Never {
+	if r, _ := l.ReserveNAt(hi, 1); r.OK || r.Wait != limit.Never {
 		t.Fatalf("Limiter reserve past the end: %+v", r)
 	}
-	if r, _ := l.ReserveAt(lo, 1); r.OK {
+	if r, _ := l.ReserveNAt(lo, 1); r.OK {
 		t.Fatalf("Limiter reserve at MinInt64 behind a bucket emptied at MaxInt64: %+v", r)
 	}
 
@@ -794,7 +794,7 @@ func TestPureStepsMatchLimiter(t *testing.T) {
 					}
 				case 4:
 					n := rng.Int64N(ps.Burst() + 1)
-					r, _ := l.ReserveAt(now, n)
+					r, _ := l.ReserveNAt(now, n)
 					next, want, _ := ps.Reserve(s, now, n)
 					if r.OK != want.OK || r.Wait != want.Wait || (r.OK && r.cost != uint64(want.Units)) {
 						fail("Reserve", r, want)

@@ -53,7 +53,7 @@ func TestParkedSetParams(t *testing.T) {
 			"AllowNAt":    func(l *Limiter) any { r, err := l.AllowNAt(now, 2); return [2]any{r, err} },
 			"TakeAt":      func(l *Limiter) any { r, rc, err := l.TakeAt(now, 2); return [3]any{r, rc.N, err} },
 			"AllowFracAt": func(l *Limiter) any { r, err := l.AllowFracAt(now, 3, 2); return [2]any{r, err} },
-			"ReserveAt":   func(l *Limiter) any { r, err := l.ReserveAt(now, 2); return [3]any{r.OK, r.Wait, err} },
+			"ReserveAt":   func(l *Limiter) any { r, err := l.ReserveNAt(now, 2); return [3]any{r.OK, r.Wait, err} },
 			"TakeUpToAt":  func(l *Limiter) any { return l.TakeUpToAt(now, 5).N },
 			"RemainingAt": func(l *Limiter) any { return l.RemainingAt(now) },
 			"TokensAt":    func(l *Limiter) any { return l.TokensAt(now) },
@@ -135,7 +135,7 @@ func TestReserveAndCancelEdges(t *testing.T) {
 		t.Fatal("the zero Reservation")
 	}
 	l, _ := New(1, time.Second, 2)
-	if r, err := l.ReserveAt(0, 0); err != nil || !r.OK || r.Wait != 0 {
+	if r, err := l.ReserveNAt(0, 0); err != nil || !r.OK || r.Wait != 0 {
 		t.Fatalf("ReserveAt(n = 0) = %+v, %v", r, err)
 	}
 	// The debt may reach 2^62 units exactly, not pass it: a token of 2^30
@@ -163,7 +163,7 @@ func TestWaitDeadlineAtAct(t *testing.T) {
 		ctx, cancel := context.WithTimeout(context.Background(), time.Second)
 		defer cancel()
 		start := time.Now()
-		if err := l.Wait(ctx, 1); err == ErrDeadline || err != nil && !errors.Is(err, context.DeadlineExceeded) {
+		if err := l.WaitN(ctx, 1); err == ErrDeadline || err != nil && !errors.Is(err, context.DeadlineExceeded) {
 			t.Fatalf("Wait with the deadline at the time to act: %v", err)
 		}
 		if d := time.Since(start); d != time.Second {

@@ -210,7 +210,7 @@ func (ps Params) StepUnits(s State, now, cost int64) (State, limit.Result) {
 	deff, base, nt := ps.refill(s.T, s.Deficit, u)
 	if !ps.admits(deff, c) {
 		w, _ := ps.wait(s, u, c)
-		return s, limit.Result{Remaining: ps.remaining(deff), RetryAfter: w}
+		return s, limit.Result{Remaining: ps.remaining(deff), RetryAfter: time.Duration(w)}
 	}
 	if c == 0 {
 		return s, limit.Result{OK: true, Remaining: ps.remaining(deff)}
@@ -280,16 +280,16 @@ func (ps Params) Undo(s, before, after State) (State, bool) {
 type Reserved struct {
 	// OK reports whether the cost was taken (see Reservation.OK).
 	OK bool
-	// Wait is how many nanoseconds after now the caller must wait before
-	// acting; 0 when the tokens were there at once, limit.Never when not OK.
-	Wait int64
+	// Wait is how long after now the caller must wait before acting; 0
+	// when the tokens were there at once, limit.Never when not OK.
+	Wait time.Duration
 	// Units is what was charged: n*Unit(), plus, when Wait > 0, the refill
 	// in the fraction of a nanosecond that Wait rounds up. A cancel gives
 	// back exactly this.
 	Units int64
 }
 
-// Reserve is ReserveAt as a pure function: it takes n tokens at now whether
+// Reserve is Limiter.ReserveNAt as a pure function: it takes n tokens at now whether
 // or not they are there, running s into debt, and says how long the caller
 // must wait before acting. Not OK (s unchanged, Wait limit.Never) when the
 // debt would pass 2^62 units or the time to act, now+Wait, would be past
@@ -313,7 +313,7 @@ func (ps Params) Reserve(s State, now, n int64) (State, Reserved, error) {
 		// callers acting at now+Wait stay within the bound.
 		var spare uint64
 		w, spare = ps.wait(s, u, cost)
-		if w == limit.Never {
+		if w == int64(limit.Never) {
 			return s, refused, nil
 		}
 		cost += spare
@@ -323,7 +323,7 @@ func (ps Params) Reserve(s State, now, n int64) (State, Reserved, error) {
 	if base+cost > maxDeficit || now+w < now {
 		return s, refused, nil
 	}
-	r := Reserved{OK: true, Wait: w, Units: int64(cost)}
+	r := Reserved{OK: true, Wait: time.Duration(w), Units: int64(cost)}
 	if cost == 0 {
 		return s, r, nil
 	}
@@ -422,11 +422,11 @@ func (ps Params) wait(s State, u, c uint64) (w int64, spare uint64) {
 	lo, carry = bits.Sub64(lo, ps.cap, 0)
 	hi -= carry
 	if hi >= ps.e {
-		return limit.Never, 0
+		return int64(limit.Never), 0
 	}
 	q, r := bits.Div64(hi, lo, ps.e)
 	if q >= uint64(limit.Never) {
-		return limit.Never, 0
+		return int64(limit.Never), 0
 	}
 	if r != 0 {
 		q++

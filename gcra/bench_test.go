@@ -137,7 +137,7 @@ func (l *Limiter) reserveAtRunner(now, n int64) (Reservation, error) {
 		if !ok {
 			return tat, out{Reservation{Wait: limit.Never}, err}, false
 		}
-		r := Reservation{OK: true, Wait: wait, l: l, before: State(tat), after: next, act: now + wait}
+		r := Reservation{OK: true, Wait: wait, l: l, before: State(tat), after: next, act: now + int64(wait)}
 		return uint64(next), out{r: r}, uint64(next) != tat
 	})
 	return o.r, o.err
@@ -174,7 +174,7 @@ func BenchmarkReserveAt(b *testing.B) {
 					if runner {
 						reservationSink, _ = l.reserveAtRunner(now, 1)
 					} else {
-						reservationSink, _ = l.ReserveAt(now, 1)
+						reservationSink, _ = l.ReserveNAt(now, 1)
 					}
 				}
 			})

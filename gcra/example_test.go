@@ -18,8 +18,8 @@ func ExampleLimiter() {
 	now := int64(0) // nanoseconds from any fixed origin, e.g. nanotime.Now()
 	fmt.Println(l.AllowAt(now), l.AllowAt(now), l.AllowAt(now))
 	r, _ := l.AllowNAt(now, 1)
-	fmt.Println("retry after", time.Duration(r.RetryAfter))
-	fmt.Println(l.AllowAt(now + r.RetryAfter))
+	fmt.Println("retry after", r.RetryAfter)
+	fmt.Println(l.AllowAt(now + int64(r.RetryAfter)))
 	// Output:
 	// true true false
 	// retry after 250ms
@@ -36,9 +36,9 @@ func ExampleParams_Step() {
 		fmt.Println(now, r.OK, r.RetryAfter)
 	}
 	// Output:
-	// 0 true 0
-	// 500000000 false 500000000
-	// 1000000000 true 0
+	// 0 true 0s
+	// 500000000 false 500ms
+	// 1000000000 true 0s
 }
 
 func ExampleLimiter_ReserveAt() {
@@ -46,11 +46,11 @@ func ExampleLimiter_ReserveAt() {
 	// of 2 is spent, so each next event waits one more interval (250ms).
 	l, _ := gcra.New(4, time.Second, 2)
 	for range 4 {
-		r, _ := l.ReserveAt(0, 1)
-		fmt.Println(r.OK, time.Duration(r.Wait))
+		r, _ := l.ReserveAt(0)
+		fmt.Println(r.OK, r.Wait)
 	}
 	// A reservation nothing was built on can be cancelled.
-	r, _ := l.ReserveAt(0, 1)
+	r, _ := l.ReserveAt(0)
 	fmt.Println(r.CancelAt(0), l.RemainingAt(int64(750*time.Millisecond)))
 	// Output:
 	// true 0s

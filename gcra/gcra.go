@@ -262,19 +262,25 @@ type Reservation struct {
 	// OK reports whether the events were taken. A reservation is refused
 	// only at the end of time (see the package doc).
 	OK bool
-	// Wait is how many nanoseconds after the reservation's now the caller
-	// must wait before acting; 0 when the events were there at once.
-	Wait int64
+	// Wait is how long after the reservation's now the caller must wait
+	// before acting; 0 when the events were there at once.
+	Wait time.Duration
 
 	l             *Limiter
 	before, after State
 	act           int64 // the reservation's now plus Wait
 }
 
-// Reserve is ReserveAt with the Limiter's clock.
-func (l *Limiter) Reserve(n int64) (Reservation, error) { return l.ReserveAt(l.now(), n) }
+// Reserve is ReserveN(1).
+func (l *Limiter) Reserve() (Reservation, error) { return l.ReserveNAt(l.now(), 1) }
 
-// ReserveAt takes n events at now whether or not they are available, by
+// ReserveN is ReserveNAt with the Limiter's clock.
+func (l *Limiter) ReserveN(n int64) (Reservation, error) { return l.ReserveNAt(l.now(), n) }
+
+// ReserveAt is ReserveNAt(now, 1).
+func (l *Limiter) ReserveAt(now int64) (Reservation, error) { return l.ReserveNAt(now, 1) }
+
+// ReserveNAt takes n events at now whether or not they are available, by
 // pushing the TAT as an admission at now+Wait would (Params.Reserve), and
 // returns how long to wait: the caller acts at now+Wait. Later decisions see
 // the pushed TAT, so the bound holds for reserved events counted at their
@@ -285,7 +291,7 @@ func (l *Limiter) Reserve(n int64) (Reservation, error) { return l.ReserveAt(l.n
 // Reservation through the runner's closure cost about twice the whole call
 // (BenchmarkReserveAt, runner against this loop in one run). It runs the
 // same pure step, Params.Reserve.
-func (l *Limiter) ReserveAt(now, n int64) (Reservation, error) {
+func (l *Limiter) ReserveNAt(now, n int64) (Reservation, error) {
 	var spin backoff.Spin
 	for ; ; spin.Wait() {
 		tat := l.tat.Load()
@@ -294,7 +300,7 @@ func (l *Limiter) ReserveAt(now, n int64) (Reservation, error) {
 			return Reservation{Wait: limit.Never}, err
 		}
 		if uint64(next) == tat || l.tat.CompareAndSwap(tat, uint64(next)) {
-			return Reservation{OK: true, Wait: wait, l: l, before: State(tat), after: next, act: now + wait}, nil
+			return Reservation{OK: true, Wait: wait, l: l, before: State(tat), after: next, act: now + int64(wait)}, nil
 		}
 	}
 }
@@ -333,17 +339,20 @@ var ErrDeadline = fmt.Errorf("gcra: wait would pass the context deadline: %w", c
 // end of int64 time (see the package doc).
 var ErrEndOfTime = errors.New("gcra: the wait would pass the end of int64 time")
 
-// Wait blocks until n events may happen and takes them, or until ctx is
+// Wait is WaitN(ctx, 1).
+func (l *Limiter) Wait(ctx context.Context) error { return l.WaitN(ctx, 1) }
+
+// WaitN blocks until n events may happen and takes them, or until ctx is
 // done. It reserves at once, so waiters are served in order; if ctx ends
-// first (or its deadline is sooner than the wait, in which case Wait returns
+// first (or its deadline is sooner than the wait, in which case WaitN returns
 // ErrDeadline without blocking) the reservation is cancelled under
 // CancelAt's rule. Its timer is stopped on every path.
-func (l *Limiter) Wait(ctx context.Context, n int64) error {
+func (l *Limiter) WaitN(ctx context.Context, n int64) error {
 	var r Reservation
 	return wait.For(ctx, l.now, func(now int64) (int64, bool, error) {
 		var err error
-		r, err = l.ReserveAt(now, n)
-		return r.Wait, r.OK, err
+		r, err = l.ReserveNAt(now, n)
+		return int64(r.Wait), r.OK, err
 	}, func(now int64) { r.CancelAt(now) }, ErrEndOfTime, ErrDeadline)
 }
 

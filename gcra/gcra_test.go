@@ -214,7 +214,7 @@ func TestStaleNowCreatesNothing(t *testing.T) {
 		}
 	}
 	r, _ := l.AllowNAt(now-int64(time.Second), 1)
-	if r.OK || r.RetryAfter != int64(2*time.Second) {
+	if r.OK || r.RetryAfter != time.Duration(2*time.Second) {
 		t.Fatalf("stale AllowNAt: %+v, want retry after 2s", r)
 	}
 }

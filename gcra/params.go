@@ -246,7 +246,7 @@ func (ps *Params) result(tat State, ok bool, a at) limit.Result {
 	case rem != 0:
 		w++
 	}
-	r.RetryAfter = int64(w)
+	r.RetryAfter = time.Duration(w)
 	return r
 }
 
@@ -298,19 +298,20 @@ func (ps Params) Tokens(s State, now int64) float64 {
 // exactly what polling Step every ns would get: it keeps the exact rate
 // while n < burst, and a reservation of the whole burst is an idle restart
 // at its time to act (see the package doc).
-func (ps Params) Reserve(s State, now, n int64) (next State, wait int64, ok bool, err error) {
+func (ps Params) Reserve(s State, now, n int64) (next State, wait time.Duration, ok bool, err error) {
 	next, r, err := ps.Step(s, now, n)
 	if err != nil || r.OK {
 		return next, 0, err == nil, err
 	}
-	act := now + r.RetryAfter
-	if r.RetryAfter == limit.Never || act < now {
+	r0 := r.RetryAfter
+	act := now + int64(r0)
+	if r0 == limit.Never || act < now {
 		return s, 0, false, nil
 	}
 	if next, r, _ = ps.Step(s, act, n); !r.OK {
 		return s, 0, false, nil // only at the end of time
 	}
-	return next, act - now, true, nil
+	return next, r0, true, nil
 }
 
 // Undo gives back an admission that moved the state from before to after:

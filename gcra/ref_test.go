@@ -90,7 +90,7 @@ func (m *ref) step1(now, n int64) limit.Result {
 	if w.Sign() > 0 {
 		c := ceilRat(w)
 		if c.IsInt64() {
-			r.RetryAfter = c.Int64()
+			r.RetryAfter = time.Duration(c.Int64())
 		}
 	}
 	return r

@@ -125,7 +125,7 @@ func (p *policy) report(v *verdict, d *Decision) *limitSpec {
 // least any limit holds, since the denial took nothing.
 func (p *policy) explain(v *verdict, now, n int64, d *Decision) *limitSpec {
 	var s *limitSpec
-	wait, rem := int64(0), int64(math.MaxInt64)
+	wait, rem := time.Duration(0), int64(math.MaxInt64)
 	if p.table != nil {
 		s, wait, rem = &p.client, v.client.RetryAfter, v.client.Remaining
 	}
@@ -143,7 +143,7 @@ func (p *policy) explain(v *verdict, now, n int64, d *Decision) *limitSpec {
 		}
 	}
 	d.Limit, d.Quota, d.Window, d.Remaining = s.name, s.quota, s.window, max(rem, 0)
-	d.RetryAfter = time.Duration(wait)
+	d.RetryAfter = wait
 	d.Reset = retrySeconds(wait)
 	return s
 }

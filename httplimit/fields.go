@@ -76,11 +76,11 @@ func (s *limitSpec) fullIn(n int64) int64 {
 }
 
 // retrySeconds rounds a wait up to whole seconds, at least 1.
-func retrySeconds(ns int64) int64 {
-	if ns >= limit.Never-1e9 {
-		return (limit.Never-1)/1e9 + 1
+func retrySeconds(d time.Duration) int64 {
+	if d >= limit.Never-time.Second {
+		return int64((limit.Never-1)/time.Second) + 1
 	}
-	return max(1, (ns+1e9-1)/1e9)
+	return max(1, int64((d+time.Second-1)/time.Second))
 }
 
 func printable(s string) bool {

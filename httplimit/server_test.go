@@ -169,9 +169,9 @@ func TestExactOverSchedule(t *testing.T) {
 					_, g, _ := twinG.Params().Step(twinG.State(), now, n)
 					gRem := g.Remaining + n*boolInt(g.OK)
 					cRem := cm.r.Remaining + n*boolInt(cm.r.OK) // refunded when the global one denied
-					wantR, wait = min(cRem, gRem), cm.r.RetryAfter*boolInt(!cm.r.OK)
-					if g.RetryAfter > wait {
-						wantName, wait = "api-global", g.RetryAfter
+					wantR, wait = min(cRem, gRem), int64(cm.r.RetryAfter)*boolInt(!cm.r.OK)
+					if int64(g.RetryAfter) > wait {
+						wantName, wait = "api-global", int64(g.RetryAfter)
 					}
 				}
 				if name != wantName || r != wantR {

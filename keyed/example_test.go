@@ -57,7 +57,7 @@ func ExampleRefuse() {
 	}
 	r, err := t.AllowNAt("e", now, 1)
 	fmt.Println(r.OK, errors.Is(err, keyed.ErrFull), time.Duration(r.RetryAfter))
-	r, _ = t.AllowNAt("e", now+r.RetryAfter, 1)
+	r, _ = t.AllowNAt("e", now+int64(r.RetryAfter), 1)
 	fmt.Println(r.OK)
 	s := t.Stats()
 	fmt.Println("reuses", s.Reuses, "refusals", s.Refusals, "evictions", s.Evictions)

@@ -450,7 +450,7 @@ func notBefore(m, now, n int64) limit.Result {
 	if n == 0 {
 		return limit.Result{OK: true}
 	}
-	return limit.Result{RetryAfter: until(m, now)}
+	return limit.Result{RetryAfter: time.Duration(until(m, now))}
 }
 
 // until returns at - now, for at after now, saturated at limit.Never.
@@ -554,7 +554,7 @@ func (t *Table) insert(p *probe, now, n int64) (limit.Result, error, bool) {
 		return limit.Result{}, nil, false // every slot is a pending claim
 	case class == none:
 		t.refusals.Add(1)
-		return limit.Result{RetryAfter: retry}, ErrFull, true
+		return limit.Result{RetryAfter: time.Duration(retry)}, ErrFull, true
 	}
 	// No key new to the group may start before the victim's key could
 	// (see settle).

@@ -626,10 +626,10 @@ func TestRefuseRetryAfter(t *testing.T) {
 		}
 	}
 	r, err := tb.AllowNAt("new", now, 1)
-	if err != ErrFull || r.OK || r.RetryAfter != int64(2*tPeriod/tEvents) {
+	if err != ErrFull || r.OK || r.RetryAfter != time.Duration(2*tPeriod/tEvents) {
 		t.Fatalf("got %+v %v, want ErrFull after 200µs", r, err)
 	}
-	if r, err := tb.AllowNAt("new", now+r.RetryAfter, 1); err != nil || !r.OK {
+	if r, err := tb.AllowNAt("new", now+int64(r.RetryAfter), 1); err != nil || !r.OK {
 		t.Fatalf("at RetryAfter: %+v %v", r, err)
 	}
 	if s := tb.Stats(); s.Refusals != 1 || s.Reuses != 1 || s.Keys != 4 {

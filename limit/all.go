@@ -68,7 +68,7 @@ func (a *All) AllowNAt(now, n int64) (Result, error) {
 		if n < 0 {
 			return Result{RetryAfter: Never}, ErrNegativeCost
 		}
-		return Result{OK: true, Remaining: Never}, nil
+		return Result{OK: true, Remaining: int64(Never)}, nil
 	}
 	return a.take(0, now, n)
 }

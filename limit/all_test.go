@@ -98,7 +98,7 @@ func TestAllErrors(t *testing.T) {
 		t.Fatalf("NewAll(a, nil): %v", err)
 	}
 	var zero All
-	if r, err := zero.AllowNAt(0, 3); !r.OK || err != nil || r.Remaining != Never {
+	if r, err := zero.AllowNAt(0, 3); !r.OK || err != nil || r.Remaining != int64(Never) {
 		t.Fatalf("zero All: %+v, %v", r, err)
 	}
 	if r, err := zero.AllowNAt(0, -1); r.OK || !errors.Is(err, ErrNegativeCost) {

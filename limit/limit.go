@@ -9,8 +9,11 @@
 // order). Limiters never read the clock inside an ...At method.
 package limit
 
-// Never is the RetryAfter of a request that can never be admitted.
-const Never = int64(1<<63 - 1)
+import "time"
+
+// Never is the RetryAfter of a request that can never be admitted, and the
+// Remaining of a limiter with no bound: the largest value of either type.
+const Never = time.Duration(1<<63 - 1)
 
 // Result is the outcome of one decision.
 type Result struct {
@@ -19,9 +22,10 @@ type Result struct {
 	// Remaining is the number of whole units still available right after
 	// the decision.
 	Remaining int64
-	// RetryAfter is how many nanoseconds after now the same request could
-	// first be admitted if nothing else were admitted meanwhile; 0 when OK.
-	RetryAfter int64
+	// RetryAfter is how long after now the same request could first be
+	// admitted if nothing else were admitted meanwhile; 0 when OK, Never
+	// when it can never be.
+	RetryAfter time.Duration
 }
 
 // Limiter is implemented by every limiter in cellrate.

@@ -1,11 +1,11 @@
-// Package pacer spaces callers evenly at a rate: Take blocks each caller
+// Package pacer spaces callers evenly at a rate: Wait blocks each caller
 // until its own slot, like go.uber.org/ratelimit's Take, on a lock-free
 // GCRA (package gcra) with a bounded slack, a context, and no busy-waiting.
 //
 // # Contract
 //
 // A Pacer of events per period, interval T = period/events, and slack s
-// hands out slots: each Take (or Reserve) takes the next one, in the order
+// hands out slots: each Wait (or Reserve) takes the next one, in the order
 // the takes reach the Pacer's cell. The slots are a GCRA schedule of rate
 // 1/T and burst 1+s, kept exactly (T is a fraction of a ns, see package
 // gcra): a request that finds the GCRA conforming gets a slot at its now; one
@@ -28,17 +28,17 @@
 //     go.uber.org/ratelimit the slack defaults to 10 and, in v0.3.0, a
 //     pause let every later Take through at once: its issue #119.)
 //
-// Take sleeps on a timer until its slot, never spinning; a slot already
+// Wait sleeps on a timer until its slot, never spinning; a slot already
 // due returns at once. A slot is the Pacer's clock reading to act at; the
 // wake-up comes when the runtime runs the timer, so a caller proceeds at or
 // after its slot.
 //
 // # Contexts
 //
-// Take returns ctx.Err() when ctx is done before its slot, and
+// Wait returns ctx.Err() when ctx is done before its slot, and
 // ErrDeadline, at once, when ctx's deadline is before the slot. Either way
 // it gives its slot back if no slot was taken after it (the Pacer is then
-// as if the Take never happened); otherwise the slot stays used, as a gap
+// as if the Wait never happened); otherwise the slot stays used, as a gap
 // in the schedule, because later callers already wait on theirs.
 //
 // # Time
@@ -46,7 +46,7 @@
 // Times are int64 nanoseconds on the Pacer's clock (nanotime.Now unless
 // WithClock gives another); ReserveAt takes the caller's now. The end of
 // time is gcra's: a slot past math.MaxInt64 is refused (ReserveAt's ok is
-// false, Take returns ErrEndOfTime).
+// false, Wait returns ErrEndOfTime).
 package pacer
 
 import (
@@ -62,7 +62,7 @@ import (
 	"github.com/cellrate/cellrate/nanotime"
 )
 
-// ErrDeadline is returned by Take when the context's deadline comes before
+// ErrDeadline is returned by Wait when the context's deadline comes before
 // the slot; errors.Is(ErrDeadline, context.DeadlineExceeded) holds.
 var ErrDeadline = deadlineError{}
 
@@ -71,7 +71,7 @@ type deadlineError struct{}
 func (deadlineError) Error() string   { return "pacer: the slot is after the context deadline" }
 func (deadlineError) Is(e error) bool { return e == context.DeadlineExceeded }
 
-// ErrEndOfTime is returned by Take when the next slot would pass the end
+// ErrEndOfTime is returned by Wait when the next slot would pass the end
 // of int64 time.
 var ErrEndOfTime = errors.New("pacer: the next slot would pass the end of int64 time")
 
@@ -99,7 +99,7 @@ type config struct {
 // default: strict spacing). n >= 0.
 func WithSlack(n int64) Option { return func(c *config) { c.slack = n } }
 
-// WithClock makes Take and Reserve read clock instead of nanotime.Now.
+// WithClock makes Wait and Reserve read clock instead of nanotime.Now.
 func WithClock(clock nanotime.Clock) Option { return func(c *config) { c.clock = clock } }
 
 // New returns a Pacer of events per period. It returns a *limit.ParamError
@@ -115,7 +115,7 @@ func New(events int64, period time.Duration, opts ...Option) (*Pacer, error) {
 		return nil, &limit.ParamError{Pkg: "pacer", Param: "events", Value: events, Min: int64(1)}
 	case period < 1:
 		return nil, &limit.ParamError{Pkg: "pacer", Param: "period", Value: period, Min: time.Duration(1)}
-	case c.slack < 0 || c.slack == limit.Never:
+	case c.slack < 0 || c.slack == int64(limit.Never):
 		return nil, &limit.ParamError{Pkg: "pacer", Param: "slack", Value: c.slack, Min: int64(0)}
 	case c.clock == nil:
 		return nil, &limit.ParamError{Pkg: "pacer", Param: "clock", Value: nil, Reason: "the clock must not be nil"}
@@ -134,8 +134,8 @@ func (p *Pacer) Slack() int64 { return p.slack }
 type Reservation struct {
 	// OK reports whether a slot was taken (false only at the end of time).
 	OK bool
-	// Wait is how long after the reservation's now the slot is, in ns.
-	Wait int64
+	// Wait is how long after the reservation's now the slot is.
+	Wait time.Duration
 
 	p             *Pacer
 	before, after uint64
@@ -160,7 +160,7 @@ func (p *Pacer) ReserveAt(now int64) Reservation {
 			return Reservation{}
 		}
 		if p.tat.CompareAndSwap(tat, next) {
-			return Reservation{OK: true, Wait: wait, p: p, before: tat, after: next}
+			return Reservation{OK: true, Wait: time.Duration(wait), p: p, before: tat, after: next}
 		}
 	}
 }
@@ -173,12 +173,12 @@ func (r *Reservation) Cancel() bool {
 	return ok
 }
 
-// Take blocks until the caller's slot and returns nil, or returns early
+// Wait blocks until the caller's slot and returns nil, or returns early
 // with ctx's error, ErrDeadline or ErrEndOfTime (see the package doc). A
-// Take whose slot is due allocates nothing; one that sleeps allocates its
+// Wait whose slot is due allocates nothing; one that sleeps allocates its
 // timer, stopped on every path. (A pool of timers would save that, but a
 // timer belongs to the testing/synctest bubble that made it.)
-func (p *Pacer) Take(ctx context.Context) error {
+func (p *Pacer) Wait(ctx context.Context) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
@@ -189,11 +189,11 @@ func (p *Pacer) Take(ctx context.Context) error {
 	if r.Wait == 0 {
 		return nil
 	}
-	if dl, ok := ctx.Deadline(); ok && time.Until(dl) < time.Duration(r.Wait) {
+	if dl, ok := ctx.Deadline(); ok && time.Until(dl) < r.Wait {
 		r.Cancel()
 		return ErrDeadline
 	}
-	t := time.NewTimer(time.Duration(r.Wait))
+	t := time.NewTimer(r.Wait)
 	defer t.Stop()
 	select {
 	case <-t.C:

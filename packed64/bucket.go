@@ -171,7 +171,7 @@ func (p *BucketParams) step(s BucketState, now, n int64) (BucketState, limit.Res
 	next, ok := p.take(t, d, dn, c)
 	if !ok {
 		// At unit t+d+c-cap the deficit is cap-c; dn+c > cap puts it after now.
-		return s, limit.Result{Remaining: p.tokens(dn), RetryAfter: p.clk.after(t, int64(d)+int64(c)-int64(p.cap), now)}, nil
+		return s, limit.Result{Remaining: p.tokens(dn), RetryAfter: time.Duration(p.clk.after(t, int64(d)+int64(c)-int64(p.cap), now))}, nil
 	}
 	return BucketState{next, nextRef(s.Ref, s.Word&deficitMask == 0, now)}, limit.Result{OK: true, Remaining: p.tokens(dn + c)}, nil
 }

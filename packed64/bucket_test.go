@@ -460,7 +460,7 @@ func FuzzBucketStep(f *testing.F) {
 			}
 		case !r.OK:
 			if next != BucketWord(w) || r.RetryAfter <= 0 || r.Remaining < 0 || r.Remaining >= n ||
-				r.RetryAfter != limit.Never && now > math.MaxInt64-r.RetryAfter {
+				r.RetryAfter != limit.Never && now > math.MaxInt64-int64(r.RetryAfter) {
 				t.Fatalf("denial %+v changed the word or has no wait, or a wait past the end of time", r)
 			}
 		case n > 0 && UnpackBucket(next).Deficit > p.cap:

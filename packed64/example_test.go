@@ -18,7 +18,7 @@ func ExampleBucket() {
 	now := int64(time.Hour)
 	fmt.Println(b.AllowAt(now), b.AllowAt(now), b.AllowAt(now))
 	r, _ := b.AllowNAt(now, 1)
-	fmt.Println(time.Duration(r.RetryAfter))
+	fmt.Println(r.RetryAfter)
 	fmt.Printf("%.2f\n", b.TokensAt(now+int64(150*time.Millisecond)))
 	// Output:
 	// true true false
@@ -146,7 +146,7 @@ func ExampleWithClock() {
 	b, _ := packed64.NewBucket(2, time.Second, 2, packed64.WithClock(func() int64 { return now }))
 	fmt.Println(b.Allow(), b.Remaining())
 	r, _ := b.AllowN(2)
-	fmt.Println(r.OK, time.Duration(r.RetryAfter))
+	fmt.Println(r.OK, r.RetryAfter)
 	now += int64(time.Second)
 	fmt.Println(b.Remaining(), b.Allow())
 	// Output:

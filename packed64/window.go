@@ -144,7 +144,7 @@ func (p *WindowParams) step(s WindowState, now, n int64) (WindowState, limit.Res
 	}
 	d := p.r.Decide(p.unwrap(s.Word, refU), u, un)
 	if !d.OK {
-		return s, limit.Result{Remaining: d.Left, RetryAfter: p.clk.after(d.Base, int64(d.Off), now)}, nil
+		return s, limit.Result{Remaining: d.Left, RetryAfter: time.Duration(p.clk.after(d.Base, int64(d.Off), now))}, nil
 	}
 	return s, limit.Result{OK: true, Remaining: d.Left}, nil // n == 0
 }

@@ -318,7 +318,7 @@ func FuzzWindowStep(f *testing.F) {
 			}
 		case !r.OK:
 			if next != WindowWord(w) || r.RetryAfter <= 0 || r.Remaining < 0 || r.Remaining >= n ||
-				r.RetryAfter != limit.Never && now > math.MaxInt64-r.RetryAfter {
+				r.RetryAfter != limit.Never && now > math.MaxInt64-int64(r.RetryAfter) {
 				t.Fatalf("denial %+v changed the word or has no wait, or a wait past the end of time", r)
 			}
 		case n > 0 && (s.Cur > uint64(l) || s.Prev > max(uint64(l), UnpackWindow(WindowWord(w)).Prev, UnpackWindow(WindowWord(w)).Cur)):

@@ -235,7 +235,7 @@ func (l *Limiter) reserve(t time.Time, n int) Reservation {
 		switch s.kind {
 		case finite:
 			now := s.at(t)
-			br, err := s.b.ReserveAt(now, int64(n))
+			br, err := s.b.ReserveNAt(now, int64(n))
 			if err != nil || !br.OK {
 				return Reservation{}
 			}

@@ -291,7 +291,7 @@ func (e *entry) add(m, deadline int64) {
 func (t *TwoTier) slow(ctx context.Context, e *entry, key string, n int64) (Result, int64, error) {
 	now := monotonic()
 	if until := e.denyUntil.Load(); now < until {
-		return Result{RetryAfter: until - now}, 0, nil
+		return Result{RetryAfter: time.Duration(until - now)}, 0, nil
 	}
 	if now < t.downUntil.Load() {
 		return t.fallback(e, now, n, ErrUnavailable)
@@ -304,7 +304,7 @@ func (t *TwoTier) slow(ctx context.Context, e *entry, key string, n int64) (Resu
 	}
 	now = monotonic()
 	if until := e.denyUntil.Load(); now < until {
-		return Result{RetryAfter: until - now}, 0, nil
+		return Result{RetryAfter: time.Duration(until - now)}, 0, nil
 	}
 	if now < t.downUntil.Load() {
 		return t.fallback(e, now, n, ErrUnavailable)
@@ -360,9 +360,9 @@ func (t *TwoTier) slow(ctx context.Context, e *entry, key string, n int64) (Resu
 			return r, at, nil
 		}
 		tok := int64(e.word.Load() & tokMask)
-		return Result{Remaining: tok, RetryAfter: t.refill(max(1, n-tok))}, 0, nil
+		return Result{Remaining: tok, RetryAfter: time.Duration(t.refill(max(1, n-tok)))}, 0, nil
 	}
-	wait := r.RetryAfter + t.refill(t.batch-1)
+	wait := int64(r.RetryAfter) + t.refill(t.batch-1)
 	e.denyUntil.Store(now + wait)
 	return Result{Remaining: int64(e.word.Load() & tokMask), RetryAfter: r.RetryAfter}, 0, nil
 }
@@ -371,7 +371,7 @@ func (t *TwoTier) slow(ctx context.Context, e *entry, key string, n int64) (Resu
 func (t *TwoTier) refill(k int64) int64 {
 	hi, lo := bits.Mul64(uint64(k), uint64(t.period))
 	if hi >= uint64(t.events) {
-		return Never
+		return int64(Never)
 	}
 	q, r := bits.Div64(hi, lo, uint64(t.events))
 	if r != 0 {
@@ -409,7 +409,7 @@ func (t *TwoTier) sweep(now int64) {
 // the local limit.
 func (t *TwoTier) fallback(e *entry, now, n int64, err error) (Result, int64, error) {
 	if t.share == 0 {
-		return Result{RetryAfter: max(1, t.downUntil.Load()-now)}, 0, err
+		return Result{RetryAfter: time.Duration(max(1, t.downUntil.Load()-now))}, 0, err
 	}
 	fb := e.fb.Load()
 	if fb == nil {

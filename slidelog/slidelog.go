@@ -248,10 +248,10 @@ func (l *Limiter) result(u uint64, n int64, ok bool) limit.Result {
 	v := busy[n-r.Remaining-1]
 	if u >= l.p.w {
 		if d := v - (u - l.p.w); d < uint64(limit.Never) {
-			r.RetryAfter = int64(d)
+			r.RetryAfter = time.Duration(d)
 		}
 	} else if d, c := bits.Add64(v, l.p.w-u, 0); c == 0 && d < uint64(limit.Never) {
-		r.RetryAfter = int64(d)
+		r.RetryAfter = time.Duration(d)
 	}
 	return r
 }

@@ -356,7 +356,7 @@ func (l *Limiter) admit(c *cache, now, n int64) (limit.Result, undo) {
 			return limit.Result{OK: true, Remaining: int64(v) - n}, undo{next, w}
 		}
 		if v < uint64(n) && l.dry(c, now, n-int64(v)) && now < c.scanAt() {
-			return limit.Result{Remaining: int64(v), RetryAfter: l.retryAfter(c, now, n, v, z)}, undo{}
+			return limit.Result{Remaining: int64(v), RetryAfter: time.Duration(l.retryAfter(c, now, n, v, z))}, undo{}
 		}
 	}
 	return l.refill(c, now, n)
@@ -437,7 +437,7 @@ func (l *Limiter) refill(c *cache, now, n int64) (limit.Result, undo) {
 		// needs this cache empty: a cache holds one loan's slots) can
 		// admit, so deny at once.
 		c.open(gen, z, k)
-		return limit.Result{RetryAfter: l.retryAfter(c, now, n, 0, z)}, undo{}
+		return limit.Result{RetryAfter: time.Duration(l.retryAfter(c, now, n, 0, z))}, undo{}
 	}
 	if v >= uint64(n) { // another goroutine refilled this cache meanwhile
 		// Same loan (z), so a refund may put back the word as it was.
@@ -459,7 +459,7 @@ func (l *Limiter) refill(c *cache, now, n int64) (limit.Result, undo) {
 		return limit.Result{OK: true, Remaining: int64(kt)}, l.giveBack(after, uint64(need))
 	}
 	c.open(gen, z, v)
-	return limit.Result{Remaining: int64(v), RetryAfter: l.retryAfter(c, now, n, v, z)}, undo{}
+	return limit.Result{Remaining: int64(v), RetryAfter: time.Duration(l.retryAfter(c, now, n, v, z))}, undo{}
 }
 
 // giveBack is the undo of an admission that took need tokens of the loan

@@ -91,7 +91,7 @@ func (p Params) Step(s State, now, n int64) (State, limit.Result, error) {
 	d := p.r.Decide(wide(s), now, uint64(n))
 	switch {
 	case !d.OK:
-		return s, limit.Result{Remaining: d.Left, RetryAfter: slide.After(d.Base, d.Off, now)}, nil
+		return s, limit.Result{Remaining: d.Left, RetryAfter: time.Duration(slide.After(d.Base, d.Off, now))}, nil
 	case n == 0:
 		return s, limit.Result{OK: true, Remaining: d.Left}, nil
 	}
