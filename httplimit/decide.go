@@ -16,9 +16,9 @@ const (
 	answered         // the error handler has answered
 )
 
-// decide returns the request's Decision and what to do with it, with the
-// response's fields set.
-func (l *Limiter) decide(w http.ResponseWriter, r *http.Request) (Decision, outcome) {
+// decide fills d with the request's Decision and returns what to do with
+// it, with the response's fields set.
+func (l *Limiter) decide(w http.ResponseWriter, r *http.Request, d *Decision) outcome {
 	var p *policy
 	for _, q := range l.policies {
 		if q.match(r) {
@@ -27,7 +27,7 @@ func (l *Limiter) decide(w http.ResponseWriter, r *http.Request) (Decision, outc
 		}
 	}
 	if p == nil {
-		return Decision{}, serve
+		return serve
 	}
 	key, err := p.key(r)
 	if err == nil && key.kind == noKey {
@@ -36,9 +36,9 @@ func (l *Limiter) decide(w http.ResponseWriter, r *http.Request) (Decision, outc
 	if err != nil {
 		if l.cfg.failOpen {
 			p.unnamed.Add(1)
-			return Decision{}, serve
+			return serve
 		}
-		return Decision{}, l.fail(w, r, p, err)
+		return l.fail(w, r, p, err)
 	}
 	cost := p.cost
 	if p.costFunc != nil {
@@ -47,21 +47,21 @@ func (l *Limiter) decide(w http.ResponseWriter, r *http.Request) (Decision, outc
 	now := l.cfg.clock()
 	v, err := p.admit(p.hash(key), now, cost)
 	if err != nil {
-		return Decision{}, l.fail(w, r, p, err)
+		return l.fail(w, r, p, err)
 	}
-	d := Decision{Policy: p.name, Key: key, Cost: cost, OK: v.ok}
+	d.Policy, d.Key, d.Cost, d.OK = p.name, key, cost, v.ok
 	if v.ok {
 		p.admitted.Add(1)
-		s := p.report(&v, &d)
+		s := p.report(&v, d)
 		if l.cfg.admitHdrs {
-			p.fields.admitted(w.Header(), s, &d, l.cfg.legacy)
+			p.fields.admitted(w.Header(), s, d, l.cfg.legacy)
 		}
-		return d, serve
+		return serve
 	}
 	p.denied.Add(1)
-	s := p.explain(&v, now, cost, &d)
-	p.fields.denied(w.Header(), s, &d, l.cfg.legacy)
-	return d, denied
+	s := p.explain(&v, now, cost, d)
+	p.fields.denied(w.Header(), s, d, l.cfg.legacy)
+	return denied
 }
 
 // fail counts a request that cannot be decided and answers it.

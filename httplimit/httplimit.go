@@ -167,7 +167,8 @@ func (l *Limiter) serve(w http.ResponseWriter, r *http.Request) bool {
 		defaultError(w, r, errZero)
 		return false
 	}
-	d, o := l.decide(w, r)
+	var d Decision
+	o := l.decide(w, r, &d)
 	if o == denied {
 		l.cfg.deny(w, r, d)
 	}
