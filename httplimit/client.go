@@ -132,7 +132,7 @@ func FirstKey(fs ...KeyFunc) KeyFunc {
 }
 
 // HeaderKey returns a KeyFunc whose key is the string value of the request
-// header name (its first line), and ErrNoKey when it is absent or empty.
+// header name (its first value), and ErrNoKey when it is absent or empty.
 // A value a client invents is a new client, with a full limit: key by a
 // header only once it is checked, or put the policy behind a limit by
 // address.

@@ -48,9 +48,10 @@ type Policy struct {
 	// WithKeyFunc).
 	Key KeyFunc
 	// Client is the limit of each client, kept in a table of package
-	// keyed built with the Table options (its capacity, WithCapacity or
-	// WithMemory, and what happens when it is full, WithPolicy). Events
-	// per Period at least 256ns a token, Burst at most 32767.
+	// keyed built with the Table options: its capacity (keyed.WithCapacity
+	// or WithMemory) and what happens when it is full (keyed.WithPolicy);
+	// the Limiter's clock and IPv6 prefix apply, not a Table option's.
+	// Events per Period at least 256ns a token, Burst at most 32767.
 	Client Limit
 	Table  []keyed.Option
 	// Global is the limit of all clients of the policy together.
