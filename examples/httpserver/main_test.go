@@ -1,7 +1,9 @@
 package main
 
 import (
+	"errors"
 	"fmt"
+	"io/fs"
 	"io"
 	"net"
 	"net/http"
@@ -59,6 +61,9 @@ func TestREADME(t *testing.T) {
 	curl(t, &b, do("GET", "/api/items", "X-Api-Key", "k1"))
 	got := b.String()
 	readme, err := os.ReadFile("../../README.md")
+	if errors.Is(err, fs.ErrNotExist) {
+		t.Skip("no README.md here (a test VM holds testdata only)")
+	}
 	if err != nil {
 		t.Fatal(err)
 	}
