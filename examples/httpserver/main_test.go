@@ -3,8 +3,8 @@ package main
 import (
 	"errors"
 	"fmt"
-	"io/fs"
 	"io"
+	"io/fs"
 	"net"
 	"net/http"
 	"net/http/httptest"
