@@ -1,6 +1,7 @@
 package httplimit
 
 import (
+	"encoding/binary"
 	"errors"
 	"hash/maphash"
 	"math"
@@ -187,14 +188,19 @@ func (p *policy) match(r *http.Request) bool {
 	return len(path) == len(p.prefix) || p.prefix[len(p.prefix)-1] == '/' || path[len(p.prefix)] == '/'
 }
 
-// hash is the key's hash in the policy's client table: each kind of key
-// has its own seed, and an IPv6 address is its prefix.
+// hash is the key's 64-bit name in the policy's client table (which
+// hashes it again, with its own seed): an IPv4 address is its 32 bits
+// under a tag, with no hash to compute; every other kind of key is hashed
+// with a seed of its own, an IPv6 address as its prefix.
 func (p *policy) hash(k Key) uint64 {
-	switch k.kind {
-	case addrKey:
+	switch {
+	case k.kind == addrKey && k.addr.Is4():
+		b := k.addr.As4()
+		return ipv4Tag | uint64(binary.BigEndian.Uint32(b[:]))
+	case k.kind == addrKey:
 		b, n := p.addrBytes(k.addr)
 		return maphash.Bytes(p.seeds[0], b[:n])
-	case stringKey:
+	case k.kind == stringKey:
 		return maphash.String(p.seeds[1], k.s)
 	}
 	var h maphash.Hash
@@ -207,6 +213,10 @@ func (p *policy) hash(k Key) uint64 {
 	h.WriteString(k.s)
 	return h.Sum64()
 }
+
+// ipv4Tag marks an IPv4 address's name; a hashed key takes it too only as
+// any two 64-bit hashes collide.
+const ipv4Tag = 0x4a5f_1c00_0000_0000
 
 // addrBytes returns 4 bytes for IPv4 and 16 for IPv6 (the prefix, zero
 // beyond it), so no IPv4 address hashes as an IPv6 prefix.
