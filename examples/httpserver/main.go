@@ -32,10 +32,11 @@ func main() {
 	if err != nil || !ap.Addr().IsLoopback() {
 		log.Fatalf("httpserver: -addr %q: want a loopback address and port, as 127.0.0.1:8080", *addr)
 	}
-	h, err := handler()
+	h, lim, err := handler()
 	if err != nil {
 		log.Fatal(err)
 	}
+	expvar.Publish("httplimit", expvar.Func(func() any { return lim.Stats() }))
 	ln, err := net.Listen("tcp", ap.String())
 	if err != nil {
 		log.Fatal(err)
@@ -46,7 +47,7 @@ func main() {
 }
 
 // handler is the server's mux behind the limiter (opts: a test's clock).
-func handler(opts ...httplimit.Option) (http.Handler, error) {
+func handler(opts ...httplimit.Option) (http.Handler, *httplimit.Limiter, error) {
 	opts = append(opts, httplimit.WithDenyHandler(func(w http.ResponseWriter, r *http.Request, d httplimit.Decision) {
 		log.Printf("denied %s %s: %s, retry in %v", d.Key, r.URL.Path, d.Limit, d.RetryAfter)
 		http.Error(w, "Too Many Requests", http.StatusTooManyRequests)
@@ -65,13 +66,12 @@ func handler(opts ...httplimit.Option) (http.Handler, error) {
 		Global:     httplimit.Limit{Name: "api-all", Events: 100, Period: time.Second, Burst: 100},
 	}}, opts...)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	expvar.Publish("httplimit", expvar.Func(func() any { return lim.Stats() }))
 
 	mux := http.NewServeMux()
 	mux.HandleFunc("POST /login", func(w http.ResponseWriter, r *http.Request) { fmt.Fprintln(w, "welcome") })
 	mux.HandleFunc("GET /api/items", func(w http.ResponseWriter, r *http.Request) { fmt.Fprintln(w, "[]") })
 	mux.Handle("/debug/vars", expvar.Handler()) // not limited
-	return lim.Wrap(mux), nil
+	return lim.Wrap(mux), lim, nil
 }

@@ -26,7 +26,7 @@ func TestREADME(t *testing.T) {
 	if err != nil {
 		t.Skip(err)
 	}
-	h, err := handler(httplimit.WithClock(func() int64 { return int64(time.Hour) }))
+	h, _, err := handler(httplimit.WithClock(func() int64 { return int64(time.Hour) }))
 	if err != nil {
 		t.Fatal(err)
 	}
