@@ -45,7 +45,7 @@ func (l *Limiter) decide(w http.ResponseWriter, r *http.Request, d *Decision) ou
 		cost = p.costFunc(r)
 	}
 	now := l.cfg.clock()
-	v, err := p.admit(p.hash(key), now, cost)
+	v, err := p.admit(key, now, cost)
 	if err != nil {
 		return l.fail(w, r, p, err)
 	}
@@ -82,10 +82,10 @@ type verdict struct {
 // admit takes n at now from the client's limit and then the global one if
 // both admit it, else from neither: the all-or-nothing decision of
 // limit.All, with the shared limit last so that it is never refunded.
-func (p *policy) admit(h uint64, now, n int64) (v verdict, err error) {
+func (p *policy) admit(k Key, now, n int64) (v verdict, err error) {
 	var rc limit.Receipt
 	if p.table != nil {
-		v.client, rc, err = p.table.TakeUint64At(h, now, n)
+		v.client, rc, err = p.take(k, now, n)
 		v.askedC = true
 		if err != nil || !v.client.OK {
 			return v, err

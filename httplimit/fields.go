@@ -2,7 +2,7 @@ package httplimit
 
 import (
 	"errors"
-	"math"
+	"math/bits"
 	"net/http"
 	"strconv"
 	"strings"
@@ -19,7 +19,8 @@ type limitSpec struct {
 	prefix string // `"name";r=`
 	quota  int64
 	window int64
-	token  float64 // ns a token takes to refill: the limiter's, or more
+	events int64         // tokens refilled per period: both limiters
+	period time.Duration // refill them exactly, to the ns
 	// admit[r] is an admitted response's RateLimit value with r left, and
 	// deny[t] a denial's with 0 left and t seconds to wait (deny[0]
 	// unused), retry[t] its Retry-After; each a one-element slice cut
@@ -30,16 +31,15 @@ type limitSpec struct {
 // cached is how many values of r and of t a limit keeps formatted.
 const cached = 256
 
-// spec returns the limit's header values; token is the ns a token takes
-// to refill, as the limiter rounds it (or more).
-func spec(l Limit, name, field string, token float64) (limitSpec, error) {
+// spec returns the limit's header values.
+func spec(l Limit, name, field string) (limitSpec, error) {
 	if l.Name != "" {
 		name = l.Name
 	}
 	if !printable(name) {
 		return limitSpec{}, &limit.ParamError{Pkg: "httplimit", Param: field + "Name", Value: name, Reason: "a name is printable ASCII"}
 	}
-	s := limitSpec{name: name, quota: l.Burst, token: token}
+	s := limitSpec{name: name, quota: l.Burst, events: l.Events, period: l.Period}
 	s.window = max(1, s.fullIn(l.Burst))
 	s.prefix = sfString(name) + ";r="
 	for r := range min(s.quota, cached-1) + 1 {
@@ -62,17 +62,25 @@ func (s *limitSpec) policyItem() string {
 	return sfString(s.name) + ";q=" + strconv.FormatInt(s.quota, 10) + ";w=" + strconv.FormatInt(s.window, 10)
 }
 
-// fullIn returns the most whole seconds n missing tokens take to refill,
-// saturated.
+// fullIn returns the whole seconds n missing tokens take to refill,
+// ceil(n*period/events/1s), computed exactly in 128 bits, saturated at
+// 2^62.
 func (s *limitSpec) fullIn(n int64) int64 {
 	if n <= 0 {
 		return 0
 	}
-	sec := math.Ceil(float64(n) * s.token / 1e9)
+	ev := uint64(s.events)
+	hi, lo := bits.Mul64(uint64(n), uint64(s.period))
+	qh := hi / ev
+	ql, rem := bits.Div64(hi%ev, lo, ev) // n*period/events = qh:ql ns, and rem/events
+	if qh >= 1e9 {
+		return 1 << 62
+	}
+	sec, sr := bits.Div64(qh, ql, 1e9)
 	if sec >= 1<<62 {
 		return 1 << 62
 	}
-	return int64(sec)
+	return int64(sec + min(sr+rem, 1)) // ceil(ceil(x)/1e9) is ceil(x/1e9)
 }
 
 // retrySeconds rounds a wait up to whole seconds, at least 1.

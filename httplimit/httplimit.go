@@ -51,7 +51,6 @@ type Policy struct {
 	// keyed built with the Table options: its capacity (keyed.WithCapacity
 	// or WithMemory) and what happens when it is full (keyed.WithPolicy);
 	// the Limiter's clock and IPv6 prefix apply, not a Table option's.
-	// Events per Period at least 256ns a token, Burst at most 32767.
 	Client Limit
 	Table  []keyed.Option
 	// Global is the limit of all clients of the policy together.

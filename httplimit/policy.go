@@ -24,7 +24,7 @@ type policy struct {
 	costFunc func(*http.Request) int64
 	key      KeyFunc
 	v6bits   int
-	seeds    [3]maphash.Seed // per key kind: kinds never hash alike
+	seed     maphash.Seed // of joined keys
 	table    *keyed.Table
 	global   *gcra.Limiter
 	gparams  gcra.Params
@@ -66,9 +66,7 @@ func newPolicy(i int, ps Policy, c *config) (*policy, error) {
 	if p.prefix == "/" {
 		p.prefix = ""
 	}
-	for k := range p.seeds {
-		p.seeds[k] = maphash.MakeSeed()
-	}
+	p.seed = maphash.MakeSeed()
 	if err := p.limits(ps, field); err != nil {
 		return nil, err
 	}
@@ -84,10 +82,11 @@ func newPolicy(i int, ps Policy, c *config) (*policy, error) {
 func (p *policy) limits(ps Policy, field string) error {
 	var err error
 	if ps.Client.set() {
-		if p.table, err = keyed.New(ps.Client.Events, ps.Client.Period, ps.Client.Burst, ps.Table...); err != nil {
+		opts := append(append([]keyed.Option(nil), ps.Table...), keyed.WithIPv6Prefix(p.v6bits))
+		if p.table, err = keyed.New(ps.Client.Events, ps.Client.Period, ps.Client.Burst, opts...); err != nil {
 			return restamp(err, field+"Client.")
 		}
-		if p.client, err = spec(ps.Client, ps.Name, field+"Client.", clientToken(ps.Client)); err != nil {
+		if p.client, err = spec(ps.Client, ps.Name, field+"Client."); err != nil {
 			return err
 		}
 	}
@@ -96,7 +95,7 @@ func (p *policy) limits(ps Policy, field string) error {
 			return restamp(err, field+"Global.")
 		}
 		p.gparams = p.global.Params()
-		if p.gl, err = spec(ps.Global, ps.Name+"-global", field+"Global.", nominal(ps.Global)); err != nil {
+		if p.gl, err = spec(ps.Global, ps.Name+"-global", field+"Global."); err != nil {
 			return err
 		}
 		if p.table != nil && p.gl.name == p.client.name {
@@ -105,29 +104,6 @@ func (p *policy) limits(ps Policy, field string) error {
 		}
 	}
 	return nil
-}
-
-// nominal is the ns a token of l takes: gcra refills exactly so.
-func nominal(l Limit) float64 { return float64(l.Period) / float64(l.Events) }
-
-// clientToken is the most ns a token of a client's limit takes, as keyed
-// rounds it: the longer of the nominal time and what a scratch table makes
-// a key wait for one token, and for a whole burst, after spending it.
-func clientToken(l Limit) float64 {
-	tok := nominal(l)
-	t, err := keyed.New(l.Events, l.Period, l.Burst, keyed.WithCapacity(4))
-	if err != nil {
-		return tok
-	}
-	const at = 1 << 40
-	for _, n := range []int64{1, l.Burst} {
-		k := uint64(n) // a fresh key for each
-		t.TakeUint64At(k, at, l.Burst)
-		if r, _, err := t.TakeUint64At(k, at, n); err == nil && !r.OK {
-			tok = max(tok, float64(r.RetryAfter)/float64(n))
-		}
-	}
-	return tok
 }
 
 // token reports whether m is an HTTP token (RFC 9110 section 5.6.2).
@@ -188,35 +164,31 @@ func (p *policy) match(r *http.Request) bool {
 	return len(path) == len(p.prefix) || p.prefix[len(p.prefix)-1] == '/' || path[len(p.prefix)] == '/'
 }
 
-// hash is the key's 64-bit name in the policy's client table (which
-// hashes it again, with its own seed): an IPv4 address is its 32 bits
-// under a tag, with no hash to compute; every other kind of key is hashed
-// with a seed of its own, an IPv6 address as its prefix.
-func (p *policy) hash(k Key) uint64 {
-	switch {
-	case k.kind == addrKey && k.addr.Is4():
-		b := k.addr.As4()
-		return ipv4Tag | uint64(binary.BigEndian.Uint32(b[:]))
-	case k.kind == addrKey:
-		b, n := p.addrBytes(k.addr)
-		return maphash.Bytes(p.seeds[0], b[:n])
-	case k.kind == stringKey:
-		return maphash.String(p.seeds[1], k.s)
+// take takes n at now from the client's limiter in the table. An address
+// and a string are keys of the table's own kinds, which it keeps apart; a
+// joined key is a string of a third form: a marker and the key's hash
+// under the policy's seed, its IPv6 address cut to the prefix. No other
+// string key names that limiter unless it guesses the seeded hash.
+func (p *policy) take(k Key, now, n int64) (limit.Result, limit.Receipt, error) {
+	switch k.kind {
+	case addrKey:
+		return p.table.TakeAddrAt(k.addr, now, n)
+	case stringKey:
+		return p.table.TakeAt(k.s, now, n)
 	}
 	var h maphash.Hash
-	h.SetSeed(p.seeds[2])
+	h.SetSeed(p.seed)
 	if k.addr.IsValid() {
 		b, n := p.addrBytes(k.addr)
 		h.WriteByte(byte(n))
 		h.Write(b[:n])
 	}
 	h.WriteString(k.s)
-	return h.Sum64()
+	var b [10]byte
+	b[0], b[1] = 0xff, 'J'
+	binary.LittleEndian.PutUint64(b[2:], h.Sum64())
+	return p.table.TakeAt(string(b[:]), now, n)
 }
-
-// ipv4Tag marks an IPv4 address's name; a hashed key takes it too only as
-// any two 64-bit hashes collide.
-const ipv4Tag = 0x4a5f_1c00_0000_0000
 
 // addrBytes returns 4 bytes for IPv4 and 16 for IPv6 (the prefix, zero
 // beyond it), so no IPv4 address hashes as an IPv6 prefix.

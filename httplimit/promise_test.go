@@ -1,6 +1,7 @@
 package httplimit
 
 import (
+	"math/big"
 	"math/rand/v2"
 	"net/http"
 	"net/http/httptest"
@@ -223,6 +224,31 @@ func TestRetryAfterFraction(t *testing.T) {
 		}
 		if admits(t, ps, hist, step{t0 + 1e9, "A", 1}) || !admits(t, ps, hist, step{t0 + 2e9, "A", 1}) {
 			t.Fatalf("%s: not admitted exactly by Retry-After", ps.Name)
+		}
+	}
+}
+
+// TestFullIn: the seconds n tokens take are ceil(n*period/events/1s),
+// exactly, against math/big, saturated at 2^62.
+func TestFullIn(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 4))
+	for i := range 20000 {
+		s := limitSpec{events: 1 + rng.Int64N(1<<uint(rng.IntN(62))), period: time.Duration(1 + rng.Int64N(1<<uint(rng.IntN(62))))}
+		n := rng.Int64N(1 << uint(rng.IntN(62)))
+		if i%4 == 0 { // whole seconds and their neighbours
+			s.events, s.period = 1, time.Duration(1e9*(1+rng.Int64N(100))+rng.Int64N(3)-1)
+		}
+		x := new(big.Int).Mul(big.NewInt(n), big.NewInt(int64(s.period)))
+		d := new(big.Int).Mul(big.NewInt(s.events), big.NewInt(1e9))
+		want, m := new(big.Int).DivMod(x, d, new(big.Int))
+		if m.Sign() != 0 {
+			want.Add(want, big.NewInt(1))
+		}
+		if want.Cmp(big.NewInt(1<<62)) > 0 {
+			want.SetInt64(1 << 62)
+		}
+		if got := s.fullIn(n); got != want.Int64() {
+			t.Fatalf("fullIn(%d) with %d per %d: %d, want %v", n, s.events, s.period, got, want)
 		}
 	}
 }

@@ -567,7 +567,7 @@ func TestNewErrors(t *testing.T) {
 		{"policies[0].Cost", []Policy{{Name: "a", Client: ok, Cost: -1}}, nil},
 		{"policies[0].Cost", []Policy{{Name: "a", Client: ok, Cost: 2}}, nil},
 		{"policies[0].Cost", []Policy{{Name: "a", Client: Limit{Events: 1, Period: time.Second, Burst: 5}, Global: ok, Cost: 2}}, nil},
-		{"policies[0].Client.Burst", []Policy{{Name: "a", Client: Limit{Events: 1, Period: time.Second, Burst: 1 << 20}}}, nil},
+		{"policies[0].Client.Burst", []Policy{{Name: "a", Client: Limit{Events: 1, Period: time.Second, Burst: 1 << 40}}}, nil},
 		{"policies[0].Client.Capacity", []Policy{{Name: "a", Client: ok, Table: []keyed.Option{keyed.WithCapacity(2)}}}, nil},
 		{"policies", nil, nil},
 		{"policies[0].Methods[1]", []Policy{{Name: "a", Client: ok, Methods: []string{"GET", "GE T"}}}, nil},
@@ -657,7 +657,7 @@ func BenchmarkServe(b *testing.B) {
 			b.ResetTimer()
 			for i := range b.N {
 				r.RemoteAddr = addrs[uint64(i)*0x9E3779B97F4A7C15>>32%uint64(n)]
-				clear(w.HeaderMap)
+				clear(w.Header())
 				w.Body.Reset()
 				h.ServeHTTP(w, r)
 			}
