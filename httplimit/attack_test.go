@@ -126,6 +126,19 @@ func TestKeyKinds(t *testing.T) {
 			t.Errorf("key %s (%v): %d, want %d", tc.k, keyOf[tc.k], res.StatusCode, tc.want)
 		}
 	}
+	// With /48 clients, 2001:db8:0:1::/64 is 2001:db8::/64's client, alone
+	// and joined.
+	lim = mustNew(t, []Policy{{Name: "p", Client: Limit{Events: 1, Period: time.Hour, Burst: 1},
+		Key: func(r *http.Request) (Key, error) { return keyOf[r.Header.Get("K")], nil }}}, WithClock(clk.now), WithIPv6Prefix(48))
+	url, c = startServer(t, "tcp4", lim.Wrap(okHandler))
+	for _, tc := range []struct {
+		k    string
+		want int
+	}{{"six1", 200}, {"six3", 429}, {"j6a", 200}, {"j6c", 429}} {
+		if res := get(t, c, url, "K", tc.k); res.StatusCode != tc.want {
+			t.Errorf("/48: key %s (%v): %d, want %d", tc.k, keyOf[tc.k], res.StatusCode, tc.want)
+		}
+	}
 }
 
 func must(k Key, err error) Key {
