@@ -5,6 +5,7 @@ import (
 	"net/http"
 	"time"
 
+	"github.com/cellrate/cellrate/concurrency"
 	"github.com/cellrate/cellrate/limit"
 )
 
@@ -18,7 +19,7 @@ const (
 
 // decide fills d with the request's Decision and returns what to do with
 // it, with the response's fields set.
-func (l *Limiter) decide(w http.ResponseWriter, r *http.Request, d *Decision) outcome {
+func (l *Limiter) decide(w http.ResponseWriter, r *http.Request, d *Decision, h *hold) outcome {
 	var p *policy
 	for _, q := range l.policies {
 		if q.match(r) {
@@ -45,11 +46,25 @@ func (l *Limiter) decide(w http.ResponseWriter, r *http.Request, d *Decision) ou
 		cost = p.costFunc(r)
 	}
 	now := l.cfg.clock()
+	d.Policy, d.Key, d.Cost = p.name, key, cost
+	if !p.takeFlight(h, key, now) {
+		p.busy.Add(1)
+		d.Busy, d.RetryAfter, d.Reset = true, time.Second, 1
+		p.fields.busy(w.Header())
+		return denied
+	}
 	v, err := p.admit(key, now, cost)
+	if !v.ok || err != nil {
+		h.release(concurrency.Ignored)
+	}
 	if err != nil {
 		return l.fail(w, r, p, err)
 	}
-	d.Policy, d.Key, d.Cost, d.OK = p.name, key, cost, v.ok
+	d.OK = v.ok
+	if p.table == nil && p.global == nil {
+		p.admitted.Add(1)
+		return serve
+	}
 	if v.ok {
 		p.admitted.Add(1)
 		s := p.report(&v, d)
@@ -84,10 +99,12 @@ type verdict struct {
 // limit.All, with the shared limit last so that it is never refunded.
 func (p *policy) admit(k Key, now, n int64) (v verdict, err error) {
 	var rc limit.Receipt
+	v.ok = true
 	if p.table != nil {
 		v.client, rc, err = p.take(k, now, n)
 		v.askedC = true
 		if err != nil || !v.client.OK {
+			v.ok = false
 			return v, err
 		}
 	}
@@ -95,6 +112,7 @@ func (p *policy) admit(k Key, now, n int64) (v verdict, err error) {
 		v.global, err = p.global.AllowNAt(now, n)
 		v.askedG = true
 		if err != nil || !v.global.OK {
+			v.ok = false
 			if p.table != nil {
 				p.table.Refund(rc)
 				v.client.Remaining += n // given back, exactly
@@ -102,7 +120,6 @@ func (p *policy) admit(k Key, now, n int64) (v verdict, err error) {
 			return v, err
 		}
 	}
-	v.ok = true
 	return v, nil
 }
 

@@ -22,6 +22,12 @@
 // when full); the global limit to package gcra's bound over all admitted
 // requests. Time is read once per request from the clock (WithClock).
 //
+// A policy may also cap the requests being served at once, per client
+// (Policy.ClientInFlight) and for all clients (Policy.InFlight, a limit of
+// package concurrency, fixed or adaptive), in the same all-or-nothing
+// decision: a request over a cap is answered 503 and takes no rate, and a
+// request the rates deny holds no slot.
+//
 // A policy's Methods match without regard to case, and "GET" holds HEAD
 // too, as net/http serves HEAD with GET handlers.
 //

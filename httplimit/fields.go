@@ -160,6 +160,13 @@ func (f *fields) denied(h http.Header, s *limitSpec, d *Decision, legacy bool) {
 	}
 }
 
+// retryOne is a busy answer's Retry-After: a slot in flight frees when a
+// request ends, which no limit here can tell in advance.
+var retryOne = []string{"1"}
+
+// busy sets the fields of a denial by a cap on requests in flight.
+func (f *fields) busy(h http.Header) { h[hdrRetryAfter] = retryOne }
+
 // fresh formats `"name";r=R;t=T` and, for a denial, its T (Retry-After)
 // as two strings in one allocation with their slice: the bytes are
 // written once, here, and never again, so they may back strings.
@@ -193,15 +200,22 @@ var (
 	textPlain   = []string{"text/plain; charset=utf-8"}
 	nosniff     = []string{"nosniff"}
 	tooManyBody = []byte("Too Many Requests\n")
+	busyBody    = []byte("Service Unavailable: too many requests in flight\n")
 )
 
-// denyTooMany writes what http.Error(w, "Too Many Requests", 429) writes,
-// without canonicalizing the keys or allocating.
-func denyTooMany(w http.ResponseWriter, _ *http.Request, _ Decision) {
+// denyTooMany writes what http.Error(w, "Too Many Requests", 429) writes
+// (503 Service Unavailable for a denial by a cap in flight), without
+// canonicalizing the keys or allocating.
+func denyTooMany(w http.ResponseWriter, _ *http.Request, d Decision) {
 	h := w.Header()
 	delete(h, "Content-Length")
 	h["Content-Type"] = textPlain
 	h["X-Content-Type-Options"] = nosniff
+	if d.Busy {
+		w.WriteHeader(http.StatusServiceUnavailable)
+		w.Write(busyBody)
+		return
+	}
 	w.WriteHeader(http.StatusTooManyRequests)
 	w.Write(tooManyBody)
 }

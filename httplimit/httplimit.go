@@ -6,6 +6,7 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/cellrate/cellrate/concurrency"
 	"github.com/cellrate/cellrate/keyed"
 	"github.com/cellrate/cellrate/limit"
 	"github.com/cellrate/cellrate/nanotime"
@@ -55,6 +56,16 @@ type Policy struct {
 	Table  []keyed.Option
 	// Global is the limit of all clients of the policy together.
 	Global Limit
+	// ClientInFlight caps each client's requests being served at once (0:
+	// no cap), and InFlight all clients' (nil: no cap), with a limit of
+	// package concurrency, fixed or adaptive, that policies may share.
+	// Both are taken in the same all-or-nothing decision as the rate
+	// limits: a request over either is answered 503 Service Unavailable
+	// and takes no rate, and a request the rates deny holds no slot. A
+	// request holds its slots until the next handler returns; each
+	// release tells InFlight's algorithm the request's latency.
+	ClientInFlight int
+	InFlight       *concurrency.Limiter
 }
 
 // Decision is what the middleware decided for one request; the deny
@@ -68,6 +79,9 @@ type Decision struct {
 	Cost int64
 	// OK reports whether the request was admitted.
 	OK bool
+	// Busy reports a denial by a cap on requests in flight (503), not by
+	// a rate limit (429); the fields below describe no limit then.
+	Busy bool
 	// Limit is the name of the limit reported in the RateLimit field:
 	// when denied, the one with the longest wait; when admitted, the one
 	// with the fewest units left.
@@ -154,7 +168,9 @@ var errZero = errors.New("httplimit: the Limiter was not made by New")
 // func(http.Handler) http.Handler.
 func (l *Limiter) Wrap(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if l.serve(w, r) {
+		var h hold
+		if l.serve(w, r, &h) {
+			defer h.release(concurrency.Success)
 			next.ServeHTTP(w, r)
 		}
 	})
@@ -162,13 +178,13 @@ func (l *Limiter) Wrap(next http.Handler) http.Handler {
 
 // serve decides r, answers it when it is denied or cannot be decided, and
 // reports whether the next handler serves it.
-func (l *Limiter) serve(w http.ResponseWriter, r *http.Request) bool {
+func (l *Limiter) serve(w http.ResponseWriter, r *http.Request, h *hold) bool {
 	if l == nil || l.cfg.clock == nil {
 		defaultError(w, r, errZero)
 		return false
 	}
 	var d Decision
-	o := l.decide(w, r, &d)
+	o := l.decide(w, r, &d, h)
 	if o == denied {
 		l.cfg.deny(w, r, d)
 	}

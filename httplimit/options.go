@@ -35,7 +35,8 @@ func WithIPv6Prefix(bits int) Option { return func(c *config) { c.v6bits = bits 
 // WithDenyHandler sets what writes a denied request's response (log it
 // there, too). The rate-limit header fields and Retry-After are set
 // before it is called. The default writes 429 Too Many Requests with a
-// short text body.
+// short text body (503 Service Unavailable for a cap on requests in flight,
+// Decision.Busy).
 func WithDenyHandler(f func(w http.ResponseWriter, r *http.Request, d Decision)) Option {
 	return func(c *config) { c.deny = f }
 }

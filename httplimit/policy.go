@@ -10,6 +10,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/cellrate/cellrate/concurrency"
 	"github.com/cellrate/cellrate/gcra"
 	"github.com/cellrate/cellrate/keyed"
 	"github.com/cellrate/cellrate/limit"
@@ -31,8 +32,10 @@ type policy struct {
 	client   limitSpec
 	gl       limitSpec
 	fields   fields
+	flights  *flights             // per-client requests in flight, if capped
+	inFlight *concurrency.Limiter // all clients' requests in flight, if capped
 
-	admitted, denied, errored, unnamed striped.Counter
+	admitted, denied, busy, errored, unnamed striped.Counter
 }
 
 func newPolicy(i int, ps Policy, c *config) (*policy, error) {
@@ -43,8 +46,11 @@ func newPolicy(i int, ps Policy, c *config) (*policy, error) {
 	if ps.Name == "" || !printable(ps.Name) {
 		return nil, perr("Name", ps.Name, "a name is printable ASCII, not empty")
 	}
-	if !ps.Client.set() && !ps.Global.set() {
-		return nil, perr("Client", ps.Client, "a policy needs a Client or a Global limit")
+	if !ps.Client.set() && !ps.Global.set() && ps.ClientInFlight == 0 && ps.InFlight == nil {
+		return nil, perr("Client", ps.Client, "a policy needs a Client or a Global limit, or a cap on requests in flight")
+	}
+	if ps.ClientInFlight < 0 {
+		return nil, perr("ClientInFlight", ps.ClientInFlight, "a cap is not negative")
 	}
 	if ps.Cost < 0 {
 		return nil, perr("Cost", ps.Cost, "a cost is not negative")
@@ -67,6 +73,10 @@ func newPolicy(i int, ps Policy, c *config) (*policy, error) {
 		p.prefix = ""
 	}
 	p.seed = maphash.MakeSeed()
+	if ps.ClientInFlight > 0 {
+		p.flights = newFlights(ps.ClientInFlight)
+	}
+	p.inFlight = ps.InFlight
 	if err := p.limits(ps, field); err != nil {
 		return nil, err
 	}
@@ -179,7 +189,7 @@ func (p *policy) take(k Key, now, n int64) (limit.Result, limit.Receipt, error) 
 	var h maphash.Hash
 	h.SetSeed(p.seed)
 	if k.addr.IsValid() {
-		b, n := p.addrBytes(k.addr)
+		b, n := addrBytes(k.addr, p.v6bits)
 		h.WriteByte(byte(n))
 		h.Write(b[:n])
 	}
@@ -190,9 +200,9 @@ func (p *policy) take(k Key, now, n int64) (limit.Result, limit.Receipt, error) 
 	return p.table.TakeAt(string(b[:]), now, n)
 }
 
-// addrBytes returns 4 bytes for IPv4 and 16 for IPv6 (the prefix, zero
-// beyond it), so no IPv4 address hashes as an IPv6 prefix.
-func (p *policy) addrBytes(a netip.Addr) ([16]byte, int) {
+// addrBytes returns 4 bytes for IPv4 and 16 for IPv6 (the first v6bits,
+// zero beyond them), so no IPv4 address hashes as an IPv6 prefix.
+func addrBytes(a netip.Addr, v6bits int) ([16]byte, int) {
 	if a.Is4() {
 		b4 := a.As4()
 		var b [16]byte
@@ -200,7 +210,7 @@ func (p *policy) addrBytes(a netip.Addr) ([16]byte, int) {
 		return b, 4
 	}
 	b := a.As16()
-	full, part := p.v6bits/8, p.v6bits%8
+	full, part := v6bits/8, v6bits%8
 	if full < 16 {
 		b[full] &= ^byte(0xff >> part)
 		clear(b[full+1:])

@@ -626,8 +626,8 @@ func TestDecideAllocs(t *testing.T) {
 		{"denied, t formatted", Policy{Name: "p", Client: Limit{Events: 1, Period: time.Hour, Burst: 1}}, 1},
 	} {
 		lim := mustNew(t, []Policy{tc.ps})
-		lim.serve(w, r)
-		if a := testing.AllocsPerRun(1000, func() { lim.serve(w, r) }); a != tc.allocs {
+		lim.serve(w, r, &hold{})
+		if a := testing.AllocsPerRun(1000, func() { lim.serve(w, r, &hold{}) }); a != tc.allocs {
 			t.Errorf("%s: %v allocations per decision, want %v", tc.name, a, tc.allocs)
 		}
 	}

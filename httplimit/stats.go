@@ -12,8 +12,9 @@ import (
 type Stats struct {
 	// Policy is the policy's name.
 	Policy string
-	// Admitted and Denied count the requests decided.
-	Admitted, Denied int64
+	// Admitted and Denied count the requests decided; Busy those a cap on
+	// requests in flight denied.
+	Admitted, Denied, Busy int64
 	// Errors counts requests the error handler answered (a client that
 	// could not be named, a cost out of range); Unnamed counts those
 	// WithFailOpen let through unlimited.
@@ -31,7 +32,7 @@ func (l *Limiter) Stats() []Stats {
 	}
 	out := make([]Stats, len(l.policies))
 	for i, p := range l.policies {
-		out[i] = Stats{Policy: p.name, Admitted: p.admitted.Load(), Denied: p.denied.Load(),
+		out[i] = Stats{Policy: p.name, Admitted: p.admitted.Load(), Denied: p.denied.Load(), Busy: p.busy.Load(),
 			Errors: p.errored.Load(), Unnamed: p.unnamed.Load()}
 		if p.table != nil {
 			out[i].Clients = p.table.Stats()
