@@ -67,10 +67,10 @@ cross-selftest: ## show that a planted data race and a planted wrong path each f
 
 .PHONY: bench bench-quick stress
 
-bench: ## the main job: benchmarks vs the peer libraries; writes bench/report/ (about 25 min)
-	cd bench && $(GO) run ./cmd/report -out report
+bench: ## the main job: paired comparisons with the peer libraries; writes bench/report/ and README.md's figures
+	cd bench && $(GO) run ./cmd/report -out report -readme ../README.md
 
-bench-quick: ## the same in about 5 minutes, into bench/out/quick/ (not committed)
+bench-quick: ## the same with fewer, shorter rounds, into bench/out/quick/ (not committed)
 	cd bench && $(GO) run ./cmd/report -quick -out out/quick
 
 # Every stress run takes STRESS_DUR (per CPU path, per limiter), with the

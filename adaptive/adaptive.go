@@ -1,10 +1,40 @@
-// Package adaptive is a client-side adaptive throttle (Google SRE book,
-// "Handling Overload"): a client rejects requests itself, before sending
-// them, in proportion to how much more it asks of a backend than the backend
-// accepts, so an overloaded backend sheds load without spending work on
-// the rejections.
+// Package adaptive moves limits with the health of what they protect.
 //
-// # Contract
+// AIMD is a rate controller: it drives a limiter whose rate can change in
+// use (a bucket.Limiter, a rate.Limiter, anything with a Setter) from the
+// outcomes or latencies callers record, raising the rate by a step after
+// good intervals and cutting it by a factor after bad ones, as TCP does.
+// Use it when the right rate is not a constant: a downstream healthy at
+// 1000 requests per second today and degraded at 500 tomorrow. AIMD
+// oscillates by nature (rise, fail, cut, rise); hysteresis (act only after
+// several intervals alike) and smoothing (judge a moving average) damp it.
+// See ExampleAIMD. To cap requests in flight rather than a rate, see
+// package concurrency.
+//
+// Throttle is a client-side adaptive throttle (Google SRE book, "Handling
+// Overload"): a client rejects requests itself, before sending them, in
+// proportion to how much more it asks of a backend than the backend
+// accepts, so an overloaded backend sheds load without spending work on
+// the rejections. See ExampleThrottle.
+//
+// # AIMD's contract
+//
+// Time is cut into intervals (WithInterval). Recording an outcome adds to
+// one of two striped counters and loads one word: no lock, no allocation.
+// The first record at or after an interval's end judges it, alone (a
+// compare-and-swap elects it; concurrent records go on and may count in
+// either interval): the interval is bad if its failure fraction (or, with
+// WithSmoothing, the moving average of those fractions) exceeds the
+// tolerance, good otherwise; an interval with fewer than WithMinSamples
+// outcomes is not judged and its outcomes count in the next. After
+// WithHysteresis's count of bad intervals in a row the rate is multiplied
+// by decrease, after its count of good ones increase is added, always
+// within [minRate, maxRate], and the new rate is set on the target at the
+// judging record's time. A rate the target refuses is not taken (Err
+// returns the target's error). A judgement runs the target's setter, so
+// the record that makes it costs what the setter costs.
+//
+// # Throttle's contract
 //
 // Over a trailing window, the Throttle counts requests (every call of
 // Allow, admitted or not) and accepts (calls of Accepted, one per request

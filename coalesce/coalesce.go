@@ -1,5 +1,9 @@
 // Package coalesce lets concurrent callers of the same key share one
-// execution of a function and its result.
+// execution of a function and its result. Use it in front of a cache miss or
+// a backend call that many callers make at once, like
+// golang.org/x/sync/singleflight, with contexts, typed results, an optional
+// delay that gathers a burst, and panics that reach every caller. See
+// ExampleGroup.
 //
 // # Contract
 //

@@ -1,6 +1,8 @@
 // Package debounce collapses a stream of calls into few runs of a function:
 // on the leading edge of a burst, on its trailing edge after a quiet period,
-// and at least every max wait while calls keep coming.
+// and at least every max wait while calls keep coming. Use it to save,
+// refresh or notify once for a burst of changes. See ExampleDebouncer and
+// ExampleWithEdges.
 //
 // # Contract
 //

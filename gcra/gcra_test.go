@@ -474,7 +474,7 @@ func TestRetryAfterNearNever(t *testing.T) {
 			}
 			// Reserve acts at now+RetryAfter, unless that wait is Never
 			// (then it is refused, as Step's RetryAfter says).
-			next, wait, ok, _ := ps.Reserve(s, now, 1)
+			next, wait, ok, _ := ps.reserve(s, now, 1)
 			switch r.RetryAfter {
 			case limit.Never:
 				nevers++

@@ -264,16 +264,16 @@ func (ps *Params) remaining(tat State, a at) int64 {
 	return 0
 }
 
-// Remaining returns the whole events a request at now could take from s.
-func (ps Params) Remaining(s State, now int64) int64 {
+// remainingAt returns the whole events a request at now could take from s.
+func (ps Params) remainingAt(s State, now int64) int64 {
 	a := ps.at(now, 0)
 	return ps.remaining(s, a)
 }
 
-// Tokens returns the events available at now in s, with their fraction:
+// tokensAt returns the events available at now in s, with their fraction:
 // burst when full, below 0 while reservations are owed. It is for display;
 // decisions never use floating point.
-func (ps Params) Tokens(s State, now int64) float64 {
+func (ps Params) tokensAt(s State, now int64) float64 {
 	a := ps.at(now, 0)
 	kh, kl := bits.Mul64(uint64(s), ps.p)
 	if behind(kh, kl, a) {
@@ -287,7 +287,7 @@ func (ps Params) Tokens(s State, now int64) float64 {
 	return float64(ps.burst) - lead
 }
 
-// Reserve takes n events at now whether or not they are available: it
+// reserve takes n events at now whether or not they are available: it
 // returns the state as if they were admitted at now+wait, the earliest time
 // Step would admit them (wait is 0 when Step admits them at now), so that
 // reserved events count at their time to act and the bound holds with them
@@ -298,7 +298,7 @@ func (ps Params) Tokens(s State, now int64) float64 {
 // exactly what polling Step every ns would get: it keeps the exact rate
 // while n < burst, and a reservation of the whole burst is an idle restart
 // at its time to act (see the package doc).
-func (ps Params) Reserve(s State, now, n int64) (next State, wait time.Duration, ok bool, err error) {
+func (ps Params) reserve(s State, now, n int64) (next State, wait time.Duration, ok bool, err error) {
 	next, r, err := ps.Step(s, now, n)
 	if err != nil || r.OK {
 		return next, 0, err == nil, err
@@ -314,14 +314,22 @@ func (ps Params) Reserve(s State, now, n int64) (next State, wait time.Duration,
 	return next, r0, true, nil
 }
 
-// Undo gives back an admission that moved the state from before to after:
+// undo gives back an admission that moved the state from before to after:
 // if s is still after (nothing admitted since, or everything admitted since
 // given back), it returns before and true. Otherwise it returns s and false:
 // a later admission was decided on the units taken, and the TAT cannot say
 // how much of them were refilled while the limiter was full since.
-func (ps Params) Undo(s, before, after State) (State, bool) {
+func (ps Params) undo(s, before, after State) (State, bool) {
 	if s == after {
 		return before, true
 	}
 	return s, false
+}
+
+// StepOne is Step for n = 1 when only the decision is wanted: the state to
+// store if one event is admitted at now, and whether it is. It decides
+// exactly as Step(s, now, 1) does, without computing a Result, for tables
+// that keep many States (package keyed).
+func (ps *Params) StepOne(s State, now int64) (State, bool) {
+	return ps.admit(s, ps.at(now, ps.j), ps.j)
 }

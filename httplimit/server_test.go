@@ -553,7 +553,7 @@ func TestNewErrors(t *testing.T) {
 		{"policies[0].Cost", []Policy{{Name: "a", Client: ok, Cost: -1}}, nil},
 		{"policies[0].Cost", []Policy{{Name: "a", Client: ok, Cost: 2}}, nil},
 		{"policies[0].Cost", []Policy{{Name: "a", Client: Limit{Events: 1, Period: time.Second, Burst: 5}, Global: ok, Cost: 2}}, nil},
-		{"policies[0].Client.Burst", []Policy{{Name: "a", Client: Limit{Events: 1, Period: time.Second, Burst: 1 << 20}}}, nil},
+		{"policies[0].Client.Burst", []Policy{{Name: "a", Client: Limit{Events: 1, Period: time.Second, Burst: 1 << 40}}}, nil},
 		{"policies[0].Client.Capacity", []Policy{{Name: "a", Client: ok, Capacity: 2}}, nil},
 		{"policies[0].Global.Events", []Policy{{Name: "a", Global: Limit{Period: time.Second, Burst: 1}}}, nil},
 		{"policies[0].Global.Name", []Policy{{Name: "a", Client: ok, Global: Limit{Name: "a", Events: 1, Period: 1, Burst: 1}}}, nil},

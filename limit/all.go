@@ -41,9 +41,6 @@ func NewAll(members ...Member) (*All, error) {
 	return &All{ms: append([]Member(nil), members...)}, nil
 }
 
-// Members returns the members, in order, in a new slice.
-func (a *All) Members() []Member { return append([]Member(nil), a.ms...) }
-
 // AllowAt reports whether one unit may be taken at now from every member,
 // and takes it from each if so.
 func (a *All) AllowAt(now int64) bool {

@@ -105,14 +105,3 @@ func TestAllErrors(t *testing.T) {
 		t.Fatalf("zero All, n = -1: %+v, %v", r, err)
 	}
 }
-
-func TestAllMembersCopy(t *testing.T) {
-	var log []string
-	a := &counter{"a", 1, &log}
-	all, _ := NewAll(a)
-	ms := all.Members()
-	ms[0] = nil
-	if all.Members()[0] != Member(a) {
-		t.Fatal("Members shares the composition's slice")
-	}
-}

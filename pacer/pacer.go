@@ -1,6 +1,8 @@
 // Package pacer spaces callers evenly at a rate: Wait blocks each caller
 // until its own slot, like go.uber.org/ratelimit's Take, on a lock-free
 // GCRA (package gcra) with a bounded slack, a context, and no busy-waiting.
+// Use it to space calls to a backend that wants a steady rate rather than
+// bursts; to admit or deny at once, use package gcra. See ExamplePacer.
 //
 // # Contract
 //
@@ -24,9 +26,7 @@
 //     burst beyond the slack is what the slack forbids. With s = 0,
 //     consecutive slots are at least floor(T) apart, and T on average;
 //   - after idling, at most s slots come early (bunched at the idle's end)
-//     before the spacing resumes: slack is a bound, not a debt. (In
-//     go.uber.org/ratelimit the slack defaults to 10 and, in v0.3.0, a
-//     pause let every later Take through at once: its issue #119.)
+//     before the spacing resumes: slack is a bound, not a debt.
 //
 // Wait sleeps on a timer until its slot, never spinning; a slot already
 // due returns at once. A slot is the Pacer's clock reading to act at; the
@@ -146,12 +146,10 @@ func (p *Pacer) Reserve() Reservation { return p.ReserveAt(p.clock()) }
 
 // ReserveAt takes the next slot at now without waiting: the caller acts
 // Wait ns after now.
-//
-// The loop is written out rather than run by cell.Run64: returning the
-// Reservation through the generic runner's closure cost 2.5-3x the whole
-// call (BenchmarkReserveAt, one run: 97-172 ns against 39-76 ns on a loaded
-// 2-core EPYC VM). It calls the same step, schedule.reserve.
 func (p *Pacer) ReserveAt(now int64) Reservation {
+	// The loop is written out rather than run by cell.Run64: returning the
+	// Reservation through the generic runner's closure cost 2.5-3x the whole
+	// call in a one-run benchmark. It calls the same step, schedule.reserve.
 	var spin backoff.Spin
 	for ; ; spin.Wait() {
 		tat := p.tat.Load()

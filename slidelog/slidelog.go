@@ -1,6 +1,12 @@
 // Package slidelog is an exact sliding-window limiter: at most Limit events
 // in any window of length W, with no estimate, in a fixed ring of Limit
-// timestamps.
+// timestamps. Use it for small limits that must never be exceeded in any
+// window (say 5 logins a minute); for large limits package window holds the
+// same limit in 16 bytes by estimate. See ExampleLimiter.
+//
+// An admission replaces one timestamp by one compare-and-swap; a denial
+// writes nothing. It costs 8 bytes per unit of Limit and up to Limit loads
+// per decision.
 //
 // # Contract
 //
@@ -9,32 +15,12 @@
 // schedule: concurrent callers, now values stale or out of order, anywhere
 // in the int64 range. When the now values a Limiter sees are non-decreasing
 // (one caller on a monotonic clock), it is also exact the other way: it
-// admits a request exactly when an ideal sliding log would.
+// admits a request exactly when an ideal sliding log would. Package window,
+// by estimate, admits up to 2*Limit-1 in some windows.
 //
-// Package window holds the same limit in 16 bytes, by estimate: it admits
-// up to 2*Limit-1 in some windows. slidelog costs 8 bytes per unit of
-// Limit and up to Limit loads per decision, and never exceeds Limit. Choose
-// by that: exactness and small limits here, large limits there.
-//
-// # How
-//
-// Each slot of the ring holds the time of one admission (or, at first, a
-// time before any). An admission at now finds a slot whose time v has
-// v <= now-W (outside every window that contains now) and replaces it with
-// now by one compare-and-swap; a denial finds none and writes nothing. The
-// proof of the bound needs only that rule: an admission's time stays in its
-// slot until an admission at least W later replaces it, so L+1 admissions
-// in one window would need L+1 slots holding times inside it. The compare-
-// and-swap checks the slot's value, not its history, so an ABA (the slot
-// changed and changed back) replaces a time that is itself outside the
-// window: still sound. No head index has to agree with the slots, so
-// concurrent admissions need no ordering among themselves.
-//
-// AllowNAt(now, n) takes n slots one by one and, if it cannot take all n,
-// puts back the ones it took (each only if still its own). A slot it took
-// and could not put back was replaced by an admission at least W later, so
-// the bound still holds counting it as admitted; meanwhile other requests
-// may be denied for it (never admitted for it).
+// A request of n events that cannot take all n takes none of them; under
+// concurrency, other requests may meanwhile be denied for them (never
+// admitted for them).
 //
 // # Time
 //

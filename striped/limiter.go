@@ -24,7 +24,7 @@ import (
 // # How it decides
 //
 // The shared bucket is a bucket.State in a 128-bit cell, run by bucket's
-// pure steps (Params.TakeUpTo, and Params.Lines to read its refill line).
+// pure steps (Params.TakeUpTo, and lines to read its refill line).
 // Each P's cache holds tokens borrowed from it in one batch. A request is
 // admitted from the calling P's cache with one compare-and-swap on that
 // cache's line. When the cache lacks tokens, the P
@@ -431,7 +431,7 @@ func (l *Limiter) refill(c *cache, now, n int64) (limit.Result, undo) {
 	if early {
 		// A now before all of this cache's slots: keep them for later. The
 		// shared bucket surely holds nothing at such a now: the loan's end
-		// z is its empty time at the loan plus burst/r (Params.Lines), so
+		// z is its empty time at the loan plus burst/r (lines), so
 		// now < z - burst/r is before that empty time, and no take moves a
 		// bucket's empty time back. Neither a borrow nor a takeover (which
 		// needs this cache empty: a cache holds one loan's slots) can
@@ -568,7 +568,7 @@ func (l *Limiter) dry(c *cache, now, j int64) bool {
 // borrow takes between need and want tokens from the shared bucket at now
 // (Params.TakeUpTo), all of them or none if it holds fewer than need. It
 // returns how many it took and the end of their last slot. End of time: if
-// that end does not fit in int64 time (Params.Lines saturates), it takes
+// that end does not fit in int64 time (lines saturates), it takes
 // need alone, which the caller admits at once and does not cache.
 func (l *Limiter) borrow(c *cache, now, need, want int64) (m int64, z end, ok bool) {
 	type loan struct {
@@ -580,13 +580,13 @@ func (l *Limiter) borrow(c *cache, now, need, want int64) (m int64, z end, ok bo
 		s := bucket.State{T: t, Deficit: d}
 		next, m := l.ps.TakeUpTo(s, now, want)
 		if m < need {
-			empty, _, _ := l.ps.Lines(s)
+			empty, _, _ := lines(&l.ps, s)
 			return t, d, loan{empty: empty}, false
 		}
-		empty, full, rem := l.ps.Lines(next)
+		empty, full, rem := lines(&l.ps, next)
 		if full == math.MaxInt64 && m > need {
 			next, m = l.ps.TakeUpTo(s, now, need)
-			empty, full, rem = l.ps.Lines(next)
+			empty, full, rem = lines(&l.ps, next)
 		}
 		return next.T, next.Deficit, loan{m, empty, end{full, rem}}, true
 	})
