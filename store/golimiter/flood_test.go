@@ -14,7 +14,7 @@ import (
 func TestFloodFixedMemory(t *testing.T) {
 	n := 200_000
 	if testing.Short() {
-		n = 50_000
+		n = 20_000
 	}
 	s := newStore(t, &Config{Tokens: 5, Interval: time.Hour, Capacity: 1024})
 	ctx := context.Background()

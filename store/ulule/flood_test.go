@@ -16,7 +16,7 @@ import (
 func TestFloodFixedMemory(t *testing.T) {
 	n := 200_000
 	if testing.Short() {
-		n = 50_000
+		n = 20_000
 	}
 	s := newStore(t, Options{Capacity: 1024})
 	rate := limiter.Rate{Limit: 5, Period: time.Hour}
