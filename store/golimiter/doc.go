@@ -57,7 +57,8 @@
 // # The bound
 //
 // Each key is held to its bucket's bound plus the extra tokens Burst gave
-// it, under any number of concurrent callers, and to the eviction rules of
-// package keyed (its Stats count what eviction forgave) when more keys are
-// busy at once than Capacity holds.
+// it, exactly, under any number of concurrent callers, also when more keys
+// are busy at once than Capacity holds: package keyed then keeps what an
+// evicted key owes, so a flood of new keys can delay other keys but never
+// frees one from its debt.
 package golimiter
