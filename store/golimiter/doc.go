@@ -50,9 +50,11 @@
 //     memorystore does not hold raises that key's limit for good there;
 //     here the tokens are extra for one interval, as for any key.
 //   - reset is when the bucket refills, not the end of a tick.
-//   - When Interval/Tokens is not a whole number of ns, the bucket refills
-//     in steps of about 1ns, so remaining right after a take can read one
-//     less than memorystore's until a few ns later.
+//   - remaining is read at the take's own time, so it can be one less than
+//     memorystore's when that time is a few ns behind another take's
+//     (concurrent callers), or when Interval/Tokens is not a whole number
+//     of ns (the bucket refills in steps of about 1ns). Which takes are
+//     admitted is exact either way.
 //
 // # The bound
 //
