@@ -1,8 +1,8 @@
 // Package gcra is a lock-free rate limiter (the Generic Cell Rate Algorithm)
 // whose whole state is one 64-bit theoretical arrival time. Use it for the
 // cheapest exact decision of one limit: events per period on average, with
-// bursts of up to burst events. See ExampleLimiter; ExampleLimiter_ReserveAt
-// shows reservations.
+// bursts of up to burst events. See ExampleLimiter; ExampleLimiter_Wait and
+// ExampleLimiter_ReserveAt show waiting and reservations.
 //
 // Allow and AllowN decide at once; Reserve takes events now for a later time
 // and Wait sleeps until then; Refund and Reservation.Cancel give events back.
