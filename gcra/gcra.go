@@ -99,10 +99,15 @@ func New(events int64, period time.Duration, burst int64, opts ...Option) (*Limi
 }
 
 // NewRate returns a full Limiter that admits rate events per second on
-// average and at most burst at once; see RateParams for how the float is
-// read and which values are refused.
+// average and at most burst at once. The float is read as the fraction
+// num/den nearest to it with den <= 2^32 and within 2^-50 of it relatively
+// (0.5, 1e-3 and 1.0/3 become 1/2, 1/1000 and 1/3 exactly), that is num
+// events per den seconds; use New to give the rate exactly. It returns a
+// *limit.ParamError (Param "rate") for a rate that is not finite and
+// positive, has no such fraction (below about 2^-32), or exceeds one event
+// per nanosecond, and New's errors for burst.
 func NewRate(rate float64, burst int64, opts ...Option) (*Limiter, error) {
-	ps, err := RateParams(rate, burst)
+	ps, err := rateParams(rate, burst)
 	if err != nil {
 		return nil, err
 	}
@@ -110,7 +115,7 @@ func NewRate(rate float64, burst int64, opts ...Option) (*Limiter, error) {
 }
 
 // NewFromParams returns a full Limiter with Params ps, which must come from
-// NewParams or RateParams (the zero Params is a *limit.ParamError).
+// NewParams (the zero Params is a *limit.ParamError).
 func NewFromParams(ps Params, opts ...Option) (*Limiter, error) {
 	if ps.j == 0 {
 		return nil, paramErr("params", ps, nil, nil, "the zero Params: make them with NewParams")
