@@ -1,12 +1,13 @@
 //go:build gc && !purego && (amd64 || arm64)
 
-package asm
+package asm128
 
 import (
 	"math/rand/v2"
 	"testing"
 	"unsafe"
 
+	"github.com/cellrate/cellrate/asm"
 	"github.com/cellrate/cellrate/internal/pairtest"
 )
 
@@ -47,21 +48,21 @@ func TestRoutinesMatchReference(t *testing.T) {
 					if op == 1 {
 						o1, o2 = pairtest.Value(r), pairtest.Value(r)
 					}
-					if got, want := rs.cas(p, o1, o2, a, b), RefCas(ref, o1, o2, a, b); got != want {
+					if got, want := rs.cas(p, o1, o2, a, b), asm.RefCas(ref, o1, o2, a, b); got != want {
 						t.Fatalf("step %d: cas(%#x, %#x, %#x, %#x) = %v, reference %v", i, o1, o2, a, b, got, want)
 					}
 				case 2:
 					g1, g2 := rs.load(p)
-					w1, w2 := RefLoad(ref)
+					w1, w2 := asm.RefLoad(ref)
 					if g1 != w1 || g2 != w2 {
 						t.Fatalf("step %d: load = %#x, %#x; reference %#x, %#x", i, g1, g2, w1, w2)
 					}
 				case 3:
 					rs.store(p, a, b)
-					RefStore(ref, a, b)
+					asm.RefStore(ref, a, b)
 				case 4:
 					g1, g2 := rs.swap(p, a, b)
-					w1, w2 := RefSwap(ref, a, b)
+					w1, w2 := asm.RefSwap(ref, a, b)
 					if g1 != w1 || g2 != w2 {
 						t.Fatalf("step %d: swap = %#x, %#x; reference %#x, %#x", i, g1, g2, w1, w2)
 					}

@@ -1,6 +1,6 @@
 //go:build gc && !purego && arm64
 
-package asm
+package asm128
 
 import "golang.org/x/sys/cpu"
 
