@@ -64,10 +64,10 @@ func charts(res results) []chart {
 	lim := []string{"limiters/admit", "limiters/deny"}
 	limT := []string{"admitting (nearly every call admitted)", "denying (nearly every call denied)"}
 	add(mk("limiters", "How many times faster than golang.org/x/time/rate? One goroutine, each limiter's own clock",
-		"times faster than x/time/rate (log scale; 1 = as fast; whisker: 95% interval)", speedup, true, lim, limT, 1))
+		"times faster than x/time/rate (log scale; 1 = as fast; whisker: 95% interval; grey: no difference shown)", speedup, true, lim, limT, 1))
 	if p := res.Machine.GOMAXPROCS; p > 1 {
 		add(mk("limiters-contended", fmt.Sprintf("The same on %d goroutines at once, one per CPU (contention)", p),
-			"times faster than x/time/rate (log scale; 1 = as fast; whisker: 95% interval)", speedup, false, lim, limT, p))
+			"times faster than x/time/rate (log scale; 1 = as fast; whisker: 95% interval; grey: no difference shown)", speedup, false, lim, limT, p))
 	}
 	var kid, kt []string
 	for _, n := range res.Config.KeyCounts {
@@ -75,13 +75,13 @@ func charts(res results) []chart {
 		kt = append(kt, fmt.Sprintf("%s keys, one drawn at random per decision", thousands(n)))
 	}
 	add(mk("keyed", "How many times faster is cellrate's keyed than each per-key limiter? One goroutine",
-		"times faster than the peer (log scale; 1 = as fast; whisker: 95% interval)", speedup, true, kid, kt, 1))
+		"times faster than the peer (log scale; 1 = as fast; whisker: 95% interval; grey: no difference shown)", speedup, true, kid, kt, 1))
 	add(mk("http-added", "How many ns does each middleware add to a request? In process, one goroutine",
-		"ns added per request over the bare handler (log scale; whisker: 95% interval)", added, true,
+		"ns added per request over the bare handler (log scale; whisker: 95% interval; grey: none shown)", added, true,
 		[]string{"http/10/added", "http/100000/added"},
 		[]string{"10 clients: nearly every request denied (the 429 path)", "100,000 clients: nearly every request admitted"}, 1))
 	add(mk("http", "How many times faster is cellrate's httplimit than each middleware? In process, one goroutine",
-		"times faster than the peer (log scale; 1 = as fast; whisker: 95% interval)", speedup, false,
+		"times faster than the peer (log scale; 1 = as fast; whisker: 95% interval; grey: no difference shown)", speedup, false,
 		[]string{"http/10", "http/100000"},
 		[]string{"10 clients: nearly every request denied (the 429 path)", "100,000 clients: nearly every request admitted"}, 1))
 	return out
@@ -202,10 +202,10 @@ func (c chart) plot(p panel, lo, hi, cutLo, cutHi float64, last bool) *plot.Plot
 	switch {
 	case c.kind == speedup:
 		pl.X.Scale = plot.LogScale{}
-		pl.X.Tick.Marker = ratioTicks{cutHi}
+		pl.X.Tick.Marker = ratioTicks{1.3 * cutHi}
 	case c.logAdded():
 		pl.X.Scale = plot.LogScale{}
-		pl.X.Tick.Marker = nsLogTicks{cutHi}
+		pl.X.Tick.Marker = nsLogTicks{1.3 * cutHi}
 	default:
 		pl.X.Tick.Marker = nsTicks{}
 	}
