@@ -95,6 +95,9 @@ func newConfig(opts []Option) (config, error) {
 // burst whose span (burst times the interval) passes 2^48 steps of about
 // 1ns (3.2 days).
 func NewGCRA(c Client, prefix string, events int64, period time.Duration, burst int64, opts ...Option) (*Limiter, error) {
+	if err := checkClient(c); err != nil {
+		return nil, err
+	}
 	gp, err := newGCRAParams(events, period, burst)
 	if err != nil {
 		return nil, err
@@ -115,6 +118,9 @@ func NewGCRA(c Client, prefix string, events int64, period time.Duration, burst 
 // [1ns, 2^50-1 ns] (about 13 days); other values return a
 // *limit.ParamError.
 func NewWindow(c Client, prefix string, limit int64, w time.Duration, opts ...Option) (*Limiter, error) {
+	if err := checkClient(c); err != nil {
+		return nil, err
+	}
 	switch {
 	case limit < 1 || limit > 1<<32-1:
 		return nil, paramError("limit", limit, int64(1), int64(1<<32-1), "")
@@ -139,7 +145,12 @@ func graceMs(d time.Duration) any {
 // Key returns the Redis key that holds key's state: the prefix and key in
 // braces, a hash tag, so that in a Redis Cluster everything kept for one
 // key lives in one slot.
-func (l *Limiter) Key(key string) string { return l.prefix + "{" + key + "}" }
+func (l *Limiter) Key(key string) string {
+	if l == nil {
+		return "{" + key + "}"
+	}
+	return l.prefix + "{" + key + "}"
+}
 
 // Allow reports whether one unit may be taken now for key, and takes it
 // if so.
@@ -174,6 +185,9 @@ func (l *Limiter) AllowNAt(ctx context.Context, key string, now, n int64) (Resul
 
 // Reset removes key's state: the key becomes full (GCRA) or empty (window).
 func (l *Limiter) Reset(ctx context.Context, key string) error {
+	if l == nil || l.c == nil {
+		return ErrZeroValue
+	}
 	ctx, cancel := l.ctx(ctx)
 	defer cancel()
 	c, ok := l.c.(goredis.Cmdable)
@@ -198,6 +212,8 @@ func (l *Limiter) run(ctx context.Context, key string, caller bool, now, n int64
 // last, and it returns the value it writes ("" if none).
 func (l *Limiter) decide(ctx context.Context, key string, caller bool, now, n int64, take, tier bool, give int64, last string) (Result, int64, string, error) {
 	switch {
+	case l == nil || l.c == nil:
+		return zeroResult, 0, "", ErrZeroValue
 	case n < 0:
 		return Result{RetryAfter: Never}, 0, "", errNegativeCost
 	case n > l.max && !take:

@@ -26,13 +26,14 @@ func WithLease(d time.Duration) Option { return func(c *config) { c.lease = d } 
 // down, at least 1. The default is to fail closed: deny, with the error.
 func WithFailOpen(share float64) Option { return func(c *config) { c.share = share } }
 
-// WithRetry sets how long a TwoTier, after three round trips in a row
-// failed, decides without asking Redis again (denying, or on the fail-open
+// WithRetry sets how long a TwoTier, after three round trips in a row to
+// one Redis node failed, decides that node's keys without asking it again (denying, or on the fail-open
 // limit). Default 100ms.
 func WithRetry(d time.Duration) Option { return func(c *config) { c.retry = d } }
 
 // ErrUnavailable is what a failing-closed TwoTier returns, without a round
-// trip, in the WithRetry span after Redis failed three times in a row.
+// trip, for a key whose Redis node failed three times in a row, in the
+// WithRetry span after.
 var ErrUnavailable = errors.New("redis: Redis failed; not retried yet")
 
 // tripAfter is how many round trips in a row must fail before a TwoTier
@@ -94,10 +95,13 @@ const (
 // fails (down, stopped, failing over) a call that sees the error denies
 // and returns it (failing closed), or decides on a limit local to the
 // process (failing open, WithFailOpen: with a nil error, counted in
-// Stats). After three failures in a row, for WithRetry no round trip is
-// made: a TwoTier failing closed denies with ErrUnavailable, one failing
-// open decides on its local limit. Units already borrowed are spent as
-// usual. Then it asks Redis again; a success resets the count. A Redis
+// Stats). After three failures in a row on one Redis node, for WithRetry
+// no round trip is made to that node: a TwoTier failing closed denies its
+// keys with ErrUnavailable, one failing open decides them on its local
+// limit. Units already borrowed are spent as usual. Then it asks the node
+// again; a success resets its count. The count is kept per node (per
+// master of a ClusterClient, per shard of a Ring), so a node's failure is
+// felt only by the keys it serves. A Redis
 // restarted empty has forgotten what it lent: for one lease after it the
 // bound can be exceeded by what was borrowed before.
 type TwoTier struct {
@@ -110,11 +114,10 @@ type TwoTier struct {
 	retry     int64 // ns
 	share     float64
 	entries   sync.Map // key -> *entry
-	downUntil atomic.Int64
 	trips     atomic.Int64
 	errs      atomic.Int64
 	fallbacks atomic.Int64
-	failing   atomic.Int64 // round trips failed in a row
+	nodes     nodes // failures in a row and retry spans, per Redis node
 	sweeping  sync.Mutex
 	swept     atomic.Int64 // monotonic ns of the last sweep
 }
@@ -134,6 +137,9 @@ type Stats struct{ RoundTrips, Errors, Fallbacks int64 }
 
 // Stats returns the counts so far.
 func (t *TwoTier) Stats() Stats {
+	if t == nil {
+		return Stats{}
+	}
 	return Stats{t.trips.Load(), t.errs.Load(), t.fallbacks.Load()}
 }
 
@@ -143,6 +149,9 @@ func (t *TwoTier) Stats() Stats {
 // Redis burst, burst - ceil(events*lease/period), must be at least the
 // batch) and be below 2^24. Refused values return a *limit.ParamError.
 func NewTwoTier(c Client, prefix string, events int64, period time.Duration, burst int64, opts ...Option) (*TwoTier, error) {
+	if err := checkClient(c); err != nil {
+		return nil, err
+	}
 	if _, err := newGCRAParams(events, period, burst); err != nil {
 		return nil, err
 	}
@@ -202,7 +211,12 @@ func NewTwoTier(c Client, prefix string, events int64, period time.Duration, bur
 
 // RedisBurst returns the burst of the Redis limiter the processes borrow
 // from: the burst less what the rate refills in a lease.
-func (t *TwoTier) RedisBurst() int64 { return t.r.max }
+func (t *TwoTier) RedisBurst() int64 {
+	if t == nil || t.r == nil {
+		return 0
+	}
+	return t.r.max
+}
 
 // Allow reports whether one unit may be taken now for key.
 func (t *TwoTier) Allow(ctx context.Context, key string) (bool, error) {
@@ -231,6 +245,8 @@ func (t *TwoTier) entry(key string) *entry {
 // allow also returns the monotonic time an admission counts at.
 func (t *TwoTier) allow(ctx context.Context, key string, n int64) (Result, int64, error) {
 	switch {
+	case t == nil || t.r == nil:
+		return zeroResult, 0, ErrZeroValue
 	case n < 0:
 		return Result{RetryAfter: Never}, 0, errNegativeCost
 	case n > t.r.max:
@@ -293,8 +309,9 @@ func (t *TwoTier) slow(ctx context.Context, e *entry, key string, n int64) (Resu
 	if until := e.denyUntil.Load(); now < until {
 		return Result{RetryAfter: until - now}, 0, nil
 	}
-	if now < t.downUntil.Load() {
-		return t.fallback(e, now, n, ErrUnavailable)
+	h := t.nodes.of(ctx, t.r.c, t.r.Key(key))
+	if now < h.downUntil.Load() {
+		return t.fallback(e, h, now, n, ErrUnavailable)
 	}
 	e.mu.Lock()
 	defer e.mu.Unlock()
@@ -306,8 +323,8 @@ func (t *TwoTier) slow(ctx context.Context, e *entry, key string, n int64) (Resu
 	if until := e.denyUntil.Load(); now < until {
 		return Result{RetryAfter: until - now}, 0, nil
 	}
-	if now < t.downUntil.Load() {
-		return t.fallback(e, now, n, ErrUnavailable)
+	if now < h.downUntil.Load() {
+		return t.fallback(e, h, now, n, ErrUnavailable)
 	}
 	if t.trips.Add(1)%sweepEvery == 0 {
 		t.sweep(now)
@@ -342,12 +359,12 @@ func (t *TwoTier) slow(ctx context.Context, e *entry, key string, n int64) (Resu
 	if err != nil {
 		t.errs.Add(1)
 		now = monotonic()
-		if t.failing.Add(1) >= tripAfter {
-			t.downUntil.Store(now + t.retry)
+		if h.failing.Add(1) >= tripAfter {
+			h.downUntil.Store(now + t.retry)
 		}
-		return t.fallback(e, now, n, err)
+		return t.fallback(e, h, now, n, err)
 	}
-	t.failing.Store(0)
+	h.failing.Store(0)
 	// Short of a batch, ask again only when the rate has refilled the
 	// rest: under saturation a round trip then brings a batch, not a unit.
 	now = monotonic()
@@ -403,13 +420,21 @@ func (t *TwoTier) sweep(now int64) {
 		}
 		return true
 	})
+	// Nodes gone from the slot map (failed over, resharded away) leave too;
+	// a caller still holding one's health counts on a fresh one next time.
+	t.nodes.all.Range(func(k, v any) bool {
+		if h := v.(*health); h.failing.Load() == 0 && h.downUntil.Load() <= now {
+			t.nodes.all.Delete(k)
+		}
+		return true
+	})
 }
 
 // fallback decides while Redis fails: deny with err (fail closed), or on
 // the local limit.
-func (t *TwoTier) fallback(e *entry, now, n int64, err error) (Result, int64, error) {
+func (t *TwoTier) fallback(e *entry, h *health, now, n int64, err error) (Result, int64, error) {
 	if t.share == 0 {
-		return Result{RetryAfter: max(1, t.downUntil.Load()-now)}, 0, err
+		return Result{RetryAfter: max(1, h.downUntil.Load()-now)}, 0, err
 	}
 	fb := e.fb.Load()
 	if fb == nil {
