@@ -11,9 +11,12 @@ import (
 	"time"
 )
 
-// WithBatch sets how many units a TwoTier borrows from Redis in one round
-// trip (at least the units a request asks). Default: a quarter of the
-// Redis burst (see NewTwoTier), at least 1.
+// WithBatch caps how many units a TwoTier borrows from Redis in one round
+// trip (a request for more units still borrows them). Below the cap, each
+// process borrows what it spent in half a lease at its recent pace: the
+// size grows (at most doubling) while units run out early and shrinks when
+// they are left over. Default: a quarter of the Redis burst (see
+// NewTwoTier), at least 1.
 func WithBatch(units int64) Option { return func(c *config) { c.batch = units } }
 
 // WithLease sets how long a TwoTier may spend the units it borrowed, from
@@ -27,8 +30,8 @@ func WithLease(d time.Duration) Option { return func(c *config) { c.lease = d } 
 func WithFailOpen(share float64) Option { return func(c *config) { c.share = share } }
 
 // WithRetry sets how long a TwoTier, after three round trips in a row to
-// one Redis node failed, decides that node's keys without asking it again (denying, or on the fail-open
-// limit). Default 100ms.
+// one Redis node failed, decides that node's keys without asking it again
+// (denying, or on the fail-open limit). Default 100ms.
 func WithRetry(d time.Duration) Option { return func(c *config) { c.retry = d } }
 
 // ErrUnavailable is what a failing-closed TwoTier returns, without a round
@@ -80,14 +83,13 @@ const (
 // # What batching costs
 //
 // The bound is kept by admitting less: the burst available at once is
-// lower by ceil(events*lease/period); units a process holds cannot serve
-// another (up to batch-1 per process and key at any time, more if it asks
-// before its pool is empty); units unspent when the lease ends are lost
-// unless they can go back (no admission on the key since the borrow);
-// and a process that is denied waits the RetryAfter Redis gave it even if
-// another process's lease expires meanwhile. With steady demand in every
-// process the loss is small; with many processes and little demand each,
-// use a small batch.
+// lower by ceil(events*lease/period), and units a process holds cannot
+// serve another. Each process borrows about what it spends in half a
+// lease (see WithBatch), so a light process holds little; units left when
+// a lease ends go back as above or are lost. A process that Redis leaves
+// without units denies locally until the next unit could be there (later
+// when several processes compete for them), with no round trip. Close
+// gives back what a process holds when it stops.
 //
 // # Faults
 //
@@ -120,6 +122,7 @@ type TwoTier struct {
 	nodes     nodes // failures in a row and retry spans, per Redis node
 	sweeping  sync.Mutex
 	swept     atomic.Int64 // monotonic ns of the last sweep
+	closed    atomic.Bool
 }
 
 type entry struct {
@@ -128,6 +131,9 @@ type entry struct {
 	mu        sync.Mutex    // one borrower at a time
 	last      string        // the value this process's last borrow wrote (under mu)
 	lastM     int64         // the units it brought, not yet given back (under mu)
+	at, got   int64         // when the last borrow was asked, and the units it brought (under mu)
+	size      int64         // the units the next borrow asks (under mu)
+	zeros     int64         // borrows that found none, less those that found some (under mu)
 	fb        atomic.Pointer[localLimiter]
 }
 
@@ -315,6 +321,9 @@ func (t *TwoTier) slow(ctx context.Context, e *entry, key string, n int64) (Resu
 	}
 	e.mu.Lock()
 	defer e.mu.Unlock()
+	if t.closed.Load() {
+		return zeroResult, 0, ErrClosed
+	}
 	// Another caller may have borrowed while this one waited.
 	if r, at, ok := e.spend(n); ok {
 		return r, at, nil
@@ -329,33 +338,9 @@ func (t *TwoTier) slow(ctx context.Context, e *entry, key string, n int64) (Resu
 	if t.trips.Add(1)%sweepEvery == 0 {
 		t.sweep(now)
 	}
-	ls := now
-	// Units of the last borrow left in a pool whose lease has ended go
-	// back with this round trip: none can be spent any more (a unit taken
-	// now counts at a clock read later, past the lease), and the pool is
-	// emptied first so that none goes back twice.
-	var give int64
-	for e.lastM > 0 {
-		w := e.word.Load()
-		tok := int64(w & tokMask)
-		if tok == 0 || int64(w>>tokBits)*1e6 > now {
-			break
-		}
-		if e.word.CompareAndSwap(w, 0) {
-			give = min(tok, e.lastM)
-			break
-		}
-	}
-	r, m, written, err := t.r.decide(ctx, key, false, 0, max(t.batch, n), true, true, give, e.last)
-	if give > 0 || err != nil {
-		e.lastM = 0 // given back, or lost: never twice
-	}
-	if written != "" {
-		e.last = written
-	}
-	if m > 0 {
-		e.lastM = m
-	}
+	want := max(e.resize(now, t.lease, t.batch), n)
+	give := e.reclaim(now)
+	r, m, err := t.borrow(ctx, e, key, want, give)
 	if err != nil {
 		t.errs.Add(1)
 		now = monotonic()
@@ -365,23 +350,86 @@ func (t *TwoTier) slow(ctx context.Context, e *entry, key string, n int64) (Resu
 		return t.fallback(e, h, now, n, err)
 	}
 	h.failing.Store(0)
-	// Short of a batch, ask again only when the rate has refilled the
-	// rest: under saturation a round trip then brings a batch, not a unit.
-	now = monotonic()
-	if m > 0 {
-		e.add(m, ls+t.lease)
-		if m < t.batch {
-			e.denyUntil.Store(now + t.refill(t.batch-m))
-		}
-		if r, at, ok := e.spend(n); ok {
-			return r, at, nil
-		}
-		tok := int64(e.word.Load() & tokMask)
-		return Result{Remaining: tok, RetryAfter: t.refill(max(1, n-tok))}, 0, nil
+	e.at, e.got = now, m
+	return t.received(e, r, m, n, now)
+}
+
+// borrow asks Redis for up to want units, giving back give units of the
+// last borrow, and keeps the receipt of this one.
+func (t *TwoTier) borrow(ctx context.Context, e *entry, key string, want, give int64) (Result, int64, error) {
+	r, m, written, err := t.r.decide(ctx, key, false, 0, want, true, true, give, e.last)
+	if give > 0 || err != nil {
+		e.lastM = 0 // given back, or lost: never twice
 	}
-	wait := r.RetryAfter + t.refill(t.batch-1)
-	e.denyUntil.Store(now + wait)
-	return Result{Remaining: int64(e.word.Load() & tokMask), RetryAfter: r.RetryAfter}, 0, nil
+	if written != "" {
+		e.last = written
+	}
+	if m > 0 {
+		e.lastM = m
+	}
+	return r, m, err
+}
+
+// received puts the m units borrowed at ls in the pool and decides the
+// request from them. When Redis is left without a whole unit, or had none,
+// a denial is kept until its next unit could be there, later when other
+// processes compete for the units: zeros counts the borrows that found
+// none, less those that found some, and each stands for a process that
+// takes a unit before this one, so that processes drawing from an empty
+// key make about one round trip per unit between them.
+func (t *TwoTier) received(e *entry, r Result, m, n, ls int64) (Result, int64, error) {
+	now := monotonic()
+	if m == 0 {
+		e.zeros = min(e.zeros+1, t.r.max)
+		wait := r.RetryAfter + t.refill(e.zeros-1)
+		e.denyUntil.Store(now + wait)
+		return Result{Remaining: int64(e.word.Load() & tokMask), RetryAfter: wait}, 0, nil
+	}
+	e.add(m, ls+t.lease)
+	if r.Remaining == 0 {
+		e.denyUntil.Store(now + t.refill(1+e.zeros))
+		e.zeros = max(0, e.zeros-1)
+	}
+	if r, at, ok := e.spend(n); ok {
+		return r, at, nil
+	}
+	tok := int64(e.word.Load() & tokMask)
+	return Result{Remaining: tok, RetryAfter: t.refill(max(1, n-tok))}, 0, nil
+}
+
+// resize returns how many units to borrow: what this process spent per
+// half lease since its last borrow (at least 1, at most limit). A pool
+// that ran dry early grows the next borrow; a process that spent little
+// of it, or came back late, shrinks it; a borrow at most doubles the one
+// before. Half a lease leaves the other half
+// for the spending rate to vary before units are void.
+func (e *entry) resize(now, lease, limit int64) int64 {
+	if e.got == 0 || now <= e.at {
+		return max(1, e.size)
+	}
+	spent := max(0, e.got-int64(e.word.Load()&tokMask))
+	size := math.Ceil(float64(spent) * float64(lease/2) / float64(now-e.at))
+	// At most double: a burst of requests is not a rate.
+	e.size = int64(max(1, min(size, float64(2*e.got), float64(limit))))
+	return e.size
+}
+
+// reclaim empties a pool whose lease has ended and returns the units of
+// the last borrow in it, to give back with the next round trip: none can
+// be spent any more (a unit taken now counts at a clock read later, past
+// the lease), and none goes back twice.
+func (e *entry) reclaim(now int64) int64 {
+	for e.lastM > 0 {
+		w := e.word.Load()
+		tok := int64(w & tokMask)
+		if tok == 0 || int64(w>>tokBits)*1e6 > now {
+			return 0
+		}
+		if e.word.CompareAndSwap(w, 0) {
+			return min(tok, e.lastM)
+		}
+	}
+	return 0
 }
 
 // refill returns the ns the rate takes to refill k units, rounded up.
