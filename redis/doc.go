@@ -62,7 +62,11 @@
 // limiter asks go-redis to reload the slot map, which go-redis otherwise
 // does once a minute, so decisions find a promoted replica at once. Redis
 // replicates asynchronously: a failover can lose the last decisions
-// before it, which then count as never made.
+// before it, which then count as never made. A Redis restarted without
+// persistence has lost every key: each key of a Limiter is then new, and
+// can admit up to its burst (a window: its limit) more than the bound,
+// once per restart. Persistence (appendonly with fsync everysec) narrows
+// this to the decisions of the last second.
 //
 // TwoTier's policy is its own: see its documentation.
 package redis

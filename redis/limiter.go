@@ -98,6 +98,9 @@ func NewGCRA(c Client, prefix string, events int64, period time.Duration, burst 
 	if err := checkClient(c); err != nil {
 		return nil, err
 	}
+	if err := checkPrefix(prefix); err != nil {
+		return nil, err
+	}
 	gp, err := newGCRAParams(events, period, burst)
 	if err != nil {
 		return nil, err
@@ -119,6 +122,9 @@ func NewGCRA(c Client, prefix string, events int64, period time.Duration, burst 
 // *limit.ParamError.
 func NewWindow(c Client, prefix string, limit int64, w time.Duration, opts ...Option) (*Limiter, error) {
 	if err := checkClient(c); err != nil {
+		return nil, err
+	}
+	if err := checkPrefix(prefix); err != nil {
 		return nil, err
 	}
 	switch {

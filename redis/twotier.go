@@ -103,9 +103,14 @@ const (
 // limit. Units already borrowed are spent as usual. Then it asks the node
 // again; a success resets its count. The count is kept per node (per
 // master of a ClusterClient, per shard of a Ring), so a node's failure is
-// felt only by the keys it serves. A Redis
-// restarted empty has forgotten what it lent: for one lease after it the
-// bound can be exceeded by what was borrowed before.
+// felt only by the keys it serves.
+//
+// A Redis restarted empty (without persistence) has forgotten every key.
+// The first process to borrow a key afterwards rebuilds it from the state
+// its own last borrow wrote, so what is forgotten is only what other
+// processes borrowed of the key after that: nothing when one process uses
+// the key, and never more than the Redis burst. Over the bound, a restart
+// can admit at most that much per key, once.
 type TwoTier struct {
 	r         *Limiter
 	events    int64

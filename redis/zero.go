@@ -2,6 +2,7 @@ package redis
 
 import (
 	"errors"
+	"strings"
 
 	goredis "github.com/redis/go-redis/v9"
 )
@@ -32,3 +33,13 @@ func checkClient(c Client) error {
 
 // zeroResult is the decision of a limiter no constructor made.
 var zeroResult = Result{RetryAfter: Never}
+
+// checkPrefix refuses braces in a prefix: Redis Cluster would hash the
+// first braced part of every key, the prefix's, and put all in one slot.
+func checkPrefix(prefix string) error {
+	if strings.ContainsAny(prefix, "{}") {
+		return paramError("prefix", prefix, nil, nil,
+			"braces would make the prefix the hash tag of every key, all in one cluster slot")
+	}
+	return nil
+}

@@ -60,3 +60,23 @@ func TestZeroValues(t *testing.T) {
 		t.Error("a zero TwoTier's accessors")
 	}
 }
+
+// TestPrefixBraces: a prefix with a brace is refused by every
+// constructor, naming the prefix; one without is accepted.
+func TestPrefixBraces(t *testing.T) {
+	for _, p := range []string{"app{rl}:", "a{", "}"} {
+		for name, mk := range map[string]func() error{
+			"NewGCRA":    func() error { _, err := NewGCRA(offline, p, 1, time.Second, 1); return err },
+			"NewWindow":  func() error { _, err := NewWindow(offline, p, 1, time.Second); return err },
+			"NewTwoTier": func() error { _, err := NewTwoTier(offline, p, 1, time.Second, 10); return err },
+		} {
+			var pe *limit.ParamError
+			if err := mk(); !errors.As(err, &pe) || pe.Param != "prefix" {
+				t.Errorf("%s(prefix %q): %v, want a ParamError for prefix", name, p, err)
+			}
+		}
+	}
+	if _, err := NewGCRA(offline, "app:rl:", 1, time.Second, 1); err != nil {
+		t.Error(err)
+	}
+}

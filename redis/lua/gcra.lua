@@ -14,9 +14,9 @@
 --
 -- Two more ARGV, from a TwoTier: units to give back and the key's value its
 -- last borrow wrote. If the key still holds that value (nothing was
--- admitted since, nothing restarted), those units of that borrow are
--- undone, as if it had taken fewer: the state is then exactly the one that
--- smaller borrow would have left.
+-- admitted since), those units of that borrow are undone, as if it had
+-- taken fewer: the state is then exactly the one that smaller borrow would
+-- have left. A missing key is rebuilt from that value.
 --
 -- Returns {ok, admitted, remaining, retry seconds, retry ns}: the wait is
 -- retry seconds*1e9 + retry ns; with the two ARGV, also the value written
@@ -35,6 +35,12 @@ local giving = ARGV[13] ~= nil
 
 local OS, ON, t
 local raw = redis.call('GET', KEYS[1])
+if not raw and giving and ARGV[14] ~= '' then
+  -- No key, and this process's last borrow wrote one: Redis restarted
+  -- empty, or the key expired full (then the value is a full state too).
+  -- Rebuild it from that value: never less than it, as the key held.
+  raw = ARGV[14]
+end
 if raw then
   OS, ON, t = struct.unpack('<ddd', raw)
   local ds = S - OS
