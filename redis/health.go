@@ -27,6 +27,21 @@ type nodes struct {
 // of returns the health of the node serving key (a Redis key, prefixed).
 // A cluster whose slot map cannot be had counts as one node.
 func (ns *nodes) of(ctx context.Context, c Client, key string) *health {
+	node := nodeOf(ctx, c, key)
+	if node == nil {
+		return &ns.def
+	}
+	if h, ok := ns.all.Load(node); ok {
+		return h.(*health)
+	}
+	h, _ := ns.all.LoadOrStore(node, new(health))
+	return h.(*health)
+}
+
+// nodeOf returns the client of the node serving key (a Redis key,
+// prefixed) for a ClusterClient or a Ring, nil for any other client or
+// when the slot map cannot be had.
+func nodeOf(ctx context.Context, c Client, key string) *goredis.Client {
 	var node *goredis.Client
 	var err error
 	switch c := c.(type) {
@@ -35,12 +50,8 @@ func (ns *nodes) of(ctx context.Context, c Client, key string) *health {
 	case *goredis.Ring:
 		node, err = c.GetShardClientForKey(key)
 	}
-	if node == nil || err != nil {
-		return &ns.def
+	if err != nil {
+		return nil
 	}
-	if h, ok := ns.all.Load(node); ok {
-		return h.(*health)
-	}
-	h, _ := ns.all.LoadOrStore(node, new(health))
-	return h.(*health)
+	return node
 }

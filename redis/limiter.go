@@ -28,14 +28,16 @@ const (
 // round trip running one script on the server holding the key. It is safe
 // for concurrent use by many goroutines and many processes.
 type Limiter struct {
-	c      Client
-	script *goredis.Script
-	prefix string
-	alg    algorithm
-	max    int64 // the largest n: the burst or the limit
-	gp     gcraParams
-	tail   []any // the script's arguments after the decision's own
-	cfg    config
+	c       Client
+	script  *goredis.Script
+	batch   *batcher // for a single server
+	batches sync.Map // per node of a cluster or ring: *goredis.Client -> *batcher
+	prefix  string
+	alg     algorithm
+	max     int64 // the largest n: the burst or the limit
+	gp      gcraParams
+	tail    []any // the script's arguments after the decision's own
+	cfg     config
 }
 
 type config struct {
@@ -109,7 +111,7 @@ func NewGCRA(c Client, prefix string, events int64, period time.Duration, burst 
 	if err != nil {
 		return nil, err
 	}
-	l := &Limiter{c: c, script: gcraScript, prefix: prefix, alg: algGCRA, max: burst, gp: gp, cfg: cfg}
+	l := &Limiter{c: c, script: gcraScript, batch: new(batcher), prefix: prefix, alg: algGCRA, max: burst, gp: gp, cfg: cfg}
 	l.tail = []any{u64(gp.p), u64(gp.e), u64(gp.j), u64(gp.burst), u64(gp.c1), u64(gp.c2), graceMs(cfg.grace)}
 	return l, nil
 }
@@ -137,7 +139,7 @@ func NewWindow(c Client, prefix string, limit int64, w time.Duration, opts ...Op
 	if err != nil {
 		return nil, err
 	}
-	l := &Limiter{c: c, script: windowScript, prefix: prefix, alg: algWindow, max: limit, cfg: cfg}
+	l := &Limiter{c: c, script: windowScript, batch: new(batcher), prefix: prefix, alg: algWindow, max: limit, cfg: cfg}
 	l.tail = []any{strconv.FormatInt(limit, 10), strconv.FormatInt(int64(w), 10), graceMs(cfg.grace)}
 	return l, nil
 }
@@ -250,7 +252,8 @@ func (l *Limiter) decide(ctx context.Context, key string, caller bool, now, n in
 	b.keys[0] = l.Key(key)
 	ctx, cancel := l.ctx(ctx)
 	defer cancel()
-	cmd := l.script.Run(ctx, l.c, b.keys[:], args...)
+	b.args = args
+	cmd := l.send(ctx, b)
 	var v []int64
 	var written string
 	err := cmd.Err()
@@ -317,12 +320,16 @@ func retryAfter(s, ns int64) int64 {
 
 func nop() {}
 
+// argBuf is one decision's command: its key and arguments, the reply, and
+// the channel on which the batch that sent it says it is done.
 type argBuf struct {
 	args []any
 	keys [1]string
+	cmd  *goredis.Cmd
+	done chan bool // true: lead the next batch
 }
 
-var argPool = sync.Pool{New: func() any { return &argBuf{args: make([]any, 0, 12)} }}
+var argPool = sync.Pool{New: func() any { return &argBuf{args: make([]any, 0, 14), done: make(chan bool, 1)} }}
 
 func (l *Limiter) ctx(ctx context.Context) (context.Context, context.CancelFunc) {
 	if l.cfg.timeout == 0 {

@@ -93,6 +93,9 @@ func TestTwoTierLightProcesses(t *testing.T) {
 	asked, admitted, trips := totals(ps)
 	t.Logf("8 processes at 100/s: %d of %d asked admitted (%.1f%%), %d round trips (%.3f per admission)",
 		admitted, asked, 100*float64(admitted)/float64(asked), trips, float64(trips)/float64(admitted))
+	if testing.Short() {
+		return // the figures below need a machine that is not also running -race
+	}
 	if admitted*100 < asked*95 {
 		t.Errorf("admitted %d of %d asked, under 95%%", admitted, asked)
 	}
@@ -119,6 +122,9 @@ func TestTwoTierSaturated(t *testing.T) {
 	bound := 10 + 50*d.Seconds()
 	t.Logf("3 saturating processes at 50/s burst 10: %d admitted (bound %.0f over the run), %d round trips (%.2f per admission)",
 		admitted, bound, trips, float64(trips)/float64(admitted))
+	if testing.Short() {
+		return
+	}
 	if float64(admitted) < 0.8*bound {
 		t.Errorf("admitted %d, under 80%% of the bound %.0f", admitted, bound)
 	}
@@ -147,7 +153,7 @@ func TestTwoTierNoSpikes(t *testing.T) {
 	_, admitted, trips := totals(ps)
 	t.Logf("after the burst: %d admitted in 1s, longest gap %v; %d admitted in all, %d round trips",
 		after, time.Duration(gap), admitted, trips)
-	if gap > int64(200*time.Millisecond) || after < 70 {
+	if !testing.Short() && (gap > int64(200*time.Millisecond) || after < 70) {
 		t.Errorf("after the burst: %d admitted in 1s, longest gap %v", after, time.Duration(gap))
 	}
 }
