@@ -50,11 +50,13 @@ const (
 	tokMask = 1<<tokBits - 1
 )
 
-// TwoTier is a GCRA shared through Redis, with a lock-free tier in each
-// process (seed 004): a process borrows units from the Redis limiter in
-// batches, one round trip per batch, and admits from them with one atomic
-// compare-and-swap, no round trip; a denial from Redis is kept until its
-// RetryAfter, so a process that is out of units denies without asking.
+// TwoTier is a GCRA shared through Redis that answers most requests
+// without a round trip: each process borrows units from Redis in batches
+// sized to its own demand, and admits from them with one atomic
+// compare-and-swap; a process that Redis leaves without units denies
+// locally until the next unit could be there. Use it when a round trip per
+// request costs too much; call Close when the process stops, so the units
+// it holds go to the others. It is safe for concurrent use.
 //
 // # The bound
 //
