@@ -56,7 +56,7 @@ func ExampleNewTwoTier() {
 	if err != nil {
 		panic(err)
 	}
-	defer l.Close(context.Background()) // gives back the units this process holds
+	defer l.Close(context.Background())         // gives back the units this process holds
 	fmt.Println("Redis burst:", l.RedisBurst()) // 2000 - 5000*0.1s
 	ok, err := l.Allow(context.Background(), "global")
 	fmt.Println(ok, err)

@@ -278,7 +278,7 @@ func (l *Limiter) decide(ctx context.Context, key string, caller bool, now, n in
 		return Result{}, 0, "", fmt.Errorf("redis: the script returned %d values, want 5", len(v))
 	}
 	r := Result{OK: v[0] == 1, Remaining: v[2]}
-	if !r.OK {
+	if !r.OK || take {
 		r.RetryAfter = retryAfter(v[3], v[4])
 	}
 	return r, v[1], written, nil

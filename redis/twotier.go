@@ -381,9 +381,9 @@ func (t *TwoTier) borrow(ctx context.Context, e *entry, key string, want, give i
 // request from them. When Redis is left without a whole unit, or had none,
 // a denial is kept until its next unit could be there, later when other
 // processes compete for the units: zeros counts the borrows that found
-// none, less those that found some, and each stands for a process that
+// none, less those that found some,, each standing for a process that
 // takes a unit before this one, so that processes drawing from an empty
-// key make about one round trip per unit between them.
+// key do not all ask for each unit.
 func (t *TwoTier) received(e *entry, r Result, m, n, ls int64) (Result, int64, error) {
 	now := monotonic()
 	if m == 0 {
@@ -393,9 +393,9 @@ func (t *TwoTier) received(e *entry, r Result, m, n, ls int64) (Result, int64, e
 		return Result{Remaining: int64(e.word.Load() & tokMask), RetryAfter: wait}, 0, nil
 	}
 	e.add(m, ls+t.lease)
+	e.zeros = max(0, e.zeros-1)
 	if r.Remaining == 0 {
-		e.denyUntil.Store(now + t.refill(1+e.zeros))
-		e.zeros = max(0, e.zeros-1)
+		e.denyUntil.Store(now + r.RetryAfter + t.refill(e.zeros))
 	}
 	if r, at, ok := e.spend(n); ok {
 		return r, at, nil

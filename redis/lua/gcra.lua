@@ -19,8 +19,9 @@
 -- have left. A missing key is rebuilt from that value.
 --
 -- Returns {ok, admitted, remaining, retry seconds, retry ns}: the wait is
--- retry seconds*1e9 + retry ns; with the two ARGV, also the value written
--- ("" if none).
+-- retry seconds*1e9 + retry ns (for a take that left no whole event, the
+-- wait for the next one); with the two ARGV, also the value written ("" if
+-- none).
 local mode = tonumber(ARGV[1])
 local S, N = now(mode, ARGV[2], ARGV[3])
 local n = tonumber(ARGV[4])
@@ -145,4 +146,11 @@ end
 rem = 0
 if t - q < bj then rem = math.floor((bj - (t - q)) / j) end
 
+if take == 1 and rem == 0 then
+  -- A borrow that emptied the key: also the wait for its next whole event,
+  -- as a denial of one would give it.
+  local w, wr = smuldiv(t - (bj - j), p, e)
+  if wr > 0 then w = w + 1 end
+  return reply({1, m, rem, OS - S, ON - N + w}, store(t))
+end
 return reply({1, m, rem, 0, 0}, store(t))
