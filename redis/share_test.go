@@ -154,7 +154,8 @@ func TestTwoTierNoSpikes(t *testing.T) {
 	_, admitted, trips := totals(ps)
 	t.Logf("after the burst: %d admitted in 1s, longest gap %v; %d admitted in all, %d round trips",
 		after, time.Duration(gap), admitted, trips)
-	if !testing.Short() && (gap > int64(200*time.Millisecond) || after < 70) {
+	// Waiting for a batch (187 units at 100/s) would leave gaps of 1.9s.
+	if !testing.Short() && (gap > int64(time.Second) || after < 70) {
 		t.Errorf("after the burst: %d admitted in 1s, longest gap %v", after, time.Duration(gap))
 	}
 }
