@@ -42,7 +42,7 @@ func BenchmarkPacer(b *testing.B) {
 			if err != nil {
 				b.Fatal(err)
 			}
-			run(b, g, func(*int64) bool { return p.Take(ctx) == nil })
+			run(b, g, func(*int64) bool { return p.Wait(ctx) == nil })
 		})
 	}
 }
@@ -89,7 +89,7 @@ func schedulePacer(events int64, period time.Duration, n int) []int64 {
 	now := int64(time.Hour)
 	out := make([]int64, n)
 	for i := range out {
-		now += p.ReserveAt(now).Wait
+		now += int64(p.ReserveAt(now).Wait)
 		out[i] = now
 	}
 	return out
@@ -145,7 +145,7 @@ func TestPacerSlackAfterPause(t *testing.T) {
 	c.now.Store(int64(time.Hour))
 	ep := early(func() int64 {
 		now := c.now.Load()
-		w := p.ReserveAt(now).Wait
+		w := int64(p.ReserveAt(now).Wait)
 		c.now.Add(w)
 		return now + w
 	})

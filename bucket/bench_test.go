@@ -78,7 +78,7 @@ func BenchmarkReserveCancel(b *testing.B) {
 	now := int64(0)
 	for b.Loop() {
 		now += 3
-		r, _ := l.ReserveAt(now, 1)
+		r, _ := l.ReserveNAt(now, 1)
 		sink = r.CancelAt(now)
 	}
 }

@@ -74,7 +74,7 @@ func (m *model) wait(have, c *big.Rat) int64 {
 	}
 	q := ceilR(w)
 	if !q.IsInt64() || q.Int64() == math.MaxInt64 {
-		return limit.Never
+		return int64(limit.Never)
 	}
 	return q.Int64()
 }
@@ -82,7 +82,7 @@ func (m *model) wait(have, c *big.Rat) int64 {
 func (m *model) allow(now int64, c *big.Rat) limit.Result {
 	have, base, nt := m.at(bigNow(now))
 	if have.Cmp(c) < 0 {
-		return limit.Result{Remaining: m.remaining(have), RetryAfter: m.wait(have, c)}
+		return limit.Result{Remaining: m.remaining(have), RetryAfter: time.Duration(m.wait(have, c))}
 	}
 	if c.Sign() > 0 {
 		m.tok, m.t = new(big.Rat).Sub(base, c), nt
@@ -104,11 +104,11 @@ func (m *model) reserve(now int64, c *big.Rat, maxDebt *big.Rat) modelRes {
 	have, base, nt := m.at(bigNow(now))
 	after := new(big.Rat).Sub(base, c)
 	if new(big.Rat).Sub(m.b, after).Cmp(maxDebt) > 0 {
-		return modelRes{wait: limit.Never}
+		return modelRes{wait: int64(limit.Never)}
 	}
 	w := m.wait(have, c)
-	if w == limit.Never {
-		return modelRes{wait: limit.Never}
+	if w == int64(limit.Never) {
+		return modelRes{wait: int64(limit.Never)}
 	}
 	if w > 0 {
 		// Charged as admitted at the whole-ns act time now+w.
@@ -116,12 +116,12 @@ func (m *model) reserve(now int64, c *big.Rat, maxDebt *big.Rat) modelRes {
 		c = new(big.Rat).Add(c, extra)
 		after = new(big.Rat).Sub(base, c)
 		if new(big.Rat).Sub(m.b, after).Cmp(maxDebt) > 0 {
-			return modelRes{wait: limit.Never}
+			return modelRes{wait: int64(limit.Never)}
 		}
 	}
 	done := now + w
 	if done < now {
-		return modelRes{wait: limit.Never}
+		return modelRes{wait: int64(limit.Never)}
 	}
 	if c.Sign() > 0 {
 		m.tok, m.t = after, nt

@@ -18,7 +18,7 @@ func TestWaitBlocksForTheRefill(t *testing.T) {
 		l, _ := New(2, time.Second, 1, WithClock(nanotime.Since()))
 		start := time.Now()
 		for i := range 5 {
-			if err := l.Wait(context.Background(), 1); err != nil {
+			if err := l.WaitN(context.Background(), 1); err != nil {
 				t.Fatal(err)
 			}
 			if got, want := time.Since(start), time.Duration(i)*500*time.Millisecond; got != want {
@@ -36,7 +36,7 @@ func TestWaitersAreServedInOrder(t *testing.T) {
 		done := make(chan time.Duration, 3)
 		for range 3 {
 			go func() {
-				if err := l.Wait(context.Background(), 1); err != nil {
+				if err := l.WaitN(context.Background(), 1); err != nil {
 					t.Error(err)
 				}
 				done <- time.Since(start)
@@ -57,7 +57,7 @@ func TestWaitCancelGivesBack(t *testing.T) {
 		l.Allow()
 		ctx, cancel := context.WithCancel(context.Background())
 		errc := make(chan error)
-		go func() { errc <- l.Wait(ctx, 1) }()
+		go func() { errc <- l.WaitN(ctx, 1) }()
 		time.Sleep(300 * time.Millisecond)
 		cancel()
 		if err := <-errc; !errors.Is(err, context.Canceled) {
@@ -81,7 +81,7 @@ func TestWaitDeadline(t *testing.T) {
 		ctx, cancel := context.WithTimeout(context.Background(), 999*time.Millisecond)
 		defer cancel()
 		start := time.Now()
-		if err := l.Wait(ctx, 1); !errors.Is(err, ErrDeadline) || !errors.Is(err, context.DeadlineExceeded) {
+		if err := l.WaitN(ctx, 1); !errors.Is(err, ErrDeadline) || !errors.Is(err, context.DeadlineExceeded) {
 			t.Fatalf("Wait = %v", err)
 		}
 		if time.Since(start) != 0 {
@@ -95,11 +95,11 @@ func TestWaitDeadline(t *testing.T) {
 		// A deadline that is far enough lets Wait through.
 		ctx2, cancel2 := context.WithTimeout(context.Background(), 1500*time.Millisecond)
 		defer cancel2()
-		if err := l.Wait(ctx2, 1); err != nil {
+		if err := l.WaitN(ctx2, 1); err != nil {
 			t.Fatalf("Wait with a later deadline = %v", err)
 		}
 		// An already-done context returns its error without taking anything.
-		if err := l.Wait(ctx, 1); !errors.Is(err, context.DeadlineExceeded) {
+		if err := l.WaitN(ctx, 1); !errors.Is(err, context.DeadlineExceeded) {
 			t.Fatalf("Wait on an expired context = %v", err)
 		}
 	})

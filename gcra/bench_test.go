@@ -133,11 +133,11 @@ func (l *Limiter) reserveAtRunner(now, n int64) (Reservation, error) {
 		err error
 	}
 	o := cell.Run64(&l.tat, func(tat uint64) (uint64, out, bool) {
-		next, wait, ok, err := l.ps.Reserve(State(tat), now, n)
+		next, wait, ok, err := l.ps.reserve(State(tat), now, n)
 		if !ok {
 			return tat, out{Reservation{Wait: limit.Never}, err}, false
 		}
-		r := Reservation{OK: true, Wait: wait, l: l, before: State(tat), after: next, act: now + wait}
+		r := Reservation{OK: true, Wait: wait, l: l, before: State(tat), after: next, act: now + int64(wait)}
 		return uint64(next), out{r: r}, uint64(next) != tat
 	})
 	return o.r, o.err
@@ -174,7 +174,7 @@ func BenchmarkReserveAt(b *testing.B) {
 					if runner {
 						reservationSink, _ = l.reserveAtRunner(now, 1)
 					} else {
-						reservationSink, _ = l.ReserveAt(now, 1)
+						reservationSink, _ = l.ReserveNAt(now, 1)
 					}
 				}
 			})

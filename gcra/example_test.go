@@ -1,6 +1,7 @@
 package gcra_test
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"time"
@@ -18,8 +19,8 @@ func ExampleLimiter() {
 	now := int64(0) // nanoseconds from any fixed origin, e.g. nanotime.Now()
 	fmt.Println(l.AllowAt(now), l.AllowAt(now), l.AllowAt(now))
 	r, _ := l.AllowNAt(now, 1)
-	fmt.Println("retry after", time.Duration(r.RetryAfter))
-	fmt.Println(l.AllowAt(now + r.RetryAfter))
+	fmt.Println("retry after", r.RetryAfter)
+	fmt.Println(l.AllowAt(now + int64(r.RetryAfter)))
 	// Output:
 	// true true false
 	// retry after 250ms
@@ -36,9 +37,9 @@ func ExampleParams_Step() {
 		fmt.Println(now, r.OK, r.RetryAfter)
 	}
 	// Output:
-	// 0 true 0
-	// 500000000 false 500000000
-	// 1000000000 true 0
+	// 0 true 0s
+	// 500000000 false 500ms
+	// 1000000000 true 0s
 }
 
 func ExampleLimiter_ReserveAt() {
@@ -46,11 +47,11 @@ func ExampleLimiter_ReserveAt() {
 	// of 2 is spent, so each next event waits one more interval (250ms).
 	l, _ := gcra.New(4, time.Second, 2)
 	for range 4 {
-		r, _ := l.ReserveAt(0, 1)
-		fmt.Println(r.OK, time.Duration(r.Wait))
+		r, _ := l.ReserveAt(0)
+		fmt.Println(r.OK, r.Wait)
 	}
 	// A reservation nothing was built on can be cancelled.
-	r, _ := l.ReserveAt(0, 1)
+	r, _ := l.ReserveAt(0)
 	fmt.Println(r.CancelAt(0), l.RemainingAt(int64(750*time.Millisecond)))
 	// Output:
 	// true 0s
@@ -86,4 +87,19 @@ func ExampleNew_paramError() {
 	}
 	// Output:
 	// burst 3 max 2
+}
+
+func ExampleLimiter_Wait() {
+	// One event an hour: the first Wait returns at once; the next one is an
+	// hour away, past ctx's deadline, so WaitN fails at once instead of
+	// sleeping until the deadline.
+	l, _ := gcra.New(1, time.Hour, 1)
+	fmt.Println(l.Wait(context.Background()))
+	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+	defer cancel()
+	err := l.WaitN(ctx, 1)
+	fmt.Println(errors.Is(err, gcra.ErrDeadline), errors.Is(err, context.DeadlineExceeded))
+	// Output:
+	// <nil>
+	// true true
 }

@@ -35,11 +35,11 @@ func chainReservations(t *testing.T, c reserveCase, start int64, count int, queu
 	acts, waits = make([]int64, count), make([]int64, count)
 	now := start
 	for k := range acts {
-		next, wait, ok, err := ps.Reserve(s, now, c.n)
+		next, wait, ok, err := ps.reserve(s, now, c.n)
 		if err != nil || !ok {
 			t.Fatalf("%+v: reservation %d refused: %v", c, k, err)
 		}
-		act := now + wait
+		act := now + int64(wait)
 		if wait > 0 {
 			if r, _ := poll.AllowNAt(act-1, c.n); r.OK {
 				t.Fatalf("%+v queued %v: reservation %d acts at %d, AllowNAt admits at %d", c, queued, k, act, act-1)
@@ -51,7 +51,7 @@ func chainReservations(t *testing.T, c reserveCase, start int64, count int, queu
 		if State(poll.tat.Load()) != next {
 			t.Fatalf("%+v queued %v: reservation %d: state %d, AllowNAt's %d", c, queued, k, next, poll.tat.Load())
 		}
-		s, acts[k], waits[k] = next, act, wait
+		s, acts[k], waits[k] = next, act, int64(wait)
 		if !queued {
 			now = act
 		}

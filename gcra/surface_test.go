@@ -27,7 +27,7 @@ func TestEndOfTime(t *testing.T) {
 	if r, _ := l.AllowNAt(math.MaxInt64, 1); r.OK || r.RetryAfter != limit.Never || r.Remaining != 2 {
 		t.Fatalf("AllowNAt(MaxInt64, 1) = %+v, want denied, Never, 2 remaining", r)
 	}
-	if res, err := l.ReserveAt(math.MaxInt64, 1); err != nil || res.OK || res.Wait != limit.Never {
+	if res, err := l.ReserveNAt(math.MaxInt64, 1); err != nil || res.OK || res.Wait != limit.Never {
 		t.Fatalf("ReserveAt(MaxInt64, 1) = %+v, %v", res, err)
 	}
 	// One second before the end, one event's TAT still fits; a second not.
@@ -48,7 +48,7 @@ func TestEndOfTime(t *testing.T) {
 			t.Fatalf("MinInt64, event %d: want exactly the burst", i)
 		}
 	}
-	if r, _ := l.AllowNAt(math.MinInt64, 1); r.RetryAfter != int64(time.Second) {
+	if r, _ := l.AllowNAt(math.MinInt64, 1); r.RetryAfter != time.Second {
 		t.Fatalf("RetryAfter at MinInt64 = %d", r.RetryAfter)
 	}
 	if tok := l.TokensAt(math.MinInt64); tok != 0 {
@@ -60,10 +60,10 @@ func TestEndOfTime(t *testing.T) {
 	late := int64(math.MaxInt64 - 1<<61 - 5)
 	l.AllowAt(late)
 	l.AllowAt(late)
-	if res, _ := l.ReserveAt(late, 2); res.OK {
+	if res, _ := l.ReserveNAt(late, 2); res.OK {
 		t.Fatalf("reservation past the end of time: %+v", res)
 	}
-	if res, _ := l.ReserveAt(late, 1); res.OK {
+	if res, _ := l.ReserveNAt(late, 1); res.OK {
 		t.Fatalf("reservation whose TAT passes the end: %+v", res)
 	}
 }
@@ -114,7 +114,7 @@ func reserveAgainstRef(t *testing.T, c rateCase, rng *rand.Rand, ops []op) {
 		case k == 3 && undo.ok:
 			// Give the last reservation back: the state and the model go
 			// back to before it, and its events leave the admissions.
-			next, ok := ps.Undo(s, undo.before, undo.after)
+			next, ok := ps.undo(s, undo.before, undo.after)
 			if !ok || next != undo.before {
 				t.Fatalf("%+v op %d: Undo of the last reservation: %d %v", c, i, next, ok)
 			}
@@ -123,7 +123,7 @@ func reserveAgainstRef(t *testing.T, c rateCase, rng *rand.Rand, ops []op) {
 			adm = adm[:len(adm)-1]
 			continue
 		}
-		next, wait, ok, err := ps.Reserve(s, o.now, o.n)
+		next, wait, ok, err := ps.reserve(s, o.now, o.n)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -131,11 +131,11 @@ func reserveAgainstRef(t *testing.T, c rateCase, rng *rand.Rand, ops []op) {
 		want := probe.step1(o.now, o.n)
 		var before big.Rat
 		before.Set(m.tat)
-		wantOK := want.OK || want.RetryAfter != limit.Never && o.now <= math.MaxInt64-want.RetryAfter
+		wantOK := want.OK || want.RetryAfter != limit.Never && o.now <= math.MaxInt64-int64(want.RetryAfter)
 		if want.OK {
 			m.step1(o.now, o.n)
 		} else if wantOK {
-			if r := m.step1(o.now+want.RetryAfter, o.n); !r.OK {
+			if r := m.step1(o.now+int64(want.RetryAfter), o.n); !r.OK {
 				wantOK = false // the TAT would pass the end of time
 			}
 		}
@@ -151,7 +151,7 @@ func reserveAgainstRef(t *testing.T, c rateCase, rng *rand.Rand, ops []op) {
 		if next != s {
 			undo.before, undo.after, undo.ok = s, next, true
 			undo.model.Set(&before)
-			adm = append(adm, admitted{o.now + wait, o.n})
+			adm = append(adm, admitted{o.now + int64(wait), o.n})
 		}
 		s = next
 		checkTokens(t, ps, s, m, o.now) // below 0 while reservations are owed
@@ -178,11 +178,11 @@ func TestCancel(t *testing.T) {
 	l.AllowAt(0)
 	l.AllowAt(0)
 	before := l.State()
-	res, err := l.ReserveAt(0, 1)
-	if err != nil || !res.OK || res.Wait != int64(time.Second) {
+	res, err := l.ReserveNAt(0, 1)
+	if err != nil || !res.OK || res.Wait != time.Second {
 		t.Fatalf("ReserveAt = %+v, %v", res, err)
 	}
-	if l.AllowAt(res.Wait - 1) {
+	if l.AllowAt(int64(res.Wait - 1)) {
 		t.Fatal("admitted before a reserved event's time to act")
 	}
 	if !res.CancelAt(0) || l.State() != before {
@@ -192,8 +192,8 @@ func TestCancel(t *testing.T) {
 		t.Fatal("cancelled twice")
 	}
 	// A reservation built on is not given back.
-	res, _ = l.ReserveAt(0, 1)
-	res2, _ := l.ReserveAt(0, 1)
+	res, _ = l.ReserveNAt(0, 1)
+	res2, _ := l.ReserveNAt(0, 1)
 	if res.CancelAt(0) {
 		t.Fatal("cancelled a reservation another one was built on")
 	}
@@ -201,19 +201,19 @@ func TestCancel(t *testing.T) {
 		t.Fatal("the last reservation could not cancel")
 	}
 	// Nor after its time to act; at it, yes.
-	res, _ = l.ReserveAt(0, 1)
-	if res.CancelAt(res.Wait + 1) {
+	res, _ = l.ReserveNAt(0, 1)
+	if res.CancelAt(int64(res.Wait + 1)) {
 		t.Fatal("cancelled after the time to act")
 	}
 	before = l.State()
-	res, _ = l.ReserveAt(0, 1)
-	if !res.CancelAt(res.Wait) || l.State() != before {
+	res, _ = l.ReserveNAt(0, 1)
+	if !res.CancelAt(int64(res.Wait)) || l.State() != before {
 		t.Fatal("a cancel at the time to act did not give the events back")
 	}
 	// Only the first call gives anything back, even when the state it
 	// wrote is there again: an identical reservation made after it was
 	// cancelled is not this one.
-	res2, _ = l.ReserveAt(0, 1)
+	res2, _ = l.ReserveNAt(0, 1)
 	after := l.State()
 	if res2.after != res.after {
 		t.Fatal("the second reservation is not identical: the check below proves nothing")
@@ -225,7 +225,7 @@ func TestCancel(t *testing.T) {
 	if zero.OK || zero.Cancel() || zero.CancelAt(0) {
 		t.Fatal("the zero Reservation")
 	}
-	if res, err := l.ReserveAt(0, 3); !errors.Is(err, limit.ErrCostExceedsBurst) || res.OK {
+	if res, err := l.ReserveNAt(0, 3); !errors.Is(err, limit.ErrCostExceedsBurst) || res.OK {
 		t.Fatalf("ReserveAt(0, 3) = %+v, %v", res, err)
 	}
 }
@@ -238,7 +238,7 @@ func TestWait(t *testing.T) {
 		}
 		start := time.Now()
 		for range 3 {
-			if err := l.Wait(context.Background(), 1); err != nil {
+			if err := l.WaitN(context.Background(), 1); err != nil {
 				t.Fatal(err)
 			}
 		}
@@ -247,7 +247,7 @@ func TestWait(t *testing.T) {
 		}
 		ctx, cancel := context.WithTimeout(context.Background(), time.Second/2)
 		defer cancel()
-		if err := l.Wait(ctx, 1); !errors.Is(err, ErrDeadline) || !errors.Is(err, context.DeadlineExceeded) {
+		if err := l.WaitN(ctx, 1); !errors.Is(err, ErrDeadline) || !errors.Is(err, context.DeadlineExceeded) {
 			t.Fatalf("Wait past the deadline: %v", err)
 		}
 		if d := time.Since(start); d != 2*time.Second {
@@ -259,7 +259,7 @@ func TestWait(t *testing.T) {
 		at := time.Since(start)
 		ctx, cancel1 := context.WithTimeout(context.Background(), time.Second)
 		defer cancel1()
-		if err := l.Wait(ctx, 1); err == ErrDeadline || err != nil && !errors.Is(err, context.DeadlineExceeded) {
+		if err := l.WaitN(ctx, 1); err == ErrDeadline || err != nil && !errors.Is(err, context.DeadlineExceeded) {
 			t.Fatalf("Wait with the deadline at the time to act: %v", err)
 		}
 		if d := time.Since(start) - at; d != time.Second {
@@ -268,7 +268,7 @@ func TestWait(t *testing.T) {
 		start = start.Add(time.Second) // as if that event had not been
 		ctx, cancel2 := context.WithCancel(context.Background())
 		go func() { time.Sleep(time.Second / 4); cancel2() }()
-		if err := l.Wait(ctx, 1); !errors.Is(err, context.Canceled) {
+		if err := l.WaitN(ctx, 1); !errors.Is(err, context.Canceled) {
 			t.Fatalf("cancelled Wait: %v", err)
 		}
 		// Both cancelled reservations were given back: one event at 3s.
@@ -276,10 +276,10 @@ func TestWait(t *testing.T) {
 		if !l.Allow() || l.Allow() {
 			t.Fatal("want exactly one event at 3s")
 		}
-		if err := l.Wait(context.Background(), 2); !errors.Is(err, limit.ErrCostExceedsBurst) {
+		if err := l.WaitN(context.Background(), 2); !errors.Is(err, limit.ErrCostExceedsBurst) {
 			t.Fatalf("Wait(2): %v", err)
 		}
-		if err := l.Wait(ctx, 1); !errors.Is(err, context.Canceled) {
+		if err := l.WaitN(ctx, 1); !errors.Is(err, context.Canceled) {
 			t.Fatalf("Wait on a done context: %v", err)
 		}
 	})
@@ -421,7 +421,7 @@ func TestConcurrentReserve(t *testing.T) {
 					}
 					continue
 				}
-				res, err := l.ReserveAt(now, n)
+				res, err := l.ReserveNAt(now, n)
 				if err != nil || !res.OK {
 					t.Errorf("ReserveAt(%d, %d) = %+v, %v", now, n, res, err)
 					return
@@ -429,7 +429,7 @@ func TestConcurrentReserve(t *testing.T) {
 				if g%3 == 1 && rng.IntN(2) == 0 && res.CancelAt(now) {
 					continue
 				}
-				per[g] = append(per[g], admitted{now + res.Wait, n})
+				per[g] = append(per[g], admitted{now + int64(res.Wait), n})
 			}
 		})
 	}
@@ -442,7 +442,7 @@ func TestConcurrentReserve(t *testing.T) {
 	now := clock.Load()
 	if a := testing.AllocsPerRun(1000, func() {
 		now += 300
-		l.ReserveAt(now, 1)
+		l.ReserveNAt(now, 1)
 	}); a != 0 {
 		t.Fatalf("ReserveAt: %v allocs per run", a)
 	}
@@ -469,7 +469,7 @@ func TestConcurrentReserveQueued(t *testing.T) {
 			rng := rand.New(rand.NewPCG(uint64(g), 19))
 			for range iters {
 				n := 1 + rng.Int64N(2)
-				res, err := l.ReserveAt(now, n)
+				res, err := l.ReserveNAt(now, n)
 				if err != nil || !res.OK || res.Wait <= 0 {
 					t.Errorf("ReserveAt(%d, %d) = %+v, %v", int64(now), n, res, err)
 					return
@@ -509,7 +509,7 @@ func TestTokensRemaining(t *testing.T) {
 			t.Errorf("RemainingAt(%d) = %d, want %d", c.now, got, c.left)
 		}
 	}
-	l.ReserveAt(0, 3) // into debt
+	l.ReserveNAt(0, 3) // into debt
 	if got := l.TokensAt(0); math.Abs(got+2) > 1e-9 || l.RemainingAt(0) != 0 {
 		t.Errorf("in debt: TokensAt %v RemainingAt %d", got, l.RemainingAt(0))
 	}
@@ -524,14 +524,14 @@ func TestWithClock(t *testing.T) {
 	if !l.Allow() || l.Allow() {
 		t.Fatal("want one event at 0")
 	}
-	if r, _ := l.AllowN(1); r.RetryAfter != int64(time.Second) {
+	if r, _ := l.AllowN(1); r.RetryAfter != time.Second {
 		t.Fatalf("AllowN: %+v", r)
 	}
 	now = int64(time.Second)
 	if l.Remaining() != 1 || l.Tokens() != 1 || !l.Allow() {
 		t.Fatal("the clock was not read")
 	}
-	if res, _ := l.Reserve(1); res.Wait != int64(time.Second) || !res.Cancel() {
+	if res, _ := l.ReserveN(1); res.Wait != time.Second || !res.Cancel() {
 		t.Fatalf("Reserve: %+v", res)
 	}
 	// The default clock is nanotime.Now.

@@ -1,16 +1,20 @@
 // Package limit holds what every cellrate limiter shares: the Result of a
-// decision, the errors for costs no limiter can admit, the typed error for a
-// parameter out of range, the Limiter interface that stress tests and
-// benchmarks drive them through, and All, the all-or-nothing composition of
-// Members.
+// decision, the errors for costs no limiter can admit, ParamError for a
+// parameter out of range, the Limiter interface for code that takes any
+// limiter, and All, which admits a request only when every one of its
+// limiters (say a per-key limit and a global limit) admits it. See ExampleAll
+// and ExampleParamError.
 //
 // Time is an int64 count of nanoseconds on the monotonic clock of package
 // nanotime (or any clock with a fixed origin whose values the caller feeds in
 // order). Limiters never read the clock inside an ...At method.
 package limit
 
-// Never is the RetryAfter of a request that can never be admitted.
-const Never = int64(1<<63 - 1)
+import "time"
+
+// Never is the RetryAfter of a request that can never be admitted, and the
+// Remaining of a limiter with no bound: the largest value of either type.
+const Never = time.Duration(1<<63 - 1)
 
 // Result is the outcome of one decision.
 type Result struct {
@@ -19,12 +23,14 @@ type Result struct {
 	// Remaining is the number of whole units still available right after
 	// the decision.
 	Remaining int64
-	// RetryAfter is how many nanoseconds after now the same request could
-	// first be admitted if nothing else were admitted meanwhile; 0 when OK.
-	RetryAfter int64
+	// RetryAfter is how long after now the same request could first be
+	// admitted if nothing else were admitted meanwhile; 0 when OK, Never
+	// when it can never be.
+	RetryAfter time.Duration
 }
 
-// Limiter is implemented by every limiter in cellrate.
+// Limiter is implemented by every limiter in cellrate: code that decides
+// through any of them (a middleware, a test) takes a Limiter.
 type Limiter interface {
 	// AllowAt reports whether one unit may be taken at time now, and takes it if so.
 	AllowAt(now int64) bool

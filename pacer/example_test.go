@@ -16,7 +16,7 @@ func ExamplePacer() {
 	}
 	start := time.Now()
 	for range 6 {
-		if err := p.Take(context.Background()); err != nil {
+		if err := p.Wait(context.Background()); err != nil {
 			panic(err)
 		}
 	}

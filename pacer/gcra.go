@@ -62,9 +62,10 @@ func (s schedule) reserve(tat uint64, now int64) (next uint64, wait int64, ok bo
 	if r.OK {
 		return uint64(n), 0, true
 	}
-	if r.RetryAfter == limit.Never || now > limit.Never-r.RetryAfter {
+	w := int64(r.RetryAfter)
+	if r.RetryAfter == limit.Never || now > int64(limit.Never)-w {
 		return tat, 0, false
 	}
-	n, r2, _ := s.push.Step(gcra.State(tat), now+r.RetryAfter-1, 1)
-	return uint64(n), r.RetryAfter, r2.OK
+	n, r2, _ := s.push.Step(gcra.State(tat), now+w-1, 1)
+	return uint64(n), w, r2.OK
 }

@@ -1,11 +1,13 @@
-// Package pacer spaces callers evenly at a rate: Take blocks each caller
+// Package pacer spaces callers evenly at a rate: Wait blocks each caller
 // until its own slot, like go.uber.org/ratelimit's Take, on a lock-free
 // GCRA (package gcra) with a bounded slack, a context, and no busy-waiting.
+// Use it to space calls to a backend that wants a steady rate rather than
+// bursts; to admit or deny at once, use package gcra. See ExamplePacer.
 //
 // # Contract
 //
 // A Pacer of events per period, interval T = period/events, and slack s
-// hands out slots: each Take (or Reserve) takes the next one, in the order
+// hands out slots: each Wait (or Reserve) takes the next one, in the order
 // the takes reach the Pacer's cell. The slots are a GCRA schedule of rate
 // 1/T and burst 1+s, kept exactly (T is a fraction of a ns, see package
 // gcra): a request that finds the GCRA conforming gets a slot at its now; one
@@ -24,21 +26,19 @@
 //     burst beyond the slack is what the slack forbids. With s = 0,
 //     consecutive slots are at least floor(T) apart, and T on average;
 //   - after idling, at most s slots come early (bunched at the idle's end)
-//     before the spacing resumes: slack is a bound, not a debt. (In
-//     go.uber.org/ratelimit the slack defaults to 10 and, in v0.3.0, a
-//     pause let every later Take through at once: its issue #119.)
+//     before the spacing resumes: slack is a bound, not a debt.
 //
-// Take sleeps on a timer until its slot, never spinning; a slot already
+// Wait sleeps on a timer until its slot, never spinning; a slot already
 // due returns at once. A slot is the Pacer's clock reading to act at; the
 // wake-up comes when the runtime runs the timer, so a caller proceeds at or
 // after its slot.
 //
 // # Contexts
 //
-// Take returns ctx.Err() when ctx is done before its slot, and
+// Wait returns ctx.Err() when ctx is done before its slot, and
 // ErrDeadline, at once, when ctx's deadline is before the slot. Either way
 // it gives its slot back if no slot was taken after it (the Pacer is then
-// as if the Take never happened); otherwise the slot stays used, as a gap
+// as if the Wait never happened); otherwise the slot stays used, as a gap
 // in the schedule, because later callers already wait on theirs.
 //
 // # Time
@@ -46,7 +46,7 @@
 // Times are int64 nanoseconds on the Pacer's clock (nanotime.Now unless
 // WithClock gives another); ReserveAt takes the caller's now. The end of
 // time is gcra's: a slot past math.MaxInt64 is refused (ReserveAt's ok is
-// false, Take returns ErrEndOfTime).
+// false, Wait returns ErrEndOfTime).
 package pacer
 
 import (
@@ -62,7 +62,7 @@ import (
 	"github.com/cellrate/cellrate/nanotime"
 )
 
-// ErrDeadline is returned by Take when the context's deadline comes before
+// ErrDeadline is returned by Wait when the context's deadline comes before
 // the slot; errors.Is(ErrDeadline, context.DeadlineExceeded) holds.
 var ErrDeadline = deadlineError{}
 
@@ -71,13 +71,18 @@ type deadlineError struct{}
 func (deadlineError) Error() string   { return "pacer: the slot is after the context deadline" }
 func (deadlineError) Is(e error) bool { return e == context.DeadlineExceeded }
 
-// ErrEndOfTime is returned by Take when the next slot would pass the end
+// ErrEndOfTime is returned by Wait when the next slot would pass the end
 // of int64 time.
 var ErrEndOfTime = errors.New("pacer: the next slot would pass the end of int64 time")
 
+// ErrNoRate is returned by the zero Pacer's Wait: it has no rate, so no slot
+// ever comes.
+var ErrNoRate = errors.New("pacer: the zero Pacer has no rate: make one with New")
+
 // Pacer hands out evenly spaced slots. It is safe for concurrent use. The
-// zero value is not usable: make one with New. A Pacer must not be copied
-// after first use.
+// zero Pacer has no rate: it hands out no slot (its Reservations are not OK
+// and its Wait returns ErrNoRate); make one with New. A Pacer must not be
+// copied after first use (go vet reports copies).
 type Pacer struct {
 	s     schedule
 	slack int64
@@ -99,7 +104,7 @@ type config struct {
 // default: strict spacing). n >= 0.
 func WithSlack(n int64) Option { return func(c *config) { c.slack = n } }
 
-// WithClock makes Take and Reserve read clock instead of nanotime.Now.
+// WithClock makes Wait and Reserve read clock instead of nanotime.Now.
 func WithClock(clock nanotime.Clock) Option { return func(c *config) { c.clock = clock } }
 
 // New returns a Pacer of events per period. It returns a *limit.ParamError
@@ -107,7 +112,10 @@ func WithClock(clock nanotime.Clock) Option { return func(c *config) { c.clock =
 // negative slack, (1+slack)*period/events above 2^62 ns, or a nil clock.
 func New(events int64, period time.Duration, opts ...Option) (*Pacer, error) {
 	c := config{clock: nanotime.Now}
-	for _, o := range opts {
+	for i, o := range opts {
+		if o == nil {
+			return nil, &limit.ParamError{Pkg: "pacer", Param: "option", Value: i, Reason: "a nil Option"}
+		}
 		o(&c)
 	}
 	switch {
@@ -115,7 +123,7 @@ func New(events int64, period time.Duration, opts ...Option) (*Pacer, error) {
 		return nil, &limit.ParamError{Pkg: "pacer", Param: "events", Value: events, Min: int64(1)}
 	case period < 1:
 		return nil, &limit.ParamError{Pkg: "pacer", Param: "period", Value: period, Min: time.Duration(1)}
-	case c.slack < 0 || c.slack == limit.Never:
+	case c.slack < 0 || c.slack == int64(limit.Never):
 		return nil, &limit.ParamError{Pkg: "pacer", Param: "slack", Value: c.slack, Min: int64(0)}
 	case c.clock == nil:
 		return nil, &limit.ParamError{Pkg: "pacer", Param: "clock", Value: nil, Reason: "the clock must not be nil"}
@@ -134,24 +142,30 @@ func (p *Pacer) Slack() int64 { return p.slack }
 type Reservation struct {
 	// OK reports whether a slot was taken (false only at the end of time).
 	OK bool
-	// Wait is how long after the reservation's now the slot is, in ns.
-	Wait int64
+	// Wait is how long after the reservation's now the slot is.
+	Wait time.Duration
 
 	p             *Pacer
 	before, after uint64
 }
 
 // Reserve is ReserveAt with the Pacer's clock.
-func (p *Pacer) Reserve() Reservation { return p.ReserveAt(p.clock()) }
+func (p *Pacer) Reserve() Reservation { return p.ReserveAt(p.now()) }
+
+// now reads the Pacer's clock, nanotime.Now for the zero Pacer.
+func (p *Pacer) now() int64 {
+	if p.clock == nil {
+		return nanotime.Now()
+	}
+	return p.clock()
+}
 
 // ReserveAt takes the next slot at now without waiting: the caller acts
 // Wait ns after now.
-//
-// The loop is written out rather than run by cell.Run64: returning the
-// Reservation through the generic runner's closure cost 2.5-3x the whole
-// call (BenchmarkReserveAt, one run: 97-172 ns against 39-76 ns on a loaded
-// 2-core EPYC VM). It calls the same step, schedule.reserve.
 func (p *Pacer) ReserveAt(now int64) Reservation {
+	// The loop is written out rather than run by cell.Run64: returning the
+	// Reservation through the generic runner's closure cost 2.5-3x the whole
+	// call in a one-run benchmark. It calls the same step, schedule.reserve.
 	var spin backoff.Spin
 	for ; ; spin.Wait() {
 		tat := p.tat.Load()
@@ -160,7 +174,7 @@ func (p *Pacer) ReserveAt(now int64) Reservation {
 			return Reservation{}
 		}
 		if p.tat.CompareAndSwap(tat, next) {
-			return Reservation{OK: true, Wait: wait, p: p, before: tat, after: next}
+			return Reservation{OK: true, Wait: time.Duration(wait), p: p, before: tat, after: next}
 		}
 	}
 }
@@ -173,27 +187,30 @@ func (r *Reservation) Cancel() bool {
 	return ok
 }
 
-// Take blocks until the caller's slot and returns nil, or returns early
+// Wait blocks until the caller's slot and returns nil, or returns early
 // with ctx's error, ErrDeadline or ErrEndOfTime (see the package doc). A
-// Take whose slot is due allocates nothing; one that sleeps allocates its
+// Wait whose slot is due allocates nothing; one that sleeps allocates its
 // timer, stopped on every path. (A pool of timers would save that, but a
 // timer belongs to the testing/synctest bubble that made it.)
-func (p *Pacer) Take(ctx context.Context) error {
+func (p *Pacer) Wait(ctx context.Context) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
 	r := p.Reserve()
-	if !r.OK {
+	switch {
+	case !r.OK && p.s.ps.Burst() == 0:
+		return ErrNoRate
+	case !r.OK:
 		return ErrEndOfTime
 	}
 	if r.Wait == 0 {
 		return nil
 	}
-	if dl, ok := ctx.Deadline(); ok && time.Until(dl) < time.Duration(r.Wait) {
+	if dl, ok := ctx.Deadline(); ok && time.Until(dl) < r.Wait {
 		r.Cancel()
 		return ErrDeadline
 	}
-	t := time.NewTimer(time.Duration(r.Wait))
+	t := time.NewTimer(r.Wait)
 	defer t.Stop()
 	select {
 	case <-t.C:

@@ -32,7 +32,7 @@ func TestSpacing(t *testing.T) {
 		p := mustNew(t, 100, time.Second, WithClock(clock))
 		var at []int64
 		for range 10 {
-			if err := p.Take(context.Background()); err != nil {
+			if err := p.Wait(context.Background()); err != nil {
 				t.Fatal(err)
 			}
 			at = append(at, clock())
@@ -46,7 +46,7 @@ func TestSpacing(t *testing.T) {
 	})
 }
 
-func TestConcurrentTakersInterleave(t *testing.T) {
+func TestConcurrentWaitersInterleave(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		clock := nanotime.Since()
 		p := mustNew(t, 100, time.Second, WithClock(clock))
@@ -58,7 +58,7 @@ func TestConcurrentTakersInterleave(t *testing.T) {
 			go func() {
 				defer wg.Done()
 				for range 10 {
-					if err := p.Take(context.Background()); err != nil {
+					if err := p.Wait(context.Background()); err != nil {
 						t.Error(err)
 						return
 					}
@@ -90,7 +90,7 @@ func TestSlackIsBounded(t *testing.T) {
 			if i == 1 {
 				time.Sleep(2 * time.Second)
 			}
-			p.Take(context.Background())
+			p.Wait(context.Background())
 			at = append(at, clock()/int64(time.Second))
 		}
 		want := []int64{0, 2, 2}
@@ -107,17 +107,17 @@ func TestDeadline(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		clock := nanotime.Since()
 		p := mustNew(t, 10, time.Second, WithClock(clock))
-		p.Take(context.Background()) // slot 0
+		p.Wait(context.Background()) // slot 0
 		ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
 		defer cancel()
-		if err := p.Take(ctx); err != ErrDeadline || !errors.Is(err, context.DeadlineExceeded) {
+		if err := p.Wait(ctx); err != ErrDeadline || !errors.Is(err, context.DeadlineExceeded) {
 			t.Fatalf("got %v", err)
 		}
 		if clock() != 0 {
 			t.Fatal("ErrDeadline waited")
 		}
 		// The slot at 100 ms was given back.
-		p.Take(context.Background())
+		p.Wait(context.Background())
 		if clock() != 100*ms {
 			t.Fatalf("next take at %v", time.Duration(clock()))
 		}
@@ -128,13 +128,13 @@ func TestCancelDuringWait(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		clock := nanotime.Since()
 		p := mustNew(t, 10, time.Second, WithClock(clock))
-		p.Take(context.Background()) // slot 0
+		p.Wait(context.Background()) // slot 0
 		ctx1, cancel1 := context.WithCancel(context.Background())
 		ctx2, cancel2 := context.WithCancel(context.Background())
 		errs := make(chan error, 2)
-		go func() { errs <- p.Take(ctx1) }() // slot 100 ms
+		go func() { errs <- p.Wait(ctx1) }() // slot 100 ms
 		synctest.Wait()
-		go func() { errs <- p.Take(ctx2) }() // slot 200 ms
+		go func() { errs <- p.Wait(ctx2) }() // slot 200 ms
 		synctest.Wait()
 		time.Sleep(10 * time.Millisecond)
 		cancel1() // not the last slot: stays used, a gap
@@ -145,7 +145,7 @@ func TestCancelDuringWait(t *testing.T) {
 		if err := <-errs; err != context.Canceled {
 			t.Fatal(err)
 		}
-		p.Take(context.Background())
+		p.Wait(context.Background())
 		if clock() != 200*ms {
 			t.Fatalf("next take at %v, want 200ms", time.Duration(clock()))
 		}
@@ -173,7 +173,7 @@ func TestBound(t *testing.T) {
 			if rng.IntN(10) == 0 && r.Cancel() {
 				continue
 			}
-			slots = append(slots, bound.Use{At: now + r.Wait, Cost: 1})
+			slots = append(slots, bound.Use{At: now + int64(r.Wait), Cost: 1})
 		}
 		if err := bound.CheckSlack(slots, uint64(1+slack), 1, uint64(events), uint64(period)); err != nil {
 			t.Fatalf("%d per %v slack %d: %v", events, period, slack, err)
@@ -191,9 +191,9 @@ func TestNoDrift(t *testing.T) {
 	for k := range int64(30001) {
 		r := p.ReserveAt(now)
 		if k == 0 {
-			first = now + r.Wait
+			first = now + int64(r.Wait)
 		}
-		d, ideal := now+r.Wait-first, k*int64(time.Second)/3 // floor(k*T)
+		d, ideal := now+int64(r.Wait)-first, k*int64(time.Second)/3 // floor(k*T)
 		if d < ideal || d > ideal+3 {
 			t.Fatalf("slot %d is %dns after the first, want %d..%d", k, d, ideal, ideal+3)
 		}
@@ -212,7 +212,7 @@ func TestEndOfTime(t *testing.T) {
 	if r := q.ReserveAt(math.MinInt64); !r.OK || r.Wait != 0 {
 		t.Fatalf("at the start: %+v", r)
 	}
-	if r := q.ReserveAt(math.MinInt64); !r.OK || r.Wait != int64(time.Second) {
+	if r := q.ReserveAt(math.MinInt64); !r.OK || r.Wait != time.Second {
 		t.Fatalf("second slot at the start: %+v", r)
 	}
 }
@@ -259,8 +259,8 @@ func TestZeroAllocs(t *testing.T) {
 	}
 	q := mustNew(t, 1e9, time.Second)
 	ctx := context.Background()
-	if a := testing.AllocsPerRun(1000, func() { q.Take(ctx) }); a != 0 {
-		t.Errorf("Take without a wait: %v allocations", a)
+	if a := testing.AllocsPerRun(1000, func() { q.Wait(ctx) }); a != 0 {
+		t.Errorf("Wait without a wait: %v allocations", a)
 	}
 }
 
@@ -283,7 +283,7 @@ func TestConcurrentBound(t *testing.T) {
 			for range n {
 				now := nanotime.Now()
 				r := p.ReserveAt(now)
-				local = append(local, bound.Use{At: now + r.Wait, Cost: 1})
+				local = append(local, bound.Use{At: now + int64(r.Wait), Cost: 1})
 			}
 			mu.Lock()
 			slots = append(slots, local...)

@@ -368,7 +368,7 @@ func FuzzBucketsShared(f *testing.F) {
 				ok = tb.AllowAt(i, now)
 			} else {
 				r, err := tb.AllowNAt(i, now, n)
-				if err != nil || r.OK != (r.RetryAfter == 0) || !r.OK && r.RetryAfter != limit.Never && now > math.MaxInt64-r.RetryAfter {
+				if err != nil || r.OK != (r.RetryAfter == 0) || !r.OK && r.RetryAfter != limit.Never && now > math.MaxInt64-int64(r.RetryAfter) {
 					t.Fatalf("AllowNAt(%d, %d, %d) = %+v, %v", i, now, n, r, err)
 				}
 				ok = r.OK
@@ -404,7 +404,7 @@ func FuzzWindowsShared(f *testing.F) {
 				ok = tb.AllowAt(i, now)
 			} else {
 				r, err := tb.AllowNAt(i, now, n)
-				if err != nil || r.OK != (r.RetryAfter == 0) || !r.OK && r.RetryAfter != limit.Never && now > math.MaxInt64-r.RetryAfter {
+				if err != nil || r.OK != (r.RetryAfter == 0) || !r.OK && r.RetryAfter != limit.Never && now > math.MaxInt64-int64(r.RetryAfter) {
 					t.Fatalf("AllowNAt(%d, %d, %d) = %+v, %v", i, now, n, r, err)
 				}
 				ok = r.OK

@@ -7,6 +7,7 @@ package packed64
 import (
 	"math"
 	"math/big"
+	"time"
 
 	"github.com/cellrate/cellrate/limit"
 )
@@ -38,12 +39,12 @@ func refUnits(now int64, unit *big.Int) int64 {
 // further than int64 ns away.
 func refRetry(at *big.Int, now int64, unit *big.Int) int64 {
 	if at.Cmp(big.NewInt(refUnits(math.MaxInt64, unit))) > 0 {
-		return limit.Never
+		return int64(limit.Never)
 	}
 	when := new(big.Int).Mul(at, unit)
 	when.Sub(when, big.NewInt(now))
 	if !when.IsInt64() {
-		return limit.Never
+		return int64(limit.Never)
 	}
 	return when.Int64()
 }
@@ -92,7 +93,7 @@ func (r *bucketRef) step(now, n int64) limit.Result {
 	capacity := r.cost(int64(r.p.burst))
 	if need.Cmp(capacity) > 0 {
 		when := new(big.Int).Add(big.NewInt(u), need.Sub(need, capacity))
-		return limit.Result{Remaining: r.tokens(at), RetryAfter: refRetry(when, now, r.unit)}
+		return limit.Result{Remaining: r.tokens(at), RetryAfter: time.Duration(refRetry(when, now, r.unit))}
 	}
 	// The time never moves back: a stale u is written at t.
 	r.t = max(t, u)
@@ -198,7 +199,7 @@ func (r *windowRef) step(now, n int64) limit.Result {
 				lo = mid
 			}
 		}
-		return limit.Result{Remaining: r.remaining(prev, cur, e, at), RetryAfter: refRetry(big.NewInt(hi), now, r.unitNs)}
+		return limit.Result{Remaining: r.remaining(prev, cur, e, at), RetryAfter: time.Duration(refRetry(big.NewInt(hi), now, r.unitNs))}
 	}
 	if at == inPrev {
 		prev += n

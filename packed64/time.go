@@ -106,7 +106,7 @@ func (c *clock) unwrap(field uint64, refU int64) int64 {
 func (c *clock) after(base, off int64, now int64) int64 {
 	last := c.units(math.MaxInt64)
 	if base > last || off > 0 && base > last-off {
-		return limit.Never
+		return int64(limit.Never)
 	}
 	// The unit begins at (base+off)<<shift, in int64 and after now.
 	return slide.After((base+off)<<c.shift, 0, now)

@@ -306,16 +306,17 @@ func parseGiving(cmd *goredis.Cmd) ([]int64, string, error) {
 	return v, written, nil
 }
 
-func retryAfter(s, ns int64) int64 {
+func retryAfter(s, ns int64) time.Duration {
+	const never = int64(Never)
 	q := ns / 1e9 // ns into [0, 1e9), exactly
 	s, ns = s+q, ns-q*1e9
 	if ns < 0 {
 		s, ns = s-1, ns+1e9
 	}
-	if s > Never/1e9 || (s == Never/1e9 && ns > Never%1e9) {
+	if s > never/1e9 || (s == never/1e9 && ns > never%1e9) {
 		return Never
 	}
-	return s*1e9 + ns
+	return time.Duration(s*1e9 + ns)
 }
 
 func nop() {}

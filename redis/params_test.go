@@ -70,7 +70,10 @@ func TestParamErrors(t *testing.T) {
 // TestRetryAfter: the script's seconds and nanoseconds combine exactly,
 // saturating at Never.
 func TestRetryAfter(t *testing.T) {
-	for _, tc := range []struct{ s, ns, want int64 }{
+	for _, tc := range []struct {
+		s, ns int64
+		want  time.Duration
+	}{
 		{0, 0, 0}, {0, 1, 1}, {1, -1, 999999999}, {-1, 2e9, 1e9}, {0, 5e15, 5e15},
 		{9223372036, 854775807, Never}, {9223372036, 854775806, Never - 1}, {9223372036, 854775808, Never},
 		{9223372037, -145224193, Never}, {9223372037, -145224194, Never - 1}, {9223372037, -1, Never},

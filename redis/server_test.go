@@ -24,7 +24,7 @@ func TestServerTime(t *testing.T) {
 			}
 		}
 		r, err := l.AllowN(bg, "k", 1)
-		if err != nil || r.OK || r.RetryAfter <= 0 || r.RetryAfter > int64(time.Second) {
+		if err != nil || r.OK || r.RetryAfter <= 0 || r.RetryAfter > time.Second {
 			t.Fatalf("%s: sixth: %+v %v", l.prefix, r, err)
 		}
 		time.Sleep(time.Duration(r.RetryAfter) + 2*time.Millisecond)

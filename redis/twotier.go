@@ -320,7 +320,7 @@ func (e *entry) add(m, deadline int64) {
 func (t *TwoTier) slow(ctx context.Context, e *entry, key string, n int64) (Result, int64, error) {
 	now := monotonic()
 	if until := e.denyUntil.Load(); now < until {
-		return Result{RetryAfter: until - now}, 0, nil
+		return Result{RetryAfter: time.Duration(until - now)}, 0, nil
 	}
 	h := t.nodes.of(ctx, t.r.c, t.r.Key(key))
 	if now < h.downUntil.Load() {
@@ -337,7 +337,7 @@ func (t *TwoTier) slow(ctx context.Context, e *entry, key string, n int64) (Resu
 	}
 	now = monotonic()
 	if until := e.denyUntil.Load(); now < until {
-		return Result{RetryAfter: until - now}, 0, nil
+		return Result{RetryAfter: time.Duration(until - now)}, 0, nil
 	}
 	if now < h.downUntil.Load() {
 		return t.fallback(e, h, now, n, ErrUnavailable)
@@ -381,27 +381,27 @@ func (t *TwoTier) borrow(ctx context.Context, e *entry, key string, want, give i
 // request from them. When Redis is left without a whole unit, or had none,
 // a denial is kept until its next unit could be there, later when other
 // processes compete for the units: zeros counts the borrows that found
-// none, less those that found some,, each standing for a process that
+// none, less those that found some, each standing for a process that
 // takes a unit before this one, so that processes drawing from an empty
 // key do not all ask for each unit.
 func (t *TwoTier) received(e *entry, r Result, m, n, ls int64) (Result, int64, error) {
 	now := monotonic()
 	if m == 0 {
 		e.zeros = min(e.zeros+1, t.r.max)
-		wait := r.RetryAfter + t.refill(e.zeros-1)
-		e.denyUntil.Store(now + wait)
-		return Result{Remaining: int64(e.word.Load() & tokMask), RetryAfter: wait}, 0, nil
+		wait := satAdd(int64(r.RetryAfter), t.refill(e.zeros-1))
+		e.denyUntil.Store(satAdd(now, wait))
+		return Result{Remaining: int64(e.word.Load() & tokMask), RetryAfter: time.Duration(wait)}, 0, nil
 	}
 	e.add(m, ls+t.lease)
 	e.zeros = max(0, e.zeros-1)
 	if r.Remaining == 0 {
-		e.denyUntil.Store(now + r.RetryAfter + t.refill(e.zeros))
+		e.denyUntil.Store(satAdd(now, satAdd(int64(r.RetryAfter), t.refill(e.zeros))))
 	}
 	if r, at, ok := e.spend(n); ok {
 		return r, at, nil
 	}
 	tok := int64(e.word.Load() & tokMask)
-	return Result{Remaining: tok, RetryAfter: t.refill(max(1, n-tok))}, 0, nil
+	return Result{Remaining: tok, RetryAfter: time.Duration(t.refill(max(1, n-tok)))}, 0, nil
 }
 
 // resize returns how many units to borrow: what this process spent per
@@ -439,11 +439,19 @@ func (e *entry) reclaim(now int64) int64 {
 	return 0
 }
 
+// satAdd returns a+b for a, b >= 0, at most the largest int64.
+func satAdd(a, b int64) int64 {
+	if a > math.MaxInt64-b {
+		return math.MaxInt64
+	}
+	return a + b
+}
+
 // refill returns the ns the rate takes to refill k units, rounded up.
 func (t *TwoTier) refill(k int64) int64 {
 	hi, lo := bits.Mul64(uint64(k), uint64(t.period))
 	if hi >= uint64(t.events) {
-		return Never
+		return int64(Never)
 	}
 	q, r := bits.Div64(hi, lo, uint64(t.events))
 	if r != 0 {
@@ -489,7 +497,7 @@ func (t *TwoTier) sweep(now int64) {
 // the local limit.
 func (t *TwoTier) fallback(e *entry, h *health, now, n int64, err error) (Result, int64, error) {
 	if t.share == 0 {
-		return Result{RetryAfter: max(1, h.downUntil.Load()-now)}, 0, err
+		return Result{RetryAfter: time.Duration(max(1, h.downUntil.Load()-now))}, 0, err
 	}
 	fb := e.fb.Load()
 	if fb == nil {

@@ -16,7 +16,7 @@ func ExampleLimiter() {
 	start := int64(time.Hour) // injected times, in ns
 	for _, s := range []int64{0, 10, 50, 55, 61, 69, 71} {
 		r, _ := l.AllowNAt(start+s*int64(time.Second), 1)
-		fmt.Printf("t=%2ds %v retry after %v\n", s, r.OK, time.Duration(r.RetryAfter))
+		fmt.Printf("t=%2ds %v retry after %v\n", s, r.OK, r.RetryAfter)
 	}
 	// Output:
 	// t= 0s true retry after 0s

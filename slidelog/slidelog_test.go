@@ -38,7 +38,7 @@ func (m *logModel) step(now, n int64) limit.Result {
 		r.Remaining -= n
 		return r
 	}
-	r.RetryAfter = in[n-r.Remaining-1] + m.w - now
+	r.RetryAfter = time.Duration(in[n-r.Remaining-1] + m.w - now)
 	return r
 }
 
@@ -239,7 +239,7 @@ func TestPutBack(t *testing.T) {
 		before[i] = lim.slots[i].Load()
 	}
 	r, err := lim.AllowNAt(now+1, 3) // 2 free: takes 2, fails, puts them back
-	if err != nil || r.OK || r.Remaining != 2 || r.RetryAfter != int64(time.Second)-1 {
+	if err != nil || r.OK || r.Remaining != 2 || r.RetryAfter != time.Second-1 {
 		t.Fatalf("got %+v %v", r, err)
 	}
 	for i := range before {
@@ -255,7 +255,7 @@ func TestPutBack(t *testing.T) {
 func TestEndsOfTime(t *testing.T) {
 	const w = int64(time.Second)
 	lim := mustNew(t, 3, time.Duration(w))
-	if r, _ := lim.AllowNAt(math.MinInt64, 1); r.OK || r.RetryAfter != w {
+	if r, _ := lim.AllowNAt(math.MinInt64, 1); r.OK || r.RetryAfter != time.Duration(w) {
 		t.Fatalf("at MinInt64: %+v", r)
 	}
 	if lim.AllowAt(math.MinInt64 + w - 1) {
@@ -272,7 +272,7 @@ func TestEndsOfTime(t *testing.T) {
 			t.Fatal("refused at MaxInt64")
 		}
 	}
-	if r, _ := lim.AllowNAt(math.MaxInt64, 1); r.OK || r.RetryAfter != w {
+	if r, _ := lim.AllowNAt(math.MaxInt64, 1); r.OK || r.RetryAfter != time.Duration(w) {
 		t.Fatalf("full at MaxInt64: %+v", r)
 	}
 	// Stale, from the far end: the slots at MaxInt64 free 2^64 ns later.

@@ -3,6 +3,7 @@ package stress
 import (
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/cellrate/cellrate/limit"
 )
@@ -40,7 +41,7 @@ func (b testBucket) step(s bucketState, now, n int64) (bucketState, limit.Result
 		s.last = now
 	}
 	if n > s.tokens {
-		return s, limit.Result{Remaining: s.tokens, RetryAfter: (n-s.tokens)*b.period - (now - min(now, s.last))}, nil
+		return s, limit.Result{Remaining: s.tokens, RetryAfter: time.Duration((n-s.tokens)*b.period - (now - min(now, s.last)))}, nil
 	}
 	s.tokens -= n
 	return s, limit.Result{OK: true, Remaining: s.tokens}, nil

@@ -142,7 +142,7 @@ func TestPacerHammer(t *testing.T) {
 			return nil
 		}
 		mu.Lock()
-		slots = append(slots, now+res.Wait)
+		slots = append(slots, now+int64(res.Wait))
 		mu.Unlock()
 		return nil
 	})

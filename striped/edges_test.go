@@ -22,7 +22,7 @@ const ms = int64(time.Millisecond)
 // want checks one result against what the scenario's comment derives.
 func want(t *testing.T, what string, got limit.Result, ok bool, remaining, retry int64) {
 	t.Helper()
-	if got.OK != ok || got.Remaining != remaining || got.RetryAfter != retry {
+	if got.OK != ok || got.Remaining != remaining || got.RetryAfter != time.Duration(retry) {
 		t.Fatalf("%s: got %+v, want OK %v, Remaining %d, RetryAfter %d", what, got, ok, remaining, retry)
 	}
 }
@@ -290,7 +290,7 @@ func TestRetryAfterWithCachedTokens(t *testing.T) {
 	check := func(l *Limiter, c *cache, now, n int64, wantRetry int64) {
 		t.Helper()
 		r := l.allowN(c, now, n)
-		if r.OK || r.RetryAfter != wantRetry {
+		if r.OK || r.RetryAfter != time.Duration(wantRetry) {
 			t.Fatalf("%d at %dms: %+v, want a denial with RetryAfter %d", n, now/ms, r, wantRetry)
 		}
 		if l.allowN(c, now+wantRetry-1, n).OK {

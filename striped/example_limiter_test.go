@@ -17,7 +17,7 @@ func ExampleLimiter() {
 	r, _ := l.AllowNAt(now, 5)
 	fmt.Println("5 at 0:", r.OK)
 	r, _ = l.AllowNAt(now, 1)
-	fmt.Println("6th at 0:", r.OK, "retry after", time.Duration(r.RetryAfter))
+	fmt.Println("6th at 0:", r.OK, "retry after", r.RetryAfter)
 	fmt.Println("at 100ms:", l.AllowAt(now+int64(100*time.Millisecond)))
 	// Output:
 	// 5 at 0: true

@@ -25,7 +25,7 @@ func ExampleLimiter() {
 	// true
 	// true
 	// false
-	// {OK:true Remaining:0 RetryAfter:0} estimate 2.5
+	// {OK:true Remaining:0 RetryAfter:0s} estimate 2.5
 }
 
 func ExampleParams_Step() {
@@ -38,7 +38,7 @@ func ExampleParams_Step() {
 		if r.OK {
 			s = next
 		}
-		fmt.Printf("%v retry in %v\n", r.OK, time.Duration(r.RetryAfter))
+		fmt.Printf("%v retry in %v\n", r.OK, r.RetryAfter)
 	}
 	start, counts := window.Pack(s)
 	fmt.Println(window.Unpack(start, counts) == s)

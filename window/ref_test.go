@@ -107,7 +107,7 @@ func (r *refCounter) step(now, n int64) limit.Result {
 				lo = mid
 			}
 		}
-		return limit.Result{Remaining: r.remaining(prev, cur, e, at), RetryAfter: hi - now}
+		return limit.Result{Remaining: r.remaining(prev, cur, e, at), RetryAfter: time.Duration(hi - now)}
 	}
 	if at == inPrev {
 		prev.Add(prev, big.NewInt(n))
