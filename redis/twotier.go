@@ -15,7 +15,7 @@ import (
 // trip (a request for more units still borrows them). Below the cap, each
 // process borrows what it spent in half a lease at its recent pace: the
 // size grows (at most doubling) while units run out early and shrinks when
-// they are left over. Default: a quarter of the Redis burst (see
+// they are left over. Default: half the Redis burst (see
 // NewTwoTier), at least 1.
 func WithBatch(units int64) Option { return func(c *config) { c.batch = units } }
 
@@ -140,7 +140,7 @@ type entry struct {
 	lastM     int64         // the units it brought, not yet given back (under mu)
 	at, got   int64         // when the last borrow was asked, and the units it brought (under mu)
 	size      int64         // the units the next borrow asks (under mu)
-	zeros     int64         // borrows that found none, less those that found some (under mu)
+	zeros     int64         // borrows that found none, halved by each that found some (under mu)
 	fb        atomic.Pointer[localLimiter]
 }
 
@@ -196,7 +196,7 @@ func NewTwoTier(c Client, prefix string, events int64, period time.Duration, bur
 	}
 	rb := burst - keep.Int64()
 	if cfg.batch == 0 {
-		cfg.batch = max(1, rb/4)
+		cfg.batch = max(1, rb/2)
 	}
 	if cfg.batch < 1 || cfg.batch > rb {
 		return nil, paramError("batch", cfg.batch, int64(1), rb, "at most the Redis burst, burst - ceil(events*lease/period)")
@@ -381,7 +381,7 @@ func (t *TwoTier) borrow(ctx context.Context, e *entry, key string, want, give i
 // request from them. When Redis is left without a whole unit, or had none,
 // a denial is kept until its next unit could be there, later when other
 // processes compete for the units: zeros counts the borrows that found
-// none, less those that found some, each standing for a process that
+// none (halved by each borrow that found some), each standing for a process that
 // takes a unit before this one, so that processes drawing from an empty
 // key do not all ask for each unit.
 func (t *TwoTier) received(e *entry, r Result, m, n, ls int64) (Result, int64, error) {
@@ -393,7 +393,7 @@ func (t *TwoTier) received(e *entry, r Result, m, n, ls int64) (Result, int64, e
 		return Result{Remaining: int64(e.word.Load() & tokMask), RetryAfter: time.Duration(wait)}, 0, nil
 	}
 	e.add(m, ls+t.lease)
-	e.zeros = max(0, e.zeros-1)
+	e.zeros /= 2
 	if r.Remaining == 0 {
 		e.denyUntil.Store(satAdd(now, satAdd(int64(r.RetryAfter), t.refill(e.zeros))))
 	}
