@@ -191,7 +191,7 @@ func TestTwoTierGivesBack(t *testing.T) {
 	if held == 0 {
 		t.Fatal("a holds nothing after spending fast: its borrows did not grow")
 	}
-	time.Sleep(60 * time.Millisecond)
+	time.Sleep(210 * time.Millisecond)
 	spend(t, a, 1) // gives back what it held, borrows again, spends 1
 	got := spend(t, b, 1000)
 	// 1 per 10 minutes: nothing refills. Redis burst 99.
@@ -200,7 +200,7 @@ func TestTwoTierGivesBack(t *testing.T) {
 	}
 	// a's last borrow was not the last write (b borrowed since): its
 	// unspent units cannot go back, and do not.
-	time.Sleep(60 * time.Millisecond)
+	time.Sleep(210 * time.Millisecond)
 	if ok, _ := a.Allow(bg, "k"); ok {
 		t.Fatal("a admitted from a key b emptied")
 	}
@@ -228,12 +228,16 @@ func TestTwoTierClose(t *testing.T) {
 }
 
 // giveBackPair returns two processes' TwoTiers at 1 per 10 minutes (no
-// refill during a test), burst 100 (Redis burst 99), borrows of up to 40.
+// refill during a test), burst 100 (Redis burst 99), borrows of up to 40,
+// leases of 200ms.
 func giveBackPair(t *testing.T, s *redistest.Server, prefix string) (a, b *TwoTier) {
 	mk := func() *TwoTier {
 		c := goredis.NewClient(&goredis.Options{Addr: s.Addr})
 		t.Cleanup(func() { c.Close() })
-		tt, err := NewTwoTier(c, prefix, 1, 10*time.Minute, 100, WithBatch(40), WithLease(50*time.Millisecond), WithTimeout(5*time.Second))
+		if err := c.Ping(bg).Err(); err != nil { // dialled: a first round trip within the lease
+			t.Fatal(err)
+		}
+		tt, err := NewTwoTier(c, prefix, 1, 10*time.Minute, 100, WithBatch(40), WithLease(200*time.Millisecond), WithTimeout(5*time.Second))
 		if err != nil {
 			t.Fatal(err)
 		}
