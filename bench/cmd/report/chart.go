@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"image/color"
 	"math"
-	"slices"
 	"strconv"
 
 	"gonum.org/v1/plot"
@@ -112,11 +111,11 @@ func (c chart) png() (b []byte, err error) {
 	ts.Font.Variant = "Sans"
 	dc.FillText(ts, vg.Point{X: width / 2, Y: height - 0.12*vg.Inch}, c.title)
 
-	lo, hi := c.span()
+	lo, hi, cutLo, cutHi := c.span()
 	plots := make([]*plot.Plot, len(c.panels))
 	heights := make([]vg.Length, len(c.panels))
 	for i, p := range c.panels {
-		plots[i] = c.plot(p, lo, hi, i == len(c.panels)-1)
+		plots[i] = c.plot(p, lo, hi, cutLo, cutHi, i == len(c.panels)-1)
 		heights[i] = vg.Length(len(p.bars))*0.3*vg.Inch + 0.45*vg.Inch
 		if i == len(c.panels)-1 {
 			heights[i] += 0.55 * vg.Inch
@@ -131,7 +130,7 @@ func (c chart) png() (b []byte, err error) {
 	top := height - titleH
 	for i, p := range plots {
 		area := draw.Canvas{Canvas: dc.Canvas, Rectangle: vg.Rectangle{Min: vg.Point{X: dc.Min.X, Y: top - heights[i]}, Max: vg.Point{X: dc.Max.X - 0.15*vg.Inch, Y: top}}}
-		pad := left - p.Y.Tick.Label.Width(longest(p))
+		pad := left - p.Y.Tick.Label.Width(longest(p)) + 0.12*vg.Inch // the labels' own measure falls a little short
 		area.Min.X += pad
 		p.Draw(area)
 		top -= heights[i]
@@ -154,16 +153,20 @@ func longest(p *plot.Plot) string {
 	return l
 }
 
-// span returns the x range every panel shows: the whiskers, 1 (or 0),
-// and room on the right for the values.
-func (c chart) span() (lo, hi float64) {
+// span returns the x range every panel shows: the values, 1 (or 0),
+// the whiskers up to a factor of 2 past the values (a wilder interval is
+// cut at the edge, and its label says where it ends), and room on the
+// right for the labels.
+func (c chart) span() (lo, hi, cutLo, cutHi float64) {
 	lo, hi = math.Inf(1), math.Inf(-1)
+	wlo, whi := math.Inf(1), math.Inf(-1)
 	for _, p := range c.panels {
 		for _, b := range p.bars {
-			for _, v := range []float64{b.lo, b.hi, b.center} {
-				if !math.IsInf(v, 0) && !math.IsNaN(v) {
-					lo, hi = min(lo, v), max(hi, v)
-				}
+			if !math.IsInf(b.center, 0) && !math.IsNaN(b.center) {
+				lo, hi = min(lo, b.center), max(hi, b.center)
+			}
+			if !math.IsInf(b.lo, 0) && !math.IsInf(b.hi, 0) {
+				wlo, whi = min(wlo, b.lo), max(whi, b.hi)
 			}
 		}
 	}
@@ -172,13 +175,15 @@ func (c chart) span() (lo, hi float64) {
 	}
 	if c.kind == added {
 		lo, hi = min(lo, 0), max(hi, 1)
-		return lo - 0.02*(hi-lo), hi + 0.28*(hi-lo)
+		lo, hi = max(min(lo, wlo), lo-hi), min(max(hi, whi), 1.3*hi)
+		return lo - 0.02*(hi-lo), hi + 0.6*(hi-lo), lo, hi
 	}
 	lo, hi = min(lo, 1), max(hi, 1)
-	return lo / 1.15, hi * math.Pow(hi/lo, 0.3) * 1.1
+	lo, hi = max(min(lo, wlo), lo/1.5), min(max(hi, whi), 1.5*hi)
+	return lo / 1.15, hi * math.Pow(hi/lo, 0.45) * 1.1, lo, hi
 }
 
-func (c chart) plot(p panel, lo, hi float64, last bool) *plot.Plot {
+func (c chart) plot(p panel, lo, hi, cutLo, cutHi float64, last bool) *plot.Plot {
 	pl := plot.New()
 	pl.Title.Text = p.title
 	pl.Title.TextStyle.Font.Size = 11
@@ -204,7 +209,7 @@ func (c chart) plot(p panel, lo, hi float64, last bool) *plot.Plot {
 	pl.NominalY(names...)
 	pl.Y.Tick.Label.Font.Size = 11
 	pl.Add(plotter.NewGrid())
-	pl.Add(bars{p.bars, c.kind})
+	pl.Add(bars{p.bars, c.kind, cutLo, cutHi})
 	pl.X.Min, pl.X.Max = lo, hi // every panel the same axis (Add widened it)
 	return pl
 }
@@ -212,8 +217,9 @@ func (c chart) plot(p panel, lo, hi float64, last bool) *plot.Plot {
 // bars draws a panel's bars from the reference (1, or 0) to each value,
 // the interval's whisker and the value in words.
 type bars struct {
-	b []bar
-	k kind
+	b      []bar
+	k      kind
+	lo, hi float64 // where whiskers are cut
 }
 
 var (
@@ -230,7 +236,7 @@ func (bs bars) Plot(c draw.Canvas, p *plot.Plot) {
 	}
 	half := 0.1 * vg.Inch
 	ts := draw.TextStyle{Color: color.Black, Font: font.From(plot.DefaultFont, 10), Handler: plot.DefaultTextHandler, XAlign: draw.XLeft, YAlign: draw.YCenter}
-	clamp := func(v float64) float64 { return min(max(v, p.X.Min), p.X.Max) }
+	clamp := func(v float64) float64 { return min(max(v, bs.lo), bs.hi) }
 	for i, b := range bs.b {
 		y := trY(float64(len(bs.b) - 1 - i))
 		col := fasterColor
@@ -253,6 +259,13 @@ func (bs bars) Plot(c draw.Canvas, p *plot.Plot) {
 		if bs.k == added {
 			label = ns(b.center) + " ns"
 		}
+		if b.hi > bs.hi || b.lo < bs.lo {
+			if bs.k == added {
+				label += " (interval " + ns(b.lo) + " to " + ns(b.hi) + ")"
+			} else {
+				label += " (interval " + ratio(b.lo) + "-" + ratio(b.hi) + ")"
+			}
+		}
 		if math.IsInf(b.hi, 0) {
 			label += " (no interval: too few rounds)"
 		}
@@ -274,18 +287,22 @@ func (bs bars) DataRange() (xmin, xmax, ymin, ymax float64) {
 type ratioTicks struct{}
 
 func (ratioTicks) Ticks(lo, hi float64) []plot.Tick {
-	var ts []plot.Tick
-	steps := []float64{1, 2}
-	if hi/lo < 6 {
-		steps = []float64{1, 1.5, 2, 3}
+	// Powers of 2, or of 4 or 16 on a wide range, so that at most about
+	// eight labels share the axis; halves between them on a narrow one.
+	step := 1.0
+	for math.Log2(hi/lo)/step > 8 {
+		step *= 2
 	}
-	for e := math.Floor(math.Log2(lo)) - 1; e <= math.Ceil(math.Log2(hi)); e++ {
-		for _, s := range steps {
-			v := math.Pow(2, e) * s
-			if s == 2 || v < lo || v > hi || slices.ContainsFunc(ts, func(t plot.Tick) bool { return t.Value == v }) {
-				continue
+	var ts []plot.Tick
+	for e := math.Floor(math.Log2(lo)/step) * step; e <= math.Ceil(math.Log2(hi)); e += step {
+		vs := []float64{math.Pow(2, e)}
+		if hi/lo < 6 {
+			vs = append(vs, 1.5*math.Pow(2, e))
+		}
+		for _, v := range vs {
+			if v >= lo && v <= hi {
+				ts = append(ts, plot.Tick{Value: v, Label: strconv.FormatFloat(v, 'g', 3, 64) + "x"})
 			}
-			ts = append(ts, plot.Tick{Value: v, Label: strconv.FormatFloat(v, 'g', 3, 64) + "x"})
 		}
 	}
 	return ts
