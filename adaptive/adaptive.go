@@ -80,8 +80,9 @@ import (
 )
 
 // Throttle is a client-side adaptive throttle. It is safe for concurrent
-// use. The zero value is not usable: make one with New. A Throttle must not
-// be copied after first use.
+// use. The zero Throttle has no window and fails safe: it rejects every
+// request (RejectProbability 1) and counts nothing; make one with New. A
+// Throttle must not be copied after first use (go vet reports copies).
 type Throttle struct {
 	k      float64
 	bucket int64 // ns per bucket
@@ -130,7 +131,10 @@ func WithRand(r func() uint64) Option { return func(c *config) { c.rand = r } }
 // clock or random source.
 func New(k float64, window time.Duration, opts ...Option) (*Throttle, error) {
 	c := config{buckets: 10, clock: nanotime.Now, rand: rand.Uint64}
-	for _, o := range opts {
+	for i, o := range opts {
+		if o == nil {
+			return nil, &limit.ParamError{Pkg: "adaptive", Param: "option", Value: i, Reason: "a nil Option"}
+		}
 		o(&c)
 	}
 	switch {
@@ -159,12 +163,15 @@ func New(k float64, window time.Duration, opts ...Option) (*Throttle, error) {
 }
 
 // Allow is AllowAt with the Throttle's clock.
-func (t *Throttle) Allow() bool { return t.AllowAt(t.clock()) }
+func (t *Throttle) Allow() bool { return t.AllowAt(t.now()) }
 
 // AllowAt counts a request at now and reports whether to send it: false
 // means reject it locally, with the probability in the package doc. Call
 // Accepted (or AcceptedAt) for each sent request the backend accepted.
 func (t *Throttle) AllowAt(now int64) bool {
+	if t.bucket == 0 {
+		return false // the zero Throttle
+	}
 	req, acc := t.counts(now)
 	t.requests.Add(1)
 	p := t.prob(req, acc)
@@ -175,26 +182,47 @@ func (t *Throttle) AllowAt(now int64) bool {
 }
 
 // Accepted is AcceptedAt with the Throttle's clock.
-func (t *Throttle) Accepted() { t.AcceptedAt(t.clock()) }
+func (t *Throttle) Accepted() { t.AcceptedAt(t.now()) }
 
 // AcceptedAt counts a request the backend accepted, at now.
 func (t *Throttle) AcceptedAt(now int64) {
+	if t.bucket == 0 {
+		return
+	}
 	t.enter(now)
 	t.accepts.Add(1)
 }
 
 // RejectProbability is RejectProbabilityAt with the Throttle's clock.
-func (t *Throttle) RejectProbability() float64 { return t.RejectProbabilityAt(t.clock()) }
+func (t *Throttle) RejectProbability() float64 { return t.RejectProbabilityAt(t.now()) }
 
 // RejectProbabilityAt returns the probability with which a request at now
 // would be rejected.
-func (t *Throttle) RejectProbabilityAt(now int64) float64 { return t.prob(t.counts(now)) }
+func (t *Throttle) RejectProbabilityAt(now int64) float64 {
+	if t.bucket == 0 {
+		return 1
+	}
+	return t.prob(t.counts(now))
+}
 
 // Counts is CountsAt with the Throttle's clock.
-func (t *Throttle) Counts() (requests, accepts int64) { return t.CountsAt(t.clock()) }
+func (t *Throttle) Counts() (requests, accepts int64) { return t.CountsAt(t.now()) }
 
 // CountsAt returns the requests and accepts counted in the window at now.
-func (t *Throttle) CountsAt(now int64) (requests, accepts int64) { return t.counts(now) }
+func (t *Throttle) CountsAt(now int64) (requests, accepts int64) {
+	if t.bucket == 0 {
+		return 0, 0
+	}
+	return t.counts(now)
+}
+
+// now reads the Throttle's clock, nanotime.Now for the zero Throttle.
+func (t *Throttle) now() int64 {
+	if t.clock == nil {
+		return nanotime.Now()
+	}
+	return t.clock()
+}
 
 // prob is the book's formula.
 func (t *Throttle) prob(req, acc int64) float64 {

@@ -3,7 +3,7 @@
 package atomic128
 
 import (
-	"github.com/cellrate/cellrate/asm"
+	"github.com/cellrate/cellrate/internal/asm128"
 	floors128 "github.com/cellrate/cellrate/internal/floor"
 	"github.com/cellrate/cellrate/internal/path128"
 )
@@ -21,7 +21,7 @@ var bareCMPXCHG16B = floor{"bare/CMPXCHG16B", path128.CX16, func(p *[2]uint64, n
 }}
 
 // floors are, per operation, the bare instruction (bare/) and the raw
-// routine the typed API dispatches to (asm/).
+// routine the typed API dispatches to (internal/asm128).
 var floors = map[string][]floor{
 	"Load": {
 		bareVMOVDQA,
@@ -29,7 +29,7 @@ var floors = map[string][]floor{
 		{"asm/LoadVMOVDQA", path128.CX16VMOVDQA, func(p *[2]uint64, n int) {
 			var s uint64
 			for range n {
-				v, _ := asm.LoadVMOVDQA(p)
+				v, _ := asm128.LoadVMOVDQA(p)
 				s += v
 			}
 			sinkA = s
@@ -37,7 +37,7 @@ var floors = map[string][]floor{
 		{"asm/LoadCX16", path128.CX16, func(p *[2]uint64, n int) {
 			var s uint64
 			for range n {
-				v, _ := asm.LoadCX16(p)
+				v, _ := asm128.LoadCX16(p)
 				s += v
 			}
 			sinkA = s
@@ -45,13 +45,13 @@ var floors = map[string][]floor{
 	},
 	"Store": {bareCMPXCHG16B, {"asm/StoreCX16", path128.CX16, func(p *[2]uint64, n int) {
 		for i := range uint64(n) {
-			asm.StoreCX16(p, i, i)
+			asm128.StoreCX16(p, i, i)
 		}
 	}}},
 	"Swap": {bareCMPXCHG16B, {"asm/SwapCX16", path128.CX16, func(p *[2]uint64, n int) {
 		var s uint64
 		for i := range uint64(n) {
-			v, _ := asm.SwapCX16(p, i, i)
+			v, _ := asm128.SwapCX16(p, i, i)
 			s += v
 		}
 		sinkA = s
@@ -59,7 +59,7 @@ var floors = map[string][]floor{
 	"CompareAndSwap": {bareCMPXCHG16B, {"asm/CasCX16", path128.CX16, func(p *[2]uint64, n int) {
 		a, b := p[0], p[1]
 		for range n {
-			asm.CasCX16(p, a, b, a+1, b)
+			asm128.CasCX16(p, a, b, a+1, b)
 			a++
 		}
 	}}},

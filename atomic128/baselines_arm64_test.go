@@ -3,7 +3,7 @@
 package atomic128
 
 import (
-	"github.com/cellrate/cellrate/asm"
+	"github.com/cellrate/cellrate/internal/asm128"
 	floors128 "github.com/cellrate/cellrate/internal/floor"
 	"github.com/cellrate/cellrate/internal/path128"
 )
@@ -21,13 +21,13 @@ var bareLDAXPSTLXP = floor{"bare/LDAXPSTLXP", path128.LLSC, func(p *[2]uint64, n
 }}
 
 // floors are, per operation, the bare instructions (bare/) and the raw
-// routines the typed API dispatches to (asm/).
+// routines the typed API dispatches to (internal/asm128).
 var floors = map[string][]floor{
 	"Load": {bareCASPAL, bareLDAXPSTLXP,
 		{"asm/LoadCASP", path128.CASP, func(p *[2]uint64, n int) {
 			var s uint64
 			for range n {
-				v, _ := asm.LoadCASP(p)
+				v, _ := asm128.LoadCASP(p)
 				s += v
 			}
 			sinkA = s
@@ -35,7 +35,7 @@ var floors = map[string][]floor{
 		{"asm/LoadLLSC", path128.LLSC, func(p *[2]uint64, n int) {
 			var s uint64
 			for range n {
-				v, _ := asm.LoadLLSC(p)
+				v, _ := asm128.LoadLLSC(p)
 				s += v
 			}
 			sinkA = s
@@ -44,12 +44,12 @@ var floors = map[string][]floor{
 	"Store": {bareCASPAL, bareLDAXPSTLXP,
 		{"asm/StoreCASP", path128.CASP, func(p *[2]uint64, n int) {
 			for i := range uint64(n) {
-				asm.StoreCASP(p, i, i)
+				asm128.StoreCASP(p, i, i)
 			}
 		}},
 		{"asm/StoreLLSC", path128.LLSC, func(p *[2]uint64, n int) {
 			for i := range uint64(n) {
-				asm.StoreLLSC(p, i, i)
+				asm128.StoreLLSC(p, i, i)
 			}
 		}},
 	},
@@ -57,7 +57,7 @@ var floors = map[string][]floor{
 		{"asm/SwapCASP", path128.CASP, func(p *[2]uint64, n int) {
 			var s uint64
 			for i := range uint64(n) {
-				v, _ := asm.SwapCASP(p, i, i)
+				v, _ := asm128.SwapCASP(p, i, i)
 				s += v
 			}
 			sinkA = s
@@ -65,7 +65,7 @@ var floors = map[string][]floor{
 		{"asm/SwapLLSC", path128.LLSC, func(p *[2]uint64, n int) {
 			var s uint64
 			for i := range uint64(n) {
-				v, _ := asm.SwapLLSC(p, i, i)
+				v, _ := asm128.SwapLLSC(p, i, i)
 				s += v
 			}
 			sinkA = s
@@ -75,14 +75,14 @@ var floors = map[string][]floor{
 		{"asm/CasCASP", path128.CASP, func(p *[2]uint64, n int) {
 			a, b := p[0], p[1]
 			for range n {
-				asm.CasCASP(p, a, b, a+1, b)
+				asm128.CasCASP(p, a, b, a+1, b)
 				a++
 			}
 		}},
 		{"asm/CasLLSC", path128.LLSC, func(p *[2]uint64, n int) {
 			a, b := p[0], p[1]
 			for range n {
-				asm.CasLLSC(p, a, b, a+1, b)
+				asm128.CasLLSC(p, a, b, a+1, b)
 				a++
 			}
 		}},

@@ -6,13 +6,14 @@ package atomic128
 
 // The dispatch routines: each compares path128.Active with the paths of this
 // architecture (go_asm.h gives the assembly the path constants of
-// dispatch_asm.go) and jumps to the routine of package asm that runs the
-// operation there, or to the fallback in Go. A jump, not a call: that routine
-// returns to the caller, whose one call of a dispatch routine leaves the
-// methods of Uint64Pair small enough to inline. p is the 16-byte aligned pair.
+// dispatch_asm.go) and jumps to the routine of package internal/asm128 that
+// runs the operation there, or to the fallback in Go. A jump, not a call: that
+// routine returns to the caller, whose one call of a dispatch routine leaves
+// the methods of Uint64Pair small enough to inline. p is the 16-byte aligned
+// pair.
 
-// load runs asm.LoadVMOVDQA on the cx16-vmovdqa path, asm.LoadCX16 on cx16,
-// and fallbackLoad otherwise.
+// load runs asm128.LoadVMOVDQA on the cx16-vmovdqa path, asm128.LoadCX16 on
+// cx16, and fallbackLoad otherwise.
 //
 //	atomically { return *p }
 //
@@ -22,7 +23,7 @@ package atomic128
 //go:noescape
 func load(p *[2]uint64) (v1, v2 uint64)
 
-// store runs asm.StoreCX16 on the cx16 paths and fallbackStore otherwise.
+// store runs asm128.StoreCX16 on the cx16 paths and fallbackStore otherwise.
 //
 //	atomically { *p = (v1, v2) }
 //
@@ -32,7 +33,7 @@ func load(p *[2]uint64) (v1, v2 uint64)
 //go:noescape
 func store(p *[2]uint64, v1, v2 uint64)
 
-// swap runs asm.SwapCX16 on the cx16 paths and fallbackSwap otherwise.
+// swap runs asm128.SwapCX16 on the cx16 paths and fallbackSwap otherwise.
 //
 //	atomically { old := *p; *p = (new1, new2); return old }
 //
@@ -42,7 +43,7 @@ func store(p *[2]uint64, v1, v2 uint64)
 //go:noescape
 func swap(p *[2]uint64, new1, new2 uint64) (old1, old2 uint64)
 
-// cas runs asm.CasCX16 on the cx16 paths and fallbackCas otherwise.
+// cas runs asm128.CasCX16 on the cx16 paths and fallbackCas otherwise.
 //
 //	atomically { if *p == (old1, old2) { *p = (new1, new2); return true }; return false }
 //

@@ -12,12 +12,12 @@ TEXT ·load(SB), NOSPLIT, $0-24
 	// path.
 	CMPB github·com∕cellrate∕cellrate∕internal∕path128·Active(SB), $const_pathCX16VMOVDQA
 	JNE  load_cx16
-	JMP  github·com∕cellrate∕cellrate∕asm·LoadVMOVDQA(SB)
+	JMP  github·com∕cellrate∕cellrate∕internal∕asm128·LoadVMOVDQA(SB)
 
 load_cx16:
 	CMPB github·com∕cellrate∕cellrate∕internal∕path128·Active(SB), $const_pathCX16
 	JNE  load_fallback
-	JMP  github·com∕cellrate∕cellrate∕asm·LoadCX16(SB)
+	JMP  github·com∕cellrate∕cellrate∕internal∕asm128·LoadCX16(SB)
 
 load_fallback:
 	JMP ·fallbackLoad(SB)
@@ -29,7 +29,7 @@ TEXT ·store(SB), NOSPLIT, $0-24
 	// path.
 	CMPB github·com∕cellrate∕cellrate∕internal∕path128·Active(SB), $const_pathFallback
 	JEQ  store_fallback
-	JMP  github·com∕cellrate∕cellrate∕asm·StoreCX16(SB)
+	JMP  github·com∕cellrate∕cellrate∕internal∕asm128·StoreCX16(SB)
 
 store_fallback:
 	JMP ·fallbackStore(SB)
@@ -41,7 +41,7 @@ TEXT ·swap(SB), NOSPLIT, $0-40
 	// path.
 	CMPB github·com∕cellrate∕cellrate∕internal∕path128·Active(SB), $const_pathFallback
 	JEQ  swap_fallback
-	JMP  github·com∕cellrate∕cellrate∕asm·SwapCX16(SB)
+	JMP  github·com∕cellrate∕cellrate∕internal∕asm128·SwapCX16(SB)
 
 swap_fallback:
 	JMP ·fallbackSwap(SB)
@@ -53,7 +53,7 @@ TEXT ·cas(SB), NOSPLIT, $0-41
 	// path.
 	CMPB github·com∕cellrate∕cellrate∕internal∕path128·Active(SB), $const_pathFallback
 	JEQ  cas_fallback
-	JMP  github·com∕cellrate∕cellrate∕asm·CasCX16(SB)
+	JMP  github·com∕cellrate∕cellrate∕internal∕asm128·CasCX16(SB)
 
 cas_fallback:
 	JMP ·fallbackCas(SB)

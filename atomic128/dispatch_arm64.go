@@ -6,12 +6,13 @@ package atomic128
 
 // The dispatch routines: each compares path128.Active with the paths of this
 // architecture (go_asm.h gives the assembly the path constants of
-// dispatch_asm.go) and jumps to the routine of package asm that runs the
-// operation there, or to the fallback in Go. A jump, not a call: that routine
-// returns to the caller, whose one call of a dispatch routine leaves the
-// methods of Uint64Pair small enough to inline. p is the 16-byte aligned pair.
+// dispatch_asm.go) and jumps to the routine of package internal/asm128 that
+// runs the operation there, or to the fallback in Go. A jump, not a call: that
+// routine returns to the caller, whose one call of a dispatch routine leaves
+// the methods of Uint64Pair small enough to inline. p is the 16-byte aligned
+// pair.
 
-// load runs asm.LoadCASP on the casp path, asm.LoadLLSC on llsc, and
+// load runs asm128.LoadCASP on the casp path, asm128.LoadLLSC on llsc, and
 // fallbackLoad otherwise.
 //
 //	atomically { return *p }
@@ -22,8 +23,8 @@ package atomic128
 //go:noescape
 func load(p *[2]uint64) (v1, v2 uint64)
 
-// store runs asm.StoreCASP on the casp path, asm.StoreLLSC on llsc, and
-// fallbackStore otherwise.
+// store runs asm128.StoreCASP on the casp path, asm128.StoreLLSC on llsc,
+// and fallbackStore otherwise.
 //
 //	atomically { *p = (v1, v2) }
 //
@@ -33,7 +34,7 @@ func load(p *[2]uint64) (v1, v2 uint64)
 //go:noescape
 func store(p *[2]uint64, v1, v2 uint64)
 
-// swap runs asm.SwapCASP on the casp path, asm.SwapLLSC on llsc, and
+// swap runs asm128.SwapCASP on the casp path, asm128.SwapLLSC on llsc, and
 // fallbackSwap otherwise.
 //
 //	atomically { old := *p; *p = (new1, new2); return old }
@@ -44,7 +45,7 @@ func store(p *[2]uint64, v1, v2 uint64)
 //go:noescape
 func swap(p *[2]uint64, new1, new2 uint64) (old1, old2 uint64)
 
-// cas runs asm.CasCASP on the casp path, asm.CasLLSC on llsc, and
+// cas runs asm128.CasCASP on the casp path, asm128.CasLLSC on llsc, and
 // fallbackCas otherwise.
 //
 //	atomically { if *p == (old1, old2) { *p = (new1, new2); return true }; return false }

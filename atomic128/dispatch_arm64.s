@@ -20,10 +20,10 @@ TEXT ·load(SB), NOSPLIT, $0-24
 	MOVBU	github·com∕cellrate∕cellrate∕internal∕path128·Active(SB), R9
 	CMP	$const_pathCASP, R9
 	BNE	2(PC)
-	B	github·com∕cellrate∕cellrate∕asm·LoadCASP(SB)
+	B	github·com∕cellrate∕cellrate∕internal∕asm128·LoadCASP(SB)
 	CMP	$const_pathLLSC, R9
 	BNE	2(PC)
-	B	github·com∕cellrate∕cellrate∕asm·LoadLLSC(SB)
+	B	github·com∕cellrate∕cellrate∕internal∕asm128·LoadLLSC(SB)
 	B	·fallbackLoad(SB)
 
 // func store(p *[2]uint64, v1 uint64, v2 uint64)
@@ -34,10 +34,10 @@ TEXT ·store(SB), NOSPLIT, $0-24
 	MOVBU	github·com∕cellrate∕cellrate∕internal∕path128·Active(SB), R9
 	CMP	$const_pathCASP, R9
 	BNE	2(PC)
-	B	github·com∕cellrate∕cellrate∕asm·StoreCASP(SB)
+	B	github·com∕cellrate∕cellrate∕internal∕asm128·StoreCASP(SB)
 	CMP	$const_pathLLSC, R9
 	BNE	2(PC)
-	B	github·com∕cellrate∕cellrate∕asm·StoreLLSC(SB)
+	B	github·com∕cellrate∕cellrate∕internal∕asm128·StoreLLSC(SB)
 	B	·fallbackStore(SB)
 
 // func swap(p *[2]uint64, new1 uint64, new2 uint64) (old1 uint64, old2 uint64)
@@ -48,10 +48,10 @@ TEXT ·swap(SB), NOSPLIT, $0-40
 	MOVBU	github·com∕cellrate∕cellrate∕internal∕path128·Active(SB), R9
 	CMP	$const_pathCASP, R9
 	BNE	2(PC)
-	B	github·com∕cellrate∕cellrate∕asm·SwapCASP(SB)
+	B	github·com∕cellrate∕cellrate∕internal∕asm128·SwapCASP(SB)
 	CMP	$const_pathLLSC, R9
 	BNE	2(PC)
-	B	github·com∕cellrate∕cellrate∕asm·SwapLLSC(SB)
+	B	github·com∕cellrate∕cellrate∕internal∕asm128·SwapLLSC(SB)
 	B	·fallbackSwap(SB)
 
 // func cas(p *[2]uint64, old1 uint64, old2 uint64, new1 uint64, new2 uint64) (swapped bool)
@@ -62,8 +62,8 @@ TEXT ·cas(SB), NOSPLIT, $0-41
 	MOVBU	github·com∕cellrate∕cellrate∕internal∕path128·Active(SB), R9
 	CMP	$const_pathCASP, R9
 	BNE	2(PC)
-	B	github·com∕cellrate∕cellrate∕asm·CasCASP(SB)
+	B	github·com∕cellrate∕cellrate∕internal∕asm128·CasCASP(SB)
 	CMP	$const_pathLLSC, R9
 	BNE	2(PC)
-	B	github·com∕cellrate∕cellrate∕asm·CasLLSC(SB)
+	B	github·com∕cellrate∕cellrate∕internal∕asm128·CasLLSC(SB)
 	B	·fallbackCas(SB)

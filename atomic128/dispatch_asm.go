@@ -5,6 +5,8 @@ package atomic128
 import (
 	"unsafe"
 
+	// The dispatch routines jump to its routines: the import links them in.
+	_ "github.com/cellrate/cellrate/internal/asm128"
 	"github.com/cellrate/cellrate/internal/path128"
 )
 

@@ -1,5 +1,8 @@
 // Package atomic128 provides Uint64Pair, a 128-bit cell holding two uint64
 // values that are loaded, stored, swapped and compared-and-swapped as one.
+// Use it for lock-free state that does not fit 64 bits (a value and a
+// version, a time and a count); cellrate's bucket and window limiters are
+// built on it. See ExampleUint64Pair.
 //
 // The API follows the accepted proposal golang/go#61236 (sync/atomic.Uint64Pair),
 // so callers can move to the standard library type when it ships.

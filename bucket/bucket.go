@@ -1,49 +1,36 @@
 // Package bucket is a lock-free token bucket with exact fractional tokens,
-// whose whole state is 128 bits in an atomic128 cell.
+// whose whole state is 128 bits. Use it when a limiter needs more than
+// Allow: reservations (Reserve, Wait), a rate or burst changed while it runs
+// (SetRate, SetBurst), fractional rates and costs, or tokens lent in batches
+// (TakeUpTo, GiveBack). For Allow alone, package gcra is cheaper; for
+// golang.org/x/time/rate's API, package rate is built on this one. See
+// ExampleLimiter, ExampleReservation and ExampleLoan.
 //
-// Contract: for a bucket refilling r tokens per second with burst b, the
-// cost admitted with now values in any closed interval of length t is at
-// most b + r*t, exactly, on every schedule: concurrent callers, stale or
-// out-of-order now values, jumps of years, now anywhere in the int64 range.
-// Reserved tokens count at their time to act (now+Wait), loans (TakeUpToAt)
-// at their take, less what GiveBack returned; cancelled reservations and
-// refunded admissions (Refund, as a member of a limit.All) count only if
-// they gave nothing back. A stale now never refills the bucket. A denial
-// writes nothing.
+// A denial writes nothing. There is no floating point on any hot path: a
+// token is a whole number of units and the bucket refills a whole number of
+// units per nanosecond, so fractional rates (0.5 a second) and costs do not
+// drift after any uptime. Time is int64 nanoseconds on a fixed-origin clock
+// (package nanotime): each method has an ...At twin taking now; the plain
+// form reads the Limiter's clock, nanotime.Now unless WithClock gave another.
+// A parameter out of range is a *limit.ParamError.
 //
-// Exactness: the state is (T, Deficit), a 64-bit timestamp in ns and a
-// 64-bit count of missing units, where one token is Unit() units: with the
-// rate in lowest terms e tokens per p ns, a token is p units and the bucket
-// refills exactly e units per nanosecond. Refill is a multiplication, never
-// rounded, so fractional rates (0.5/s is 1 token per 2e9 ns: 2e9 units per
-// token, 1 unit per ns) and fractional costs (CostUnits) do not drift, after
-// any uptime. Only a cost that is not a whole number of units, a rate
-// change, and a reservation's wait (rounded up to a whole ns, the refill of
-// that fraction of a ns spent) round, and always against the caller. There
-// is no floating point on any hot path; floats are only read by NewRate and
-// RateParams (and returned by TokensAt, for display).
+// # Contract
 //
-// Each decision (Step, StepUnits, TakeUpTo, GiveBack, Reserve, Undo,
-// Convert) is a pure function of a State, a method of Params; a Limiter
-// only loads its cell, runs the step and stores the result with a
-// compare-and-swap.
+// For a bucket refilling r tokens per second with burst b, the cost admitted
+// with now values in any closed interval of length t is at most b + r*t,
+// exactly, on every schedule: concurrent callers, stale or out-of-order now
+// values, jumps of years, now anywhere in the int64 range. Reserved tokens
+// count at their time to act (now + the wait), loans at their take, less what
+// GiveBack returned; cancelled reservations and refunded admissions count
+// only if they gave nothing back. A stale now never refills the bucket.
 //
-// Time at the ends of int64: the state keeps T as an unsigned offset from
-// math.MinInt64 and every difference of times is taken in uint64 or 128
-// bits, so no sum of a time and a period wraps; a refill that would pass
-// the top of int64 time saturates at a full bucket. Where the package adds
-// to a time it has a rule for the end: a reservation whose act time,
-// now+Wait, would be past math.MaxInt64 is refused (not OK); Convert moves
-// T on by 1ns except at math.MaxInt64, so there a Refund gives nothing
-// back; Lines saturates at both ends.
+// The only roundings (a cost that is not a whole number of units, a rate
+// change, a reservation's wait rounded up to a whole ns) are against the
+// caller. A reservation whose time to act would pass math.MaxInt64 is
+// refused; a refill that would pass it saturates at a full bucket.
 //
-// Layout of the cell: word 1 is State.T, uint64(now) ^ 1<<63; word 2 is
-// State.Deficit in units, at most 2^62 (burst*Unit() <= 2^61 plus reserved
-// debt), its top bit marking a cell retired by SetParamsAt.
-//
-// Time is int64 nanoseconds on a fixed-origin clock (package nanotime). Each
-// method has an ...At twin taking now; the plain form reads the Limiter's
-// clock, nanotime.Now unless WithClock gave another.
+// The state's layout and the exact arithmetic are described in the project's
+// ARCHITECTURE.md.
 package bucket
 
 import (
@@ -86,8 +73,11 @@ const pending = retiredBit | maxDeficit | (maxDeficit - 1)
 // state) one 128-bit compare-and-swap, retried on conflict after a short
 // spin. The state sits on a cache line of its own.
 //
-// The zero value is not usable: make a Limiter with New, NewRate or
-// NewFromParams. A Limiter must not be copied after first use.
+// The zero Limiter has burst 0: it admits nothing, refusing every n > 0 with
+// limit.ErrCostExceedsBurst (as x/time/rate's zero Limiter rejects every
+// event), until SetParams gives it Params (it then starts full) and reads
+// nanotime.Now; make a Limiter with New, NewRate or NewFromParams. A Limiter
+// must not be copied after first use (go vet reports copies).
 type Limiter struct {
 	cur   atomic.Pointer[gen]
 	clock nanotime.Clock
@@ -131,7 +121,10 @@ func NewRate(rate float64, burst int64, opts ...Option) (*Limiter, error) {
 // *limit.ParamError with Param "params".
 func NewFromParams(ps Params, opts ...Option) (*Limiter, error) {
 	cfg := config{clock: nanotime.Now}
-	for _, o := range opts {
+	for i, o := range opts {
+		if o == nil {
+			return nil, &limit.ParamError{Pkg: "bucket", Param: "option", Value: i, Reason: "a nil Option"}
+		}
 		o(&cfg)
 	}
 	if ps.p == 0 {
@@ -167,10 +160,32 @@ func errCode(err error) uint8 {
 // runs the step again there.
 const retired = 0xff
 
+// zeroGen is the zero Limiter's generation: the zero Params, which admit
+// nothing, over the zero State. Nothing writes it: a step that admits
+// nothing returns its state unchanged, AllowAt and Refund do not use it,
+// and SetParams replaces it rather than retiring it.
+var zeroGen gen
+
+// load returns the current generation, zeroGen for the zero Limiter.
+func (l *Limiter) load() *gen {
+	if g := l.cur.Load(); g != nil {
+		return g
+	}
+	return &zeroGen
+}
+
+// now reads the Limiter's clock, nanotime.Now for the zero Limiter.
+func (l *Limiter) now() int64 {
+	if l.clock == nil {
+		return nanotime.Now()
+	}
+	return l.clock()
+}
+
 // live returns the live generation and its state, finishing any
 // retirement in progress.
 func (l *Limiter) live() (*gen, State) {
-	g := l.cur.Load()
+	g := l.load()
 	for {
 		if t, d := g.state.Load(); d < retiredBit {
 			return g, State{t, d}
@@ -187,7 +202,7 @@ func (l *Limiter) finish(g *gen) *gen {
 	s := cell.Run128(&g.state, func(t, d uint64) (uint64, uint64, State, bool) {
 		return t, d | retiredBit, State{t, d &^ retiredBit}, d < retiredBit
 	})
-	s = g.ps.Convert(s, nx.since, nx.ps)
+	s = g.ps.convert(s, nx.since, nx.ps)
 	nx.state.CompareAndSwap(0, pending, s.T, s.Deficit)
 	l.cur.CompareAndSwap(g, nx)
 	return nx
@@ -200,12 +215,12 @@ func (l *Limiter) Params() Params {
 }
 
 // SetParams is SetParamsAt with the Limiter's clock.
-func (l *Limiter) SetParams(ps Params) error { return l.SetParamsAt(l.clock(), ps) }
+func (l *Limiter) SetParams(ps Params) error { return l.SetParamsAt(l.now(), ps) }
 
 // SetParamsAt makes ps the bucket's Params from now on, atomically with
 // respect to every other method: the tokens held (or owed) at now, refilled
 // at the old rate, carry over, rounded down to a unit of ps and capped at
-// its burst (Params.Convert). A now not after the bucket's last refill
+// its burst. A now not after the bucket's last refill
 // takes effect 1ns after that refill instead. The zero Params is a
 // *limit.ParamError.
 func (l *Limiter) SetParamsAt(now int64, ps Params) error {
@@ -224,6 +239,13 @@ func (l *Limiter) setAt(now int64, f func(old Params) (Params, error)) error {
 		if err != nil {
 			return err
 		}
+		if g == &zeroGen {
+			// The zero Limiter starts full, as New's does.
+			if l.cur.CompareAndSwap(nil, &gen{ps: ps, since: now}) {
+				return nil
+			}
+			continue
+		}
 		nx := &gen{ps: ps, since: now}
 		nx.state.Store(0, pending)
 		won := g.next.CompareAndSwap(nil, nx)
@@ -236,7 +258,7 @@ func (l *Limiter) setAt(now int64, f func(old Params) (Params, error)) error {
 
 // SetRate is SetRateAt with the Limiter's clock.
 func (l *Limiter) SetRate(events int64, period time.Duration) error {
-	return l.SetRateAt(l.clock(), events, period)
+	return l.SetRateAt(l.now(), events, period)
 }
 
 // SetRateAt changes the rate to events tokens per period from now on,
@@ -247,7 +269,7 @@ func (l *Limiter) SetRateAt(now, events int64, period time.Duration) error {
 }
 
 // SetBurst is SetBurstAt with the Limiter's clock.
-func (l *Limiter) SetBurst(burst int64) error { return l.SetBurstAt(l.clock(), burst) }
+func (l *Limiter) SetBurst(burst int64) error { return l.SetBurstAt(l.now(), burst) }
 
 // SetBurstAt changes the burst from now on, keeping the rate (see
 // SetParamsAt). Tokens above a smaller burst are dropped. A burst out of
@@ -257,17 +279,19 @@ func (l *Limiter) SetBurstAt(now, burst int64) error {
 }
 
 // Allow is AllowAt with the Limiter's clock.
-func (l *Limiter) Allow() bool { return l.AllowAt(l.clock()) }
+func (l *Limiter) Allow() bool { return l.AllowAt(l.now()) }
 
 // AllowAt reports whether one token is available at now, and takes it if so.
-//
-// Its loop is written out rather than run by cell.Run128: with the
-// runner's indirect call to the step, admitting cost 1.2x and denying
-// 1.35x in a one-run benchmark. It runs Step's refill and admission rule
-// (refill, admits), both inlined.
 func (l *Limiter) AllowAt(now int64) bool {
+	// The loop is written out rather than run by cell.Run128: with the
+	// runner's indirect call to the step, admitting cost 1.2x and denying
+	// 1.35x in a one-run benchmark. It runs Step's refill and admission rule
+	// (refill, admits), both inlined.
 	u := uint64(now) ^ signBit
 	g := l.cur.Load()
+	if g == nil {
+		return false // the zero Limiter
+	}
 	var spin backoff.Spin
 	for ; ; spin.Wait() {
 		t, d := g.state.Load()
@@ -287,7 +311,7 @@ func (l *Limiter) AllowAt(now int64) bool {
 }
 
 // AllowN is AllowNAt with the Limiter's clock.
-func (l *Limiter) AllowN(n int64) (limit.Result, error) { return l.AllowNAt(l.clock(), n) }
+func (l *Limiter) AllowN(n int64) (limit.Result, error) { return l.AllowNAt(l.now(), n) }
 
 // AllowNAt takes n tokens at now if all n are available, else none.
 // n < 0 returns limit.ErrNegativeCost, n > burst limit.ErrCostExceedsBurst.
@@ -295,7 +319,7 @@ func (l *Limiter) AllowN(n int64) (limit.Result, error) { return l.AllowNAt(l.cl
 // Its loop is written out for the same reason as AllowAt's, around the same
 // Params.Step.
 func (l *Limiter) AllowNAt(now, n int64) (limit.Result, error) {
-	g := l.cur.Load()
+	g := l.load()
 	var spin backoff.Spin
 	for ; ; spin.Wait() {
 		t, d := g.state.Load()
@@ -318,7 +342,7 @@ func (l *Limiter) AllowNAt(now, n int64) (limit.Result, error) {
 //
 // Its loop is AllowNAt's, around the same Params.Step.
 func (l *Limiter) TakeAt(now, n int64) (limit.Result, limit.Receipt, error) {
-	g := l.cur.Load()
+	g := l.load()
 	var spin backoff.Spin
 	for ; ; spin.Wait() {
 		t, d := g.state.Load()
@@ -338,12 +362,12 @@ func (l *Limiter) TakeAt(now, n int64) (limit.Result, limit.Receipt, error) {
 }
 
 // Refund gives back the tokens of the admission that returned rc (see
-// limit.Member and Params.Undo): exactly, restoring the state before it,
+// limit.Member): exactly, restoring the state before it,
 // when the bucket is still exactly as that admission left it (no other
 // decision since, or all since refunded); otherwise it gives back nothing,
 // since later decisions were made with those tokens taken. A SetParams in
 // between makes it give back nothing: every state under new Params is later
-// than the admission's (Params.Convert), so never equal to it. At the end of
+// than the admission's, so never equal to it. At the end of
 // time (an admission that left T at math.MaxInt64) it gives back nothing.
 func (l *Limiter) Refund(rc limit.Receipt) {
 	if rc.N == 0 {
@@ -352,23 +376,26 @@ func (l *Limiter) Refund(rc limit.Receipt) {
 	before, after := State{rc.Before[0], rc.Before[1]}, State{rc.After[0], rc.After[1]}
 	// Only the current generation can still hold after: a retired state
 	// has retiredBit set, and every state of a later generation is later
-	// (Params.Convert). So a SetParams in progress or done means nothing
+	// (Params.convert). So a SetParams in progress or done means nothing
 	// to give back, and Refund need not finish it.
 	g := l.cur.Load()
+	if g == nil {
+		return
+	}
 	cell.Run128(&g.state, func(t, d uint64) (uint64, uint64, struct{}, bool) {
-		next, ok := g.ps.Undo(State{t, d}, before, after)
+		next, ok := g.ps.undo(State{t, d}, before, after)
 		return next.T, next.Deficit, struct{}{}, ok
 	})
 }
 
 // AllowFrac is AllowFracAt with the Limiter's clock.
 func (l *Limiter) AllowFrac(num, den int64) (limit.Result, error) {
-	return l.AllowFracAt(l.clock(), num, den)
+	return l.AllowFracAt(l.now(), num, den)
 }
 
 // AllowFracAt takes num/den tokens at now if they are available, else
-// nothing. The cost is rounded up to a unit (see Params.CostUnits), under
-// the Params the decision is made in.
+// nothing. The cost is rounded up to a whole unit (1/Params.Unit of a
+// token), under the Params the decision is made in.
 func (l *Limiter) AllowFracAt(now, num, den int64) (limit.Result, error) {
 	if den <= 0 {
 		return limit.Result{RetryAfter: limit.Never}, errDenominator(den)
@@ -377,17 +404,17 @@ func (l *Limiter) AllowFracAt(now, num, den int64) (limit.Result, error) {
 		r   limit.Result
 		err uint8
 	}
-	for g := l.cur.Load(); ; g = l.finish(g) {
+	for g := l.load(); ; g = l.finish(g) {
 		out := cell.Run128(&g.state, func(t, d uint64) (uint64, uint64, res, bool) {
 			if d >= retiredBit {
 				return t, d, res{err: retired}, false
 			}
 			s := State{t, d}
-			cost, err := g.ps.CostUnits(num, den)
+			cost, err := g.ps.costUnits(num, den)
 			if err != nil {
 				return t, d, res{limit.Result{RetryAfter: limit.Never}, errCode(err)}, false
 			}
-			next, r := g.ps.StepUnits(s, now, cost)
+			next, r := g.ps.stepUnits(s, now, cost)
 			return next.T, next.Deficit, res{r, 0}, next != s
 		})
 		if out.err != retired {
@@ -397,7 +424,7 @@ func (l *Limiter) AllowFracAt(now, num, den int64) (limit.Result, error) {
 }
 
 // Tokens is TokensAt with the Limiter's clock.
-func (l *Limiter) Tokens() float64 { return l.TokensAt(l.clock()) }
+func (l *Limiter) Tokens() float64 { return l.TokensAt(l.now()) }
 
 // TokensAt returns the tokens available at now, negative while reservations
 // are owed. It is for display: the float rounds; decisions never use it.
@@ -407,7 +434,7 @@ func (l *Limiter) TokensAt(now int64) float64 {
 }
 
 // Remaining is RemainingAt with the Limiter's clock.
-func (l *Limiter) Remaining() int64 { return l.RemainingAt(l.clock()) }
+func (l *Limiter) Remaining() int64 { return l.RemainingAt(l.now()) }
 
 // RemainingAt returns the whole tokens available at now: the most that
 // AllowNAt at now would admit if nothing else happened first.
@@ -427,7 +454,7 @@ type Loan struct {
 }
 
 // TakeUpTo is TakeUpToAt with the Limiter's clock.
-func (l *Limiter) TakeUpTo(k int64) Loan { return l.TakeUpToAt(l.clock(), k) }
+func (l *Limiter) TakeUpTo(k int64) Loan { return l.TakeUpToAt(l.now(), k) }
 
 // TakeUpToAt takes as many whole tokens as are available at now, at most k,
 // and returns them as a Loan (N is 0 when k <= 0 or none is available; then
@@ -441,7 +468,7 @@ func (l *Limiter) TakeUpToAt(now, k int64) Loan {
 		n     int64 // tokens, or retired
 		wrote State
 	}
-	for g := l.cur.Load(); ; g = l.finish(g) {
+	for g := l.load(); ; g = l.finish(g) {
 		out := cell.Run128(&g.state, func(t, d uint64) (uint64, uint64, took, bool) {
 			if d >= retiredBit {
 				return t, d, took{n: retired}, false
@@ -480,7 +507,7 @@ func (l *Limiter) GiveBack(loan *Loan, k int64) int64 {
 	}
 	// A retired generation's state has retiredBit set: never the loan's.
 	return cell.Run128(&g.state, func(t, d uint64) (uint64, uint64, int64, bool) {
-		next, units := g.ps.GiveBack(State{t, d}, wrote, k)
+		next, units := g.ps.giveBackLoan(State{t, d}, wrote, k)
 		return next.T, next.Deficit, units, units != 0
 	})
 }
@@ -504,10 +531,10 @@ type Reservation struct {
 }
 
 // Reserve is ReserveN(1).
-func (l *Limiter) Reserve() (Reservation, error) { return l.ReserveNAt(l.clock(), 1) }
+func (l *Limiter) Reserve() (Reservation, error) { return l.ReserveNAt(l.now(), 1) }
 
 // ReserveN is ReserveNAt with the Limiter's clock.
-func (l *Limiter) ReserveN(n int64) (Reservation, error) { return l.ReserveNAt(l.clock(), n) }
+func (l *Limiter) ReserveN(n int64) (Reservation, error) { return l.ReserveNAt(l.now(), n) }
 
 // ReserveAt is ReserveNAt(now, 1).
 func (l *Limiter) ReserveAt(now int64) (Reservation, error) { return l.ReserveNAt(now, 1) }
@@ -516,21 +543,20 @@ func (l *Limiter) ReserveAt(now int64) (Reservation, error) { return l.ReserveNA
 // running the bucket into debt, and returns how long to wait until they
 // would have been: the caller acts at now+Wait. Later decisions see the
 // debt, so the bound holds for reserved tokens counted at their act time.
-// n < 0 and n > burst return an error and a Reservation that is not OK
-// (see Params.Reserve).
+// n < 0 and n > burst return an error and a Reservation that is not OK.
 func (l *Limiter) ReserveNAt(now, n int64) (Reservation, error) {
 	type res struct {
-		r     Reserved
+		r     reserved
 		wrote State
 		err   uint8
 	}
-	for g := l.cur.Load(); ; g = l.finish(g) {
+	for g := l.load(); ; g = l.finish(g) {
 		out := cell.Run128(&g.state, func(t, d uint64) (uint64, uint64, res, bool) {
 			if d >= retiredBit {
 				return t, d, res{err: retired}, false
 			}
 			s := State{t, d}
-			next, r, err := g.ps.Reserve(s, now, n)
+			next, r, err := g.ps.reserve(s, now, n)
 			return next.T, next.Deficit, res{r, next, errCode(err)}, next != s
 		})
 		switch {
@@ -548,7 +574,7 @@ func (r *Reservation) Cancel() bool {
 	if r.l == nil {
 		return false
 	}
-	return r.CancelAt(r.l.clock())
+	return r.CancelAt(r.l.now())
 }
 
 // CancelAt gives the reservation's tokens back, and reports whether it did.
@@ -591,7 +617,7 @@ func (l *Limiter) Wait(ctx context.Context) error { return l.WaitN(ctx, 1) }
 // CancelAt's rule. Its timer is stopped on every path: nothing leaks.
 func (l *Limiter) WaitN(ctx context.Context, n int64) error {
 	var r Reservation
-	return wait.For(ctx, l.clock, func(now int64) (int64, bool, error) {
+	return wait.For(ctx, l.now, func(now int64) (int64, bool, error) {
 		var err error
 		r, err = l.ReserveNAt(now, n)
 		return int64(r.Wait), r.OK, err

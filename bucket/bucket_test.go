@@ -289,7 +289,7 @@ func TestFractionalCosts(t *testing.T) {
 		t.Fatalf("11th tenth: %+v", r)
 	}
 	ps := l.Params()
-	if u, _ := ps.CostUnits(1, 3); u != (ps.Unit()+2)/3 {
+	if u, _ := ps.costUnits(1, 3); u != (ps.Unit()+2)/3 {
 		t.Fatalf("1/3 token is %d units of %d, want rounded up", u, ps.Unit())
 	}
 }
@@ -351,7 +351,7 @@ func TestParamErrors(t *testing.T) {
 		{"zero params", second(NewFromParams(Params{})), "params", Params{}, nil, nil},
 		{"nil clock", second(New(1, time.Second, 1, WithClock(nil))), "clock", nanotime.Clock(nil), nil, nil},
 		{"den 0", second(l.AllowFracAt(0, 1, 0)), "den", int64(0), int64(1), nil},
-		{"den -1 (CostUnits)", second(l.Params().CostUnits(1, -1)), "den", int64(-1), int64(1), nil},
+		{"den -1 (CostUnits)", second(l.Params().costUnits(1, -1)), "den", int64(-1), int64(1), nil},
 		{"SetRate events 0", l.SetRateAt(0, 0, time.Second), "events", int64(0), int64(1), nil},
 		{"SetRate too slow for the burst", l.SetRateAt(0, 1, 1<<61), "burst", int64(2), int64(1), int64(1)},
 		{"SetBurst 0", l.SetBurstAt(0, 0), "burst", int64(0), int64(1), int64(maxCap / int64(time.Second))},
@@ -623,8 +623,8 @@ func TestLayout(t *testing.T) {
 
 // TestEndsOfTime checks each place the package adds to a time or takes a
 // difference of times at math.MinInt64 and math.MaxInt64: the refill of
-// a step, a take, a reservation's act time (refused past the end), Convert,
-// the reads, and Lines (saturating).
+// a step, a take, a reservation's act time (refused past the end), convert
+// and the reads.
 func TestEndsOfTime(t *testing.T) {
 	const lo, hi = math.MinInt64, math.MaxInt64
 	ps, _ := NewParams(1, time.Second, 2)
@@ -653,16 +653,16 @@ func TestEndsOfTime(t *testing.T) {
 	// A reservation acts at now+Wait: at the end of time it is refused
 	// exactly when that passes MaxInt64.
 	empty, _, _ := ps.Step(State{}, hi-sec, 2)
-	if _, r, _ := ps.Reserve(empty, hi-sec, 1); !r.OK || r.Wait != time.Duration(sec) {
+	if _, r, _ := ps.reserve(empty, hi-sec, 1); !r.OK || r.Wait != time.Duration(sec) {
 		t.Fatalf("reserve acting at exactly MaxInt64: %+v", r)
 	}
-	if next, r, _ := ps.Reserve(empty, hi-sec, 2); r.OK || r.Wait != limit.Never || next != empty {
+	if next, r, _ := ps.reserve(empty, hi-sec, 2); r.OK || r.Wait != limit.Never || next != empty {
 		t.Fatalf("reserve acting past MaxInt64: %+v, state %v", r, next)
 	}
-	if _, r, _ := ps.Reserve(State{}, hi, 2); !r.OK || r.Wait != 0 {
+	if _, r, _ := ps.reserve(State{}, hi, 2); !r.OK || r.Wait != 0 {
 		t.Fatalf("reserve of what is there at MaxInt64: %+v", r)
 	}
-	if _, r, _ := ps.Reserve(State{}, lo, 2); !r.OK || r.Wait != 0 {
+	if _, r, _ := ps.reserve(State{}, lo, 2); !r.OK || r.Wait != 0 {
 		t.Fatalf("reserve at MinInt64: %+v", r)
 	}
 	l, _ := New(1, time.Second, 2)
@@ -676,23 +676,11 @@ func TestEndsOfTime(t *testing.T) {
 
 	// Convert carries a state at either end.
 	to, _ := NewParams(3, time.Second, 4)
-	if got := to.Remaining(ps.Convert(State{}, hi, to), hi); got != 2 {
+	if got := to.Remaining(ps.convert(State{}, hi, to), hi); got != 2 {
 		t.Fatalf("Convert at MaxInt64: %d tokens, want 2", got)
 	}
-	if got := ps.Convert(s, lo, to); got != (State{s.T, 4 * to.cap / 4}) {
+	if got := ps.convert(s, lo, to); got != (State{s.T, 4 * to.cap / 4}) {
 		t.Fatalf("Convert of a bucket emptied at MaxInt64 at a stale MinInt64: %v, want empty at MaxInt64", got)
-	}
-
-	// Lines saturates at both ends.
-	if e, f, r := ps.Lines(s); e != hi || f != hi || r != 0 {
-		t.Fatalf("Lines after emptying at MaxInt64: empty %d full %d rem %d", e, f, r)
-	}
-	if e, f, _ := ps.Lines(State{}); e != lo || f != lo {
-		t.Fatalf("Lines of a full bucket at MinInt64: empty %d full %d", e, f)
-	}
-	one, _, _ := ps.Step(State{}, lo+sec/2, 1)
-	if e, f, _ := ps.Lines(one); e != lo || f != lo+sec+sec/2 {
-		t.Fatalf("Lines near MinInt64: empty %d full %d", e, f)
 	}
 }
 
@@ -760,8 +748,8 @@ func TestPureStepsMatchLimiter(t *testing.T) {
 					den := 1 + rng.Int64N(100)
 					num := rng.Int64N(ps.Burst()*den + 1)
 					got, _ := l.AllowFracAt(now, num, den)
-					cost, _ := ps.CostUnits(num, den)
-					next, want := ps.StepUnits(s, now, cost)
+					cost, _ := ps.costUnits(num, den)
+					next, want := ps.stepUnits(s, now, cost)
 					s = next
 					if got != want {
 						fail("StepUnits", got, want)
@@ -787,7 +775,7 @@ func TestPureStepsMatchLimiter(t *testing.T) {
 					got := l.GiveBack(&loans[j].l, k)
 					var want int64
 					if kk > 0 {
-						s, want = ps.GiveBack(s, loans[j].wrote, kk)
+						s, want = ps.giveBackLoan(s, loans[j].wrote, kk)
 					}
 					if got != want {
 						fail("GiveBack", got, want)
@@ -795,7 +783,7 @@ func TestPureStepsMatchLimiter(t *testing.T) {
 				case 4:
 					n := rng.Int64N(ps.Burst() + 1)
 					r, _ := l.ReserveNAt(now, n)
-					next, want, _ := ps.Reserve(s, now, n)
+					next, want, _ := ps.reserve(s, now, n)
 					if r.OK != want.OK || r.Wait != want.Wait || (r.OK && r.cost != uint64(want.Units)) {
 						fail("Reserve", r, want)
 					}
@@ -824,7 +812,7 @@ func TestPureStepsMatchLimiter(t *testing.T) {
 					if err := l.SetParamsAt(now, nps); err != nil {
 						t.Fatal(err)
 					}
-					s = ps.Convert(s, now, nps)
+					s = ps.convert(s, now, nps)
 					ps = nps
 					// Loans and reservations of the old Params give back
 					// nothing on the Limiter (its old generation is

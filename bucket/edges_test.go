@@ -5,7 +5,6 @@ import (
 	"errors"
 	"math"
 	"math/big"
-	"math/rand/v2"
 	"strings"
 	"testing"
 	"testing/synctest"
@@ -141,15 +140,15 @@ func TestReserveAndCancelEdges(t *testing.T) {
 	// The debt may reach 2^62 units exactly, not pass it: a token of 2^30
 	// units, a burst of 2^31 tokens (2^61 units), two full reservations.
 	ps, _ := NewParams(1, 1<<30, 1<<31)
-	s, r, _ := ps.Reserve(State{}, 0, 1<<31)
+	s, r, _ := ps.reserve(State{}, 0, 1<<31)
 	if !r.OK || r.Wait != 0 {
 		t.Fatalf("first reservation: %+v", r)
 	}
-	s, r, _ = ps.Reserve(s, 0, 1<<31)
+	s, r, _ = ps.reserve(s, 0, 1<<31)
 	if !r.OK || r.Wait != 1<<61 || s.Deficit != maxDeficit {
 		t.Fatalf("reservation to a debt of exactly 2^62 units: %+v, state %v", r, s)
 	}
-	if _, r, _ = ps.Reserve(s, 0, 1); r.OK {
+	if _, r, _ = ps.reserve(s, 0, 1); r.OK {
 		t.Fatalf("reservation past a debt of 2^62 units: %+v", r)
 	}
 }
@@ -203,10 +202,10 @@ func TestParamEdges(t *testing.T) {
 		t.Errorf("RateParams(%v) = %+v %v, want 10^6 per 1000003 s", x, got, err)
 	}
 	ps, _ := NewParams(1, 4, 1) // 4 units per token
-	if _, err := ps.CostUnits(1, 0); !errors.As(err, &pe) || pe.Param != "den" {
+	if _, err := ps.costUnits(1, 0); !errors.As(err, &pe) || pe.Param != "den" {
 		t.Errorf("CostUnits(1, 0): %v", err)
 	}
-	if _, err := ps.CostUnits(1<<62, 1); err != limit.ErrCostExceedsBurst {
+	if _, err := ps.costUnits(1<<62, 1); err != limit.ErrCostExceedsBurst {
 		t.Errorf("CostUnits(2^62, 1): %v", err) // 2^64 units
 	}
 	// GiveBack takes k in [1, burst] only: not 0, not a negative k whose
@@ -215,13 +214,13 @@ func TestParamEdges(t *testing.T) {
 	ps, _ = NewParams(1, 3, 2) // 3 units per token
 	s, n := ps.TakeUpTo(State{}, 0, 2)
 	for _, k := range []int64{0, -1, -6148914691236517205} {
-		if next, units := ps.GiveBack(s, s, k); next != s || units != 0 || n != 2 {
+		if next, units := ps.giveBackLoan(s, s, k); next != s || units != 0 || n != 2 {
 			t.Errorf("GiveBack(k = %d) = %v, %d units", k, next, units)
 		}
 	}
-	s, _, _ = ps.Reserve(State{}, 0, 2)
-	s, _, _ = ps.Reserve(s, 0, 2) // 4 tokens taken, 12 units
-	if next, units := ps.GiveBack(s, s, 3); next != s || units != 0 || s.Deficit != 12 {
+	s, _, _ = ps.reserve(State{}, 0, 2)
+	s, _, _ = ps.reserve(s, 0, 2) // 4 tokens taken, 12 units
+	if next, units := ps.giveBackLoan(s, s, 3); next != s || units != 0 || s.Deficit != 12 {
 		t.Errorf("GiveBack(k = burst+1) from %v = %v, %d units", s, next, units)
 	}
 }
@@ -257,38 +256,5 @@ func TestWaitsAtTheEdges(t *testing.T) {
 	}
 	if !longest {
 		t.Fatal("no wait of MaxInt64-1 ns: the nows miss the boundary")
-	}
-}
-
-// TestLines: the refill line's points against exact integer arithmetic
-// (big.Int floor division), for random states of several rates.
-func TestLines(t *testing.T) {
-	rng := rand.New(rand.NewPCG(41, 42))
-	floor := func(t0 int64, num *big.Int, e uint64) (int64, uint64) {
-		q, r := new(big.Int).DivMod(num, new(big.Int).SetUint64(e), new(big.Int))
-		q.Add(q, big.NewInt(t0))
-		switch {
-		case q.Cmp(big.NewInt(math.MaxInt64)) > 0:
-			return math.MaxInt64, r.Uint64()
-		case q.Cmp(big.NewInt(math.MinInt64)) < 0:
-			return math.MinInt64, r.Uint64()
-		}
-		return q.Int64(), r.Uint64()
-	}
-	for _, sc := range cases {
-		ps, _ := NewParams(sc.events, sc.period, sc.burst)
-		for range 200 {
-			s := State{T: rng.Uint64(), Deficit: rng.Uint64N(maxDeficit + 1)}
-			if rng.IntN(2) == 0 {
-				s.Deficit = rng.Uint64N(ps.cap + 1)
-			}
-			t0 := int64(s.T ^ signBit)
-			d := new(big.Int).SetUint64(s.Deficit)
-			wantEmpty, _ := floor(t0, new(big.Int).Sub(d, new(big.Int).SetUint64(ps.cap)), ps.e)
-			wantFull, wantRem := floor(t0, d, ps.e)
-			if e, f, r := ps.Lines(s); e != wantEmpty || f != wantFull || r != wantRem {
-				t.Fatalf("%+v Lines(%v) = %d %d %d, want %d %d %d", sc, s, e, f, r, wantEmpty, wantFull, wantRem)
-			}
-		}
 	}
 }

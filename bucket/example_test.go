@@ -82,12 +82,13 @@ func ExampleState() {
 }
 
 func ExampleParams() {
-	// 3 tokens per second: a token is 1e9 units, the bucket refills 3 units/ns.
+	// 3 tokens per second: a token is 1e9 units, the bucket refills 3
+	// units/ns, so a third of a token a second is exact, with no drift.
 	ps, _ := bucket.NewParams(3, time.Second, 5)
-	tenth, _ := ps.CostUnits(1, 10)
-	fmt.Println(ps.Unit(), tenth)
+	events, period := ps.Rate()
+	fmt.Println(ps.Unit(), events, period, ps.Burst())
 	// Output:
-	// 1000000000 100000000
+	// 1000000000 3 1s 5
 }
 
 func ExampleWithClock() {
@@ -126,25 +127,14 @@ func ExampleLimiter_SetRateAt() {
 }
 
 func ExampleParams_TakeUpTo() {
-	// The batch-borrow and its give-back as pure steps on a State kept
-	// anywhere.
+	// A batch borrowed as a pure step on a State kept anywhere: up to 8
+	// tokens from a full bucket of 10.
 	ps, _ := bucket.NewParams(1, time.Second, 10)
 	var s bucket.State
 	s, n := ps.TakeUpTo(s, 0, 8)
-	loan := s
-	s, units := ps.GiveBack(s, loan, 5)
-	fmt.Println(n, units/ps.Unit(), ps.Remaining(s, 0))
+	fmt.Println(n, ps.Remaining(s, 0), ps.Remaining(s, int64(3*time.Second)))
 	// Output:
-	// 8 5 7
-}
-
-func ExampleParams_Reserve() {
-	ps, _ := bucket.NewParams(1, time.Second, 1)
-	s, _, _ := ps.Step(bucket.State{}, 0, 1)
-	s, r, _ := ps.Reserve(s, 0, 1)
-	fmt.Println(r.OK, r.Wait, ps.Tokens(s, 0))
-	// Output:
-	// true 1s -1
+	// 8 2 5
 }
 
 func ExampleLimiter_TakeAt() {

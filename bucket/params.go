@@ -30,8 +30,9 @@ var (
 )
 
 // Params is the rate and burst of a bucket in the integer form the steps
-// use. It is immutable; the zero Params is invalid (make one with NewParams
-// or RateParams).
+// use. It is immutable. The zero Params has burst 0: its steps admit
+// nothing, refusing every n > 0 with limit.ErrCostExceedsBurst; make Params
+// with NewParams or RateParams.
 //
 // The bucket refills events tokens per period. With events/period in lowest
 // terms e/p (per in ns), one token is p units and the bucket refills exactly
@@ -100,7 +101,7 @@ func errZeroParams(pkg string, ps Params) error {
 func (ps Params) Burst() int64 { return int64(ps.burst) }
 
 // Unit returns the number of units in one token: the fixed-point scale of a
-// State's Deficit and of StepUnits' cost.
+// State's Deficit.
 func (ps Params) Unit() int64 { return int64(ps.p) }
 
 // Rate returns the refill rate as events tokens per period, in lowest terms:
@@ -109,17 +110,20 @@ func (ps Params) Rate() (events int64, period time.Duration) {
 	return int64(ps.e), time.Duration(ps.p)
 }
 
-// CostUnits converts a cost of num/den tokens to units, rounding up to a
+// costUnits converts a cost of num/den tokens to units, rounding up to a
 // whole unit (exact whenever den divides num*Unit(): for example any den
 // dividing the period in nanoseconds). It returns ErrNegativeCost or
 // ErrCostExceedsBurst for a cost no bucket of these Params can admit, and a
 // *limit.ParamError for den < 1.
-func (ps Params) CostUnits(num, den int64) (int64, error) {
+func (ps Params) costUnits(num, den int64) (int64, error) {
 	if den <= 0 {
 		return 0, errDenominator(den)
 	}
-	if num < 0 {
+	switch {
+	case num < 0:
 		return 0, limit.ErrNegativeCost
+	case num > 0 && ps.p == 0:
+		return 0, limit.ErrCostExceedsBurst // the zero Params hold nothing
 	}
 	hi, lo := bits.Mul64(uint64(num), ps.p)
 	if hi >= uint64(den) {
@@ -191,7 +195,7 @@ func (ps Params) Step(s State, now, n int64) (State, limit.Result, error) {
 	if uint64(n) > ps.burst { // a negative n too, as a uint64
 		return s, limit.Result{RetryAfter: limit.Never}, costErr(n)
 	}
-	next, r := ps.StepUnits(s, now, int64(uint64(n)*ps.p))
+	next, r := ps.stepUnits(s, now, int64(uint64(n)*ps.p))
 	return next, r, nil
 }
 
@@ -203,9 +207,9 @@ func costErr(n int64) error {
 	return limit.ErrCostExceedsBurst
 }
 
-// StepUnits is Step for a cost in units (see Unit and CostUnits), which
+// stepUnits is Step for a cost in units (see Unit and costUnits), which
 // must be in [0, Burst()*Unit()].
-func (ps Params) StepUnits(s State, now, cost int64) (State, limit.Result) {
+func (ps Params) stepUnits(s State, now, cost int64) (State, limit.Result) {
 	c, u := uint64(cost), uint64(now)^signBit
 	deff, base, nt := ps.refill(s.T, s.Deficit, u)
 	if !ps.admits(deff, c) {
@@ -236,13 +240,13 @@ func (ps Params) TakeUpTo(s State, now, k int64) (State, int64) {
 	return State{nt, base + m*ps.p}, int64(m)
 }
 
-// GiveBack is the give-back of a loan as a pure function: wrote is the
+// giveBackLoan is the give-back of a loan as a pure function: wrote is the
 // state the loan's TakeUpTo returned, s the state now. If s is exactly
 // wrote (nothing taken or refilled into it since), it returns s with k
 // tokens credited and the units credited (k*Unit()); otherwise, or for k
 // outside [1, burst] or more than wrote holds taken, s and 0. Limiter.GiveBack
 // says why this rule keeps the bound.
-func (ps Params) GiveBack(s, wrote State, k int64) (State, int64) {
+func (ps Params) giveBackLoan(s, wrote State, k int64) (State, int64) {
 	if k < 1 || uint64(k) > ps.burst {
 		return s, 0
 	}
@@ -261,7 +265,7 @@ func giveBack(s, wrote State, units uint64) (State, bool) {
 	return State{s.T, s.Deficit - units}, true
 }
 
-// Undo is Limiter.Refund as a pure function: given the states before and
+// undo is Limiter.Refund as a pure function: given the states before and
 // after an admission (from its Receipt) and the state s now, it returns
 // before if s is still exactly after: the bucket as if the admission had
 // never happened. Otherwise, and at the end of time (after's T is
@@ -269,15 +273,15 @@ func giveBack(s, wrote State, units uint64) (State, bool) {
 // later decisions were made with the admission's tokens taken, and the state
 // cannot tell how much of them the bucket would have refilled anyway while
 // full.
-func (ps Params) Undo(s, before, after State) (State, bool) {
+func (ps Params) undo(s, before, after State) (State, bool) {
 	if s != after || after.T == math.MaxUint64 {
 		return s, false
 	}
 	return before, true
 }
 
-// Reserved is the outcome of Params.Reserve.
-type Reserved struct {
+// reserved is the outcome of Params.reserve.
+type reserved struct {
 	// OK reports whether the cost was taken (see Reservation.OK).
 	OK bool
 	// Wait is how long after now the caller must wait before acting; 0
@@ -289,14 +293,14 @@ type Reserved struct {
 	Units int64
 }
 
-// Reserve is Limiter.ReserveNAt as a pure function: it takes n tokens at now whether
+// reserve is Limiter.ReserveNAt as a pure function: it takes n tokens at now whether
 // or not they are there, running s into debt, and says how long the caller
 // must wait before acting. Not OK (s unchanged, Wait limit.Never) when the
 // debt would pass 2^62 units or the time to act, now+Wait, would be past
 // math.MaxInt64: the end-of-time rule. n < 0 and n > burst return
 // limit.ErrNegativeCost and limit.ErrCostExceedsBurst.
-func (ps Params) Reserve(s State, now, n int64) (State, Reserved, error) {
-	refused := Reserved{Wait: limit.Never}
+func (ps Params) reserve(s State, now, n int64) (State, reserved, error) {
+	refused := reserved{Wait: limit.Never}
 	if n < 0 {
 		return s, refused, limit.ErrNegativeCost
 	}
@@ -323,14 +327,14 @@ func (ps Params) Reserve(s State, now, n int64) (State, Reserved, error) {
 	if base+cost > maxDeficit || now+w < now {
 		return s, refused, nil
 	}
-	r := Reserved{OK: true, Wait: time.Duration(w), Units: int64(cost)}
+	r := reserved{OK: true, Wait: time.Duration(w), Units: int64(cost)}
 	if cost == 0 {
 		return s, r, nil
 	}
 	return State{nt, base + cost}, r, nil
 }
 
-// Convert is SetParams as a pure function: it carries state s of ps into
+// convert is SetParams as a pure function: it carries state s of ps into
 // Params to, settled at now: refilled at ps's rate up to now, then the same
 // number of tokens, rounded down to a unit of to and capped at its burst;
 // debt carries over up to 2^62 units. The new state's T is later than s's:
@@ -338,7 +342,7 @@ func (ps Params) Reserve(s State, now, n int64) (State, Reserved, error) {
 // nanosecond (against the caller), so that every state under the new Params
 // is later than every state under the old (Limiter.Refund relies on it).
 // Only at the end of time, T = math.MaxInt64, does T stay.
-func (ps Params) Convert(s State, now int64, to Params) State {
+func (ps Params) convert(s State, now int64, to Params) State {
 	_, base, nt := ps.refill(s.T, s.Deficit, uint64(now)^signBit)
 	if nt == s.T && nt != math.MaxUint64 {
 		nt++
@@ -356,20 +360,6 @@ func (ps Params) Convert(s State, now int64, to Params) State {
 		d.SetInt64(maxDeficit)
 	}
 	return State{nt, d.Uint64()}
-}
-
-// Lines returns two points of the refill line of a state the steps
-// returned: empty, where the line crosses zero tokens, rounded down to a
-// whole ns, so that the bucket holds at most min(burst, (x-empty)*rate)
-// tokens at any time x (no take raises the line); and full, where it
-// reaches the burst, exactly full + fullRem/e ns with e = Rate()'s events
-// (the units refilled per ns) and fullRem < e: the end of the refill slot
-// of the last token taken. Each saturates at the ends of int64 time.
-func (ps Params) Lines(s State) (empty, full int64, fullRem uint64) {
-	t := int64(s.T ^ signBit)
-	empty = intmath.SatAdd(t, intmath.FloorDiv(int64(s.Deficit)-int64(ps.cap), ps.e))
-	full = intmath.SatAdd(t, int64(s.Deficit/ps.e))
-	return empty, full, s.Deficit % ps.e
 }
 
 // Remaining returns the whole tokens state s holds at now: the most a Step
@@ -391,6 +381,9 @@ func (ps Params) remaining(d uint64) int64 {
 // reservations are owed. It is for display: the float rounds; no decision
 // uses it.
 func (ps Params) Tokens(s State, now int64) float64 {
+	if ps.p == 0 {
+		return 0
+	}
 	u := uint64(now) ^ signBit
 	if u >= s.T {
 		deff, _, _ := ps.refill(s.T, s.Deficit, u)

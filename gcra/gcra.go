@@ -1,61 +1,42 @@
-// Package gcra is a lock-free Generic Cell Rate Algorithm limiter whose whole
-// state is one 64-bit theoretical arrival time (TAT).
+// Package gcra is a lock-free rate limiter (the Generic Cell Rate Algorithm)
+// whose whole state is one 64-bit theoretical arrival time. Use it for the
+// cheapest exact decision of one limit: events per period on average, with
+// bursts of up to burst events. See ExampleLimiter; ExampleLimiter_Wait and
+// ExampleLimiter_ReserveAt show waiting and reservations.
 //
-// Contract: for a limiter of events per period and burst b, the admitted cost
-// whose now values lie in any closed interval of length t is at most
-// b + events*t/period, exactly (no rounding in the limiter's favour), on every
-// schedule: concurrent callers, now values out of order or stale, huge jumps,
-// now anywhere in the int64 range. Reserved events count at their time to act
-// (now + Wait), refunded ones (Refund, Reservation.Cancel) not at all. A
-// denial reads the state and writes nothing, so a mostly-denying limiter does
-// not write its cache line.
+// Allow and AllowN decide at once; Reserve takes events now for a later time
+// and Wait sleeps until then; Refund and Reservation.Cancel give events back.
+// A denial reads the state and writes nothing, so a mostly-denying limiter
+// does not write its cache line. Time is int64 nanoseconds on a fixed-origin
+// clock (package nanotime): each method has an ...At twin taking now; the
+// plain form reads the Limiter's clock, nanotime.Now unless WithClock gave
+// another. A parameter out of range is a *limit.ParamError.
 //
-// The arithmetic is integer. When the emission interval T = period/events is
-// a whole number of nanoseconds the limiter is exact both ways: it admits
-// everything the ideal GCRA admits, up to the end of time below. When it is
-// not (3 per second is 333333333.33 ns), 64 bits cannot hold an exact TAT
-// over the whole int64 time range, so the TAT counts steps of T/floor(T) ns
-// (1 to 2 ns): an event is a whole number of steps, so a limiter that stays
-// busy keeps the exact rate forever. The one rounding is when a request finds
-// the limiter full: the TAT restarts at the first step at or after now,
-// losing under one step (< 2 ns) of refill, once per idle period, never in
-// the caller's favour. With injected time this can be seen: a full burst
-// asked for at one instant that is not on the step grid gets burst-1 events
-// then, the last one < 2 ns later.
+// # Contract
 //
-// Busy means the TAT stays ahead of the requests' now. A request of n
-// events waits until the TAT is at most (burst-n)*T ahead, so requests and
-// reservations of fewer than burst events that wait keep the exact rate. A
-// request of the whole burst (every request at burst 1) is admitted only
-// once the limiter is full again, at the first whole ns at or after the
-// TAT: each one is an idle restart. When n*T is not a whole ns no limiter
-// can keep the exact rate there: the exact bound puts two such requests at
-// least n*T apart, so whole-ns times at least ceil(n*T) apart. The restart
-// adds under one step to that, even when n*T is whole, so a chain of them
-// (say reservations at burst 1) is late by under one step plus 1 ns per
-// request: with T = 1.5 ns, one every 3 ns where the bound allows one
-// every 2. Give the burst one more event, or use package pacer (exact rate,
-// the bound with 1 ns of slack), for a schedule that must not drift.
+// For a limiter of events per period and burst b, the admitted cost whose now
+// values lie in any closed interval of length t is at most
+// b + events*t/period, exactly, on every schedule: concurrent callers, now
+// values out of order or stale, huge jumps, now anywhere in the int64 range.
+// Reserved events count at their time to act (now + the wait), refunded ones
+// not at all.
 //
-// End of time: the TAT is a count of steps from math.MinInt64 in 64 bits, so
-// it ends 2^64 steps later, at or after math.MaxInt64. An admission or a
-// reservation whose new TAT would pass that end is refused, not wrapped:
-// near math.MaxInt64 a limiter admits only while its TAT fits, so
-// New(1, time.Second, 2) admits nothing at now = math.MaxInt64 (its TAT would
-// be one second past it), and RetryAfter is limit.Never then. Nothing else
-// adds a time to a duration without checking: a reservation whose time to act
-// would pass math.MaxInt64 is refused too.
+// The one rounding is against the caller: when a request finds the limiter
+// full, it loses under 2 ns of refill, once per idle period. When the
+// interval period/events is a whole number of ns the limiter admits
+// everything the ideal GCRA admits. A chain of whole-burst requests (every
+// request at burst 1) cannot keep the exact rate when n*period/events is not
+// a whole number of ns: give the burst one more event, or use package pacer.
 //
-// Time is int64 nanoseconds on a fixed-origin clock (package nanotime). Each
-// method has an ...At twin taking now; the plain form reads the Limiter's
-// clock, nanotime.Now unless WithClock gave another.
+// An admission or reservation whose arrival time would pass math.MaxInt64 is
+// refused, with RetryAfter limit.Never: near the end of time a limiter admits
+// only while its state fits.
 //
-// The rate and burst are fixed for a Limiter's life: there is no SetRate or
-// SetBurst. Changing them means re-encoding the TAT (its steps depend on the
-// rate) atomically with every decision; bucket does that by retiring its cell
-// with a bit of its 128-bit state, but all 64 bits of the TAT are needed to
-// cover the int64 time range, so none is left to mark a retired cell. Use
-// package bucket for a limiter whose rate changes while it runs.
+// The rate and burst are fixed for a Limiter's life; use package bucket for a
+// limiter whose rate changes while it runs.
+//
+// The integer arithmetic, its one rounding and why there is no SetRate are
+// explained in the project's ARCHITECTURE.md.
 package gcra
 
 import (
@@ -81,8 +62,10 @@ import (
 // core that won keep the line for its next calls). The state is padded to
 // its own cache line.
 //
-// The zero value is not usable: make a Limiter with New. A Limiter must not
-// be copied after first use.
+// The zero Limiter has burst 0: it admits nothing, refusing every n > 0 with
+// limit.ErrCostExceedsBurst (as x/time/rate's zero Limiter rejects every
+// event); make a Limiter with New. A Limiter must not be copied after first
+// use (go vet reports copies): a copy would admit on its own.
 type Limiter struct {
 	ps    Params
 	clock nanotime.Clock   // nil for nanotime.Now
@@ -118,10 +101,15 @@ func New(events int64, period time.Duration, burst int64, opts ...Option) (*Limi
 }
 
 // NewRate returns a full Limiter that admits rate events per second on
-// average and at most burst at once; see RateParams for how the float is
-// read and which values are refused.
+// average and at most burst at once. The float is read as the fraction
+// num/den nearest to it with den <= 2^32 and within 2^-50 of it relatively
+// (0.5, 1e-3 and 1.0/3 become 1/2, 1/1000 and 1/3 exactly), that is num
+// events per den seconds; use New to give the rate exactly. It returns a
+// *limit.ParamError (Param "rate") for a rate that is not finite and
+// positive, has no such fraction (below about 2^-32), or exceeds one event
+// per nanosecond, and New's errors for burst.
 func NewRate(rate float64, burst int64, opts ...Option) (*Limiter, error) {
-	ps, err := RateParams(rate, burst)
+	ps, err := rateParams(rate, burst)
 	if err != nil {
 		return nil, err
 	}
@@ -129,13 +117,16 @@ func NewRate(rate float64, burst int64, opts ...Option) (*Limiter, error) {
 }
 
 // NewFromParams returns a full Limiter with Params ps, which must come from
-// NewParams or RateParams (the zero Params is a *limit.ParamError).
+// NewParams (the zero Params is a *limit.ParamError).
 func NewFromParams(ps Params, opts ...Option) (*Limiter, error) {
 	if ps.j == 0 {
 		return nil, paramErr("params", ps, nil, nil, "the zero Params: make them with NewParams")
 	}
 	var c config
-	for _, o := range opts {
+	for i, o := range opts {
+		if o == nil {
+			return nil, &limit.ParamError{Pkg: "gcra", Param: "option", Value: i, Reason: "a nil Option"}
+		}
 		o(&c)
 	}
 	if c.setClock && c.clock == nil {
@@ -162,13 +153,12 @@ func (l *Limiter) State() State { return State(l.tat.Load()) }
 func (l *Limiter) Allow() bool { return l.AllowAt(l.now()) }
 
 // AllowAt reports whether one event may happen at now, and records it if so.
-//
-// AllowAt, AllowNAt and TakeAt are hand loops, not cell.Run64: the runner's indirect
-// call to the step cost them more than 5% (the package benchmarks, before
-// and after, in one run). They run the same pure steps; AllowAt has
-// Params.admit written out (admit is too big to inline), its inequality
-// still Params.waits.
 func (l *Limiter) AllowAt(now int64) bool {
+	// AllowAt, AllowNAt and TakeAt are hand loops, not cell.Run64: the
+	// runner's indirect call to the step cost them more than 5% (the package
+	// benchmarks, before and after, in one run). They run the same pure
+	// steps; AllowAt has Params.admit written out (admit is too big to
+	// inline), its inequality still Params.waits.
 	ps := &l.ps
 	a := ps.at(now, ps.j) // outside the loop: a retry does not redo it
 	var spin backoff.Spin
@@ -179,7 +169,7 @@ func (l *Limiter) AllowAt(now int64) bool {
 			return false // a denial writes nothing
 		}
 		next, carry := bits.Add64(tat, ps.j, 0)
-		if carry != 0 || behind(kh, kl, a) {
+		if carry != 0 || next == tat || behind(kh, kl, a) {
 			s, ok := ps.settle(State(tat), a, ps.j, false)
 			if !ok {
 				return false
@@ -238,7 +228,7 @@ func (l *Limiter) Refund(rc limit.Receipt) {
 	}
 	before, after := State(rc.Before[0]), State(rc.After[0])
 	cell.Run64(&l.tat, func(tat uint64) (uint64, struct{}, bool) {
-		next, ok := l.ps.Undo(State(tat), before, after)
+		next, ok := l.ps.undo(State(tat), before, after)
 		return uint64(next), struct{}{}, ok
 	})
 }
@@ -247,14 +237,15 @@ func (l *Limiter) Refund(rc limit.Receipt) {
 func (l *Limiter) Remaining() int64 { return l.RemainingAt(l.now()) }
 
 // RemainingAt returns the whole events a request at now could take.
-func (l *Limiter) RemainingAt(now int64) int64 { return l.ps.Remaining(l.State(), now) }
+func (l *Limiter) RemainingAt(now int64) int64 { return l.ps.remainingAt(l.State(), now) }
 
 // Tokens is TokensAt with the Limiter's clock.
 func (l *Limiter) Tokens() float64 { return l.TokensAt(l.now()) }
 
-// TokensAt returns the events available at now, with their fraction (see
-// Params.Tokens). It is for display.
-func (l *Limiter) TokensAt(now int64) float64 { return l.ps.Tokens(l.State(), now) }
+// TokensAt returns the events available at now, with their fraction: burst
+// when full, below 0 while reservations are owed. It is for display;
+// decisions never use floating point.
+func (l *Limiter) TokensAt(now int64) float64 { return l.ps.tokensAt(l.State(), now) }
 
 // Reservation is a cost taken from the limiter now, to be used after a wait.
 // The zero Reservation is not OK and cancels to nothing.
@@ -281,21 +272,20 @@ func (l *Limiter) ReserveN(n int64) (Reservation, error) { return l.ReserveNAt(l
 func (l *Limiter) ReserveAt(now int64) (Reservation, error) { return l.ReserveNAt(now, 1) }
 
 // ReserveNAt takes n events at now whether or not they are available, by
-// pushing the TAT as an admission at now+Wait would (Params.Reserve), and
+// pushing the limiter's state as an admission at now+Wait would, and
 // returns how long to wait: the caller acts at now+Wait. Later decisions see
-// the pushed TAT, so the bound holds for reserved events counted at their
+// the pushed state, so the bound holds for reserved events counted at their
 // time to act. n < 0 and n > burst return Step's errors and a Reservation
 // that is not OK.
-//
-// The loop is written out, not run by cell.Run64: returning the
-// Reservation through the runner's closure cost about twice the whole call
-// (BenchmarkReserveAt, runner against this loop in one run). It runs the
-// same pure step, Params.Reserve.
 func (l *Limiter) ReserveNAt(now, n int64) (Reservation, error) {
+	// The loop is written out, not run by cell.Run64: returning the
+	// Reservation through the runner's closure cost about twice the whole
+	// call (BenchmarkReserveAt, runner against this loop in one run). It
+	// runs the same pure step, Params.reserve.
 	var spin backoff.Spin
 	for ; ; spin.Wait() {
 		tat := l.tat.Load()
-		next, wait, ok, err := l.ps.Reserve(State(tat), now, n)
+		next, wait, ok, err := l.ps.reserve(State(tat), now, n)
 		if !ok {
 			return Reservation{Wait: limit.Never}, err
 		}
@@ -326,7 +316,7 @@ func (r *Reservation) CancelAt(now int64) bool {
 		return false
 	}
 	return cell.Run64(&r.l.tat, func(tat uint64) (uint64, bool, bool) {
-		next, ok := r.l.ps.Undo(State(tat), r.before, r.after)
+		next, ok := r.l.ps.undo(State(tat), r.before, r.after)
 		return uint64(next), ok, ok
 	})
 }

@@ -23,7 +23,9 @@ const maxBurstNs = 1 << 62
 type State uint64
 
 // Params is the rate and burst of a GCRA in the integer form the steps use.
-// It is immutable; the zero Params is invalid (make one with NewParams).
+// It is immutable. The zero Params has burst 0: its steps admit nothing,
+// refusing every n > 0 with limit.ErrCostExceedsBurst; make Params with
+// NewParams.
 //
 // A step is p/e nanoseconds (1 <= p/e < 2); one event is j steps, so p*j/e is
 // exactly period/events.
@@ -57,15 +59,8 @@ func NewParams(events int64, period time.Duration, burst int64) (Params, error) 
 	})
 }
 
-// RateParams returns the Params of a limiter that admits rate events per
-// second on average and at most burst at once. The float is read as the
-// fraction num/den nearest to it with den <= 2^32 and within 2^-50 of it
-// relatively (0.5, 1e-3 and 1.0/3 become 1/2, 1/1000 and 1/3 exactly), that
-// is num events per den seconds; use NewParams to give the rate exactly. It
-// returns a *limit.ParamError (Param "rate") for a rate that is not finite
-// and positive, has no such fraction (below about 2^-32), or exceeds one
-// event per nanosecond, and the errors of NewParams for burst.
-func RateParams(rate float64, burst int64) (Params, error) {
+// rateParams returns the Params of NewRate's limiter (see NewRate).
+func rateParams(rate float64, burst int64) (Params, error) {
 	num, den, ok := ratio.Fraction(rate)
 	if !ok {
 		return Params{}, paramErr("rate", rate, 0x1p-32, 1e9, "not a finite number of events per second in range")
@@ -91,11 +86,10 @@ func params(events, period uint64, burst int64, tooFast func() error) (Params, e
 	p, e := per, ev*j
 	g = intmath.GCD(p, e)
 	p, e = p/g, e/g
-	// burst*T = burst*per/ev must not exceed maxBurstNs.
-	hi, lo := bits.Mul64(uint64(burst), per)
-	if hi != 0 || lo/ev > maxBurstNs || (lo/ev == maxBurstNs && lo%ev != 0) {
-		mh, ml := bits.Mul64(maxBurstNs, ev)
-		most, _ := bits.Div64(mh, ml, per) // maxBurstNs*ev < 2^62*2^63: mh < per
+	// burst*T = burst*per/ev must not exceed maxBurstNs; burst*per may
+	// pass 64 bits even when the quotient fits.
+	if q, r, ok := intmath.MulDiv(uint64(burst), per, ev); !ok || q > maxBurstNs || q == maxBurstNs && r != 0 {
+		most, _, _ := intmath.MulDiv(maxBurstNs, ev, per) // below 2^62: ev <= per
 		return Params{}, paramErr("burst", burst, int64(1), int64(most), "burst*period/events exceeds 2^62ns")
 	}
 	ps := Params{p: p, e: e, j: j, burst: uint64(burst), bj: uint64(burst) * j}
@@ -106,8 +100,12 @@ func params(events, period uint64, burst int64, tooFast func() error) (Params, e
 func (ps Params) Burst() int64 { return int64(ps.burst) }
 
 // Interval returns the emission interval period/events, rounded down to a
-// whole nanosecond: the time one event takes to refill.
+// whole nanosecond: the time one event takes to refill; 0 for the zero
+// Params.
 func (ps Params) Interval() time.Duration {
+	if ps.j == 0 {
+		return 0
+	}
 	hi, lo := bits.Mul64(ps.p, ps.j)
 	q, _ := bits.Div64(hi, lo, ps.e)
 	return time.Duration(q)
@@ -158,11 +156,12 @@ func (ps *Params) admit(tat State, a at, c uint64) (State, bool) {
 	return State(next), true
 }
 
-// settle is admit's rare cases.
+// settle is admit's rare cases, and the zero Params' every case: an
+// event of 0 steps (c == 0) is never admitted.
 func (ps *Params) settle(tat State, a at, c uint64, wait bool) (State, bool) {
 	kh, kl := bits.Mul64(uint64(tat), ps.p)
 	switch {
-	case wait:
+	case wait || c == 0:
 		return tat, false
 	case behind(kh, kl, a):
 		return ps.restart(tat, a, c)
@@ -250,8 +249,12 @@ func (ps *Params) result(tat State, ok bool, a at) limit.Result {
 	return r
 }
 
-// remaining returns the whole events available at a's now.
+// remaining returns the whole events available at a's now (none for the
+// zero Params).
 func (ps *Params) remaining(tat State, a at) int64 {
+	if ps.j == 0 {
+		return 0
+	}
 	q, _ := bits.Div64(a.uh, a.ul, ps.p) // floor(now) in steps
 	if uint64(tat) <= q {
 		return int64(ps.burst)
@@ -264,16 +267,19 @@ func (ps *Params) remaining(tat State, a at) int64 {
 	return 0
 }
 
-// Remaining returns the whole events a request at now could take from s.
-func (ps Params) Remaining(s State, now int64) int64 {
+// remainingAt returns the whole events a request at now could take from s.
+func (ps Params) remainingAt(s State, now int64) int64 {
 	a := ps.at(now, 0)
 	return ps.remaining(s, a)
 }
 
-// Tokens returns the events available at now in s, with their fraction:
+// tokensAt returns the events available at now in s, with their fraction:
 // burst when full, below 0 while reservations are owed. It is for display;
 // decisions never use floating point.
-func (ps Params) Tokens(s State, now int64) float64 {
+func (ps Params) tokensAt(s State, now int64) float64 {
+	if ps.j == 0 {
+		return 0
+	}
 	a := ps.at(now, 0)
 	kh, kl := bits.Mul64(uint64(s), ps.p)
 	if behind(kh, kl, a) {
@@ -287,7 +293,7 @@ func (ps Params) Tokens(s State, now int64) float64 {
 	return float64(ps.burst) - lead
 }
 
-// Reserve takes n events at now whether or not they are available: it
+// reserve takes n events at now whether or not they are available: it
 // returns the state as if they were admitted at now+wait, the earliest time
 // Step would admit them (wait is 0 when Step admits them at now), so that
 // reserved events count at their time to act and the bound holds with them
@@ -298,7 +304,7 @@ func (ps Params) Tokens(s State, now int64) float64 {
 // exactly what polling Step every ns would get: it keeps the exact rate
 // while n < burst, and a reservation of the whole burst is an idle restart
 // at its time to act (see the package doc).
-func (ps Params) Reserve(s State, now, n int64) (next State, wait time.Duration, ok bool, err error) {
+func (ps Params) reserve(s State, now, n int64) (next State, wait time.Duration, ok bool, err error) {
 	next, r, err := ps.Step(s, now, n)
 	if err != nil || r.OK {
 		return next, 0, err == nil, err
@@ -314,14 +320,22 @@ func (ps Params) Reserve(s State, now, n int64) (next State, wait time.Duration,
 	return next, r0, true, nil
 }
 
-// Undo gives back an admission that moved the state from before to after:
+// undo gives back an admission that moved the state from before to after:
 // if s is still after (nothing admitted since, or everything admitted since
 // given back), it returns before and true. Otherwise it returns s and false:
 // a later admission was decided on the units taken, and the TAT cannot say
 // how much of them were refilled while the limiter was full since.
-func (ps Params) Undo(s, before, after State) (State, bool) {
+func (ps Params) undo(s, before, after State) (State, bool) {
 	if s == after {
 		return before, true
 	}
 	return s, false
+}
+
+// StepOne is Step for n = 1 when only the decision is wanted: the state to
+// store if one event is admitted at now, and whether it is. It decides
+// exactly as Step(s, now, 1) does, without computing a Result, for tables
+// that keep many States (package keyed).
+func (ps *Params) StepOne(s State, now int64) (State, bool) {
+	return ps.admit(s, ps.at(now, ps.j), ps.j)
 }

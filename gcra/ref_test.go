@@ -104,11 +104,11 @@ func (m *ref) tokens(now int64) *big.Rat {
 	return lead.Sub(new(big.Rat).SetInt64(m.b), lead)
 }
 
-// checkTokens compares Params.Tokens with the model's exact tokens at now,
+// checkTokens compares Params.tokensAt with the model's exact tokens at now,
 // up to the float's rounding: a few ulps of the lead and of the burst.
 func checkTokens(t testing.TB, ps Params, s State, m *ref, now int64) {
 	t.Helper()
-	got := ps.Tokens(s, now)
+	got := ps.tokensAt(s, now)
 	want, _ := m.tokens(now).Float64()
 	lead := float64(m.b) - want
 	if math.Abs(got-want) > 1e-14*(float64(m.b)+math.Abs(lead)) {

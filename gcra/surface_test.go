@@ -114,7 +114,7 @@ func reserveAgainstRef(t *testing.T, c rateCase, rng *rand.Rand, ops []op) {
 		case k == 3 && undo.ok:
 			// Give the last reservation back: the state and the model go
 			// back to before it, and its events leave the admissions.
-			next, ok := ps.Undo(s, undo.before, undo.after)
+			next, ok := ps.undo(s, undo.before, undo.after)
 			if !ok || next != undo.before {
 				t.Fatalf("%+v op %d: Undo of the last reservation: %d %v", c, i, next, ok)
 			}
@@ -123,7 +123,7 @@ func reserveAgainstRef(t *testing.T, c rateCase, rng *rand.Rand, ops []op) {
 			adm = adm[:len(adm)-1]
 			continue
 		}
-		next, wait, ok, err := ps.Reserve(s, o.now, o.n)
+		next, wait, ok, err := ps.reserve(s, o.now, o.n)
 		if err != nil {
 			t.Fatal(err)
 		}

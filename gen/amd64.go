@@ -139,11 +139,11 @@ func jump(ctx *Context, target text) {
 func dispatchLoad(ctx *Context) {
 	cmpPath(ctx, "pathCX16VMOVDQA")
 	ctx.JNE(LabelRef("load_cx16"))
-	jump(ctx, symbol("asm", "LoadVMOVDQA"))
+	jump(ctx, symbol("internal/asm128", "LoadVMOVDQA"))
 	ctx.Label("load_cx16")
 	cmpPath(ctx, "pathCX16")
 	ctx.JNE(LabelRef("load_fallback"))
-	jump(ctx, symbol("asm", "LoadCX16"))
+	jump(ctx, symbol("internal/asm128", "LoadCX16"))
 	ctx.Label("load_fallback")
 	jump(ctx, "·fallbackLoad(SB)")
 }
@@ -154,7 +154,7 @@ func dispatchTo(name, routine, fallback string) func(ctx *Context) {
 	return func(ctx *Context) {
 		cmpPath(ctx, "pathFallback")
 		ctx.JEQ(LabelRef(name + "_fallback"))
-		jump(ctx, symbol("asm", routine))
+		jump(ctx, symbol("internal/asm128", routine))
 		ctx.Label(name + "_fallback")
 		jump(ctx, text("·"+fallback+"(SB)"))
 	}

@@ -1,6 +1,6 @@
 // Command gen writes the assembly of the cellrate module and its Go
 // declarations from one table (spec.go), for each package that has
-// assembly: asm (the raw instructions), internal/floor (the benchmark
+// assembly: internal/asm128 (the raw instructions), internal/floor (the benchmark
 // floors) and atomic128 (the dispatch to a path's routines).
 //
 // For each package and architecture it writes the Go file that declares the

@@ -13,7 +13,7 @@ import . "github.com/mmcloughlin/avo/build"
 //     each routine (its signature, pseudo-code and ordering), so the text
 //     there cannot drift from the declarations either.
 //
-// Nothing else restates a routine's pseudo-code or ordering: asm's
+// Nothing else restates a routine's pseudo-code or ordering: package asm's
 // reference functions say which operation they model, the package docs
 // state the ordering contract the routines share.
 
@@ -88,7 +88,7 @@ const (
 
 var packages = []pkg{
 	{
-		dir: "asm", name: "asm", arch: "amd64", base: "asm_amd64",
+		dir: "internal/asm128", name: "asm128", arch: "amd64", base: "asm128_amd64",
 		header: `
 Every routine requires CX16 (CMPXCHG16B); LoadVMOVDQA also requires AVX and
 a vendor (Intel, AMD) that documents 16-byte aligned VMOVDQA loads as atomic.
@@ -116,7 +116,7 @@ loads or with later stores, and every store to the pair is locked).`,
 		},
 	},
 	{
-		dir: "asm", name: "asm", arch: "arm64", base: "asm_arm64",
+		dir: "internal/asm128", name: "asm128", arch: "arm64", base: "asm128_arm64",
 		header: `
 The bodies are written by hand (avo emits amd64 only); gen writes their
 comments. The *CASP routines require LSE atomics (ARMv8.1, HWCAP "atomics");
@@ -153,44 +153,45 @@ confirmed by a successful store-exclusive of the value it read.`,
 	{
 		dir: "internal/floor", name: "floor", arch: "amd64", base: "floor_amd64",
 		header: `
-Each floor is a load routine of package asm without its results; they
-require what that routine requires.`,
+Each floor is a load routine of package internal/asm128 without its
+results; they require what that routine requires.`,
 		routines: []routine{
-			{name: "BareCMPXCHG16B", op: opBare(opLoadByCas), doc: "executes one LOCK CMPXCHG16B of (0, 0) with (0, 0) on p: asm.LoadCX16 without its results.",
+			{name: "BareCMPXCHG16B", op: opBare(opLoadByCas), doc: "executes one LOCK CMPXCHG16B of (0, 0) with (0, 0) on p: asm128.LoadCX16 without its results.",
 				order: orderLockCX16, body: bareCMPXCHG16B},
-			{name: "BareVMOVDQA", op: opBare(opLoad), doc: "executes one VMOVDQA load from p: asm.LoadVMOVDQA without its results.",
-				order: "that of asm.LoadVMOVDQA.", body: bareVMOVDQA},
+			{name: "BareVMOVDQA", op: opBare(opLoad), doc: "executes one VMOVDQA load from p: asm128.LoadVMOVDQA without its results.",
+				order: "that of asm128.LoadVMOVDQA.", body: bareVMOVDQA},
 		},
 	},
 	{
 		dir: "internal/floor", name: "floor", arch: "arm64", base: "floor_arm64",
 		header: `
 The bodies are written by hand (avo emits amd64 only); gen writes their
-comments. Each floor is one attempt of a load routine of package asm without
-its results; they require what that routine requires.`,
+comments. Each floor is one attempt of a load routine of package
+internal/asm128 without its results; they require what that routine
+requires.`,
 		routines: []routine{
-			{name: "BareCASPAL", op: opBare(opLoadByCas), doc: "executes one CASPAL of (0, 0) with (0, 0) on p: asm.LoadCASP without its results.",
+			{name: "BareCASPAL", op: opBare(opLoadByCas), doc: "executes one CASPAL of (0, 0) with (0, 0) on p: asm128.LoadCASP without its results.",
 				order: orderCASPAL},
 			{name: "BareLDAXPSTLXP", op: op{"(p *[2]uint64)", "v := *p; *p = v  (one LDAXP/STLXP attempt, not retried: atomic only if the STLXP succeeded)"},
-				doc:   "executes one LDAXP and one STLXP of the value read, without retrying: asm.LoadLLSC's first attempt without its results.",
+				doc:   "executes one LDAXP and one STLXP of the value read, without retrying: asm128.LoadLLSC's first attempt without its results.",
 				order: "LDAXP acquire, STLXP release."},
 		},
 	},
 	dispatch("amd64", []routine{
-		{name: "load", op: opLoad, doc: "runs asm.LoadVMOVDQA on the cx16-vmovdqa path, asm.LoadCX16 on cx16, and fallbackLoad otherwise.",
+		{name: "load", op: opLoad, doc: "runs asm128.LoadVMOVDQA on the cx16-vmovdqa path, asm128.LoadCX16 on cx16, and fallbackLoad otherwise.",
 			order: orderDispatch, body: dispatchLoad},
-		{name: "store", op: opStore, doc: "runs asm.StoreCX16 on the cx16 paths and fallbackStore otherwise.",
+		{name: "store", op: opStore, doc: "runs asm128.StoreCX16 on the cx16 paths and fallbackStore otherwise.",
 			order: orderDispatch, body: dispatchTo("store", "StoreCX16", "fallbackStore")},
-		{name: "swap", op: opSwap, doc: "runs asm.SwapCX16 on the cx16 paths and fallbackSwap otherwise.",
+		{name: "swap", op: opSwap, doc: "runs asm128.SwapCX16 on the cx16 paths and fallbackSwap otherwise.",
 			order: orderDispatch, body: dispatchTo("swap", "SwapCX16", "fallbackSwap")},
-		{name: "cas", op: opCas, doc: "runs asm.CasCX16 on the cx16 paths and fallbackCas otherwise.",
+		{name: "cas", op: opCas, doc: "runs asm128.CasCX16 on the cx16 paths and fallbackCas otherwise.",
 			order: orderDispatch, body: dispatchTo("cas", "CasCX16", "fallbackCas")},
 	}),
 	dispatch("arm64", []routine{
-		{name: "load", op: opLoad, doc: "runs asm.LoadCASP on the casp path, asm.LoadLLSC on llsc, and fallbackLoad otherwise.", order: orderDispatch},
-		{name: "store", op: opStore, doc: "runs asm.StoreCASP on the casp path, asm.StoreLLSC on llsc, and fallbackStore otherwise.", order: orderDispatch},
-		{name: "swap", op: opSwap, doc: "runs asm.SwapCASP on the casp path, asm.SwapLLSC on llsc, and fallbackSwap otherwise.", order: orderDispatch},
-		{name: "cas", op: opCas, doc: "runs asm.CasCASP on the casp path, asm.CasLLSC on llsc, and fallbackCas otherwise.", order: orderDispatch},
+		{name: "load", op: opLoad, doc: "runs asm128.LoadCASP on the casp path, asm128.LoadLLSC on llsc, and fallbackLoad otherwise.", order: orderDispatch},
+		{name: "store", op: opStore, doc: "runs asm128.StoreCASP on the casp path, asm128.StoreLLSC on llsc, and fallbackStore otherwise.", order: orderDispatch},
+		{name: "swap", op: opSwap, doc: "runs asm128.SwapCASP on the casp path, asm128.SwapLLSC on llsc, and fallbackSwap otherwise.", order: orderDispatch},
+		{name: "cas", op: opCas, doc: "runs asm128.CasCASP on the casp path, asm128.CasLLSC on llsc, and fallbackCas otherwise.", order: orderDispatch},
 	}),
 }
 
@@ -203,8 +204,8 @@ func opBare(o op) op {
 
 // dispatch is atomic128's dispatch for arch: one routine per operation that
 // compares path128.Active with the paths of the architecture and jumps to
-// the routine of package asm that runs the operation there, or to the Go
-// fallback. A jump, not a call: the routine the caller reaches returns to it
+// the routine of package internal/asm128 that runs the operation there, or
+// to the Go fallback. A jump, not a call: the routine the caller reaches returns to it
 // directly, and a method of atomic128 that calls one of these makes a single
 // call, so it stays within the inliner's budget.
 func dispatch(arch string, rs []routine) pkg {
@@ -213,10 +214,11 @@ func dispatch(arch string, rs []routine) pkg {
 		header: `
 The dispatch routines: each compares path128.Active with the paths of this
 architecture (go_asm.h gives the assembly the path constants of
-dispatch_asm.go) and jumps to the routine of package asm that runs the
-operation there, or to the fallback in Go. A jump, not a call: that routine
-returns to the caller, whose one call of a dispatch routine leaves the
-methods of Uint64Pair small enough to inline. p is the 16-byte aligned pair.`,
+dispatch_asm.go) and jumps to the routine of package internal/asm128 that
+runs the operation there, or to the fallback in Go. A jump, not a call: that
+routine returns to the caller, whose one call of a dispatch routine leaves
+the methods of Uint64Pair small enough to inline. p is the 16-byte aligned
+pair.`,
 		routines: rs,
 	}
 }

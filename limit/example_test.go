@@ -1,6 +1,7 @@
 package limit_test
 
 import (
+	"errors"
 	"fmt"
 	"time"
 
@@ -30,4 +31,18 @@ func ExampleAll() {
 	// alice true true false
 	// bob true false
 	// bob's own limit has 1 left
+}
+
+func ExampleParamError() {
+	// A parameter out of range is a *limit.ParamError naming it, with the
+	// range that fits.
+	_, err := gcra.New(10, time.Second, 0)
+	var pe *limit.ParamError
+	if errors.As(err, &pe) {
+		fmt.Println(pe.Param, pe.Value, pe.Min)
+	}
+	fmt.Println(err)
+	// Output:
+	// burst 0 1
+	// gcra: burst 0 out of range (must be >= 1)
 }

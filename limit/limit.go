@@ -1,8 +1,9 @@
 // Package limit holds what every cellrate limiter shares: the Result of a
-// decision, the errors for costs no limiter can admit, the typed error for a
-// parameter out of range, the Limiter interface that stress tests and
-// benchmarks drive them through, and All, the all-or-nothing composition of
-// Members.
+// decision, the errors for costs no limiter can admit, ParamError for a
+// parameter out of range, the Limiter interface for code that takes any
+// limiter, and All, which admits a request only when every one of its
+// limiters (say a per-key limit and a global limit) admits it. See ExampleAll
+// and ExampleParamError.
 //
 // Time is an int64 count of nanoseconds on the monotonic clock of package
 // nanotime (or any clock with a fixed origin whose values the caller feeds in
@@ -28,7 +29,8 @@ type Result struct {
 	RetryAfter time.Duration
 }
 
-// Limiter is implemented by every limiter in cellrate.
+// Limiter is implemented by every limiter in cellrate: code that decides
+// through any of them (a middleware, a test) takes a Limiter.
 type Limiter interface {
 	// AllowAt reports whether one unit may be taken at time now, and takes it if so.
 	AllowAt(now int64) bool

@@ -1,5 +1,7 @@
 // Package nanotime reads monotonic time as int64 nanoseconds, the time unit
-// of every cellrate limiter.
+// of every cellrate limiter. Use Now for the ...At methods' now, Coarse when a
+// cheaper, coarser reading will do, and Since in testing/synctest tests. See
+// ExampleNow, ExampleCoarse and ExampleSince.
 //
 // Now is runtime.nanotime: monotonic, never stepped by wall-clock changes,
 // with an origin fixed for the life of the process. Only differences between

@@ -1,6 +1,8 @@
 // Package pacer spaces callers evenly at a rate: Wait blocks each caller
 // until its own slot, like go.uber.org/ratelimit's Take, on a lock-free
 // GCRA (package gcra) with a bounded slack, a context, and no busy-waiting.
+// Use it to space calls to a backend that wants a steady rate rather than
+// bursts; to admit or deny at once, use package gcra. See ExamplePacer.
 //
 // # Contract
 //
@@ -24,9 +26,7 @@
 //     burst beyond the slack is what the slack forbids. With s = 0,
 //     consecutive slots are at least floor(T) apart, and T on average;
 //   - after idling, at most s slots come early (bunched at the idle's end)
-//     before the spacing resumes: slack is a bound, not a debt. (In
-//     go.uber.org/ratelimit the slack defaults to 10 and, in v0.3.0, a
-//     pause let every later Take through at once: its issue #119.)
+//     before the spacing resumes: slack is a bound, not a debt.
 //
 // Wait sleeps on a timer until its slot, never spinning; a slot already
 // due returns at once. A slot is the Pacer's clock reading to act at; the
@@ -75,9 +75,14 @@ func (deadlineError) Is(e error) bool { return e == context.DeadlineExceeded }
 // of int64 time.
 var ErrEndOfTime = errors.New("pacer: the next slot would pass the end of int64 time")
 
+// ErrNoRate is returned by the zero Pacer's Wait: it has no rate, so no slot
+// ever comes.
+var ErrNoRate = errors.New("pacer: the zero Pacer has no rate: make one with New")
+
 // Pacer hands out evenly spaced slots. It is safe for concurrent use. The
-// zero value is not usable: make one with New. A Pacer must not be copied
-// after first use.
+// zero Pacer has no rate: it hands out no slot (its Reservations are not OK
+// and its Wait returns ErrNoRate); make one with New. A Pacer must not be
+// copied after first use (go vet reports copies).
 type Pacer struct {
 	s     schedule
 	slack int64
@@ -107,7 +112,10 @@ func WithClock(clock nanotime.Clock) Option { return func(c *config) { c.clock =
 // negative slack, (1+slack)*period/events above 2^62 ns, or a nil clock.
 func New(events int64, period time.Duration, opts ...Option) (*Pacer, error) {
 	c := config{clock: nanotime.Now}
-	for _, o := range opts {
+	for i, o := range opts {
+		if o == nil {
+			return nil, &limit.ParamError{Pkg: "pacer", Param: "option", Value: i, Reason: "a nil Option"}
+		}
 		o(&c)
 	}
 	switch {
@@ -142,16 +150,22 @@ type Reservation struct {
 }
 
 // Reserve is ReserveAt with the Pacer's clock.
-func (p *Pacer) Reserve() Reservation { return p.ReserveAt(p.clock()) }
+func (p *Pacer) Reserve() Reservation { return p.ReserveAt(p.now()) }
+
+// now reads the Pacer's clock, nanotime.Now for the zero Pacer.
+func (p *Pacer) now() int64 {
+	if p.clock == nil {
+		return nanotime.Now()
+	}
+	return p.clock()
+}
 
 // ReserveAt takes the next slot at now without waiting: the caller acts
 // Wait ns after now.
-//
-// The loop is written out rather than run by cell.Run64: returning the
-// Reservation through the generic runner's closure cost 2.5-3x the whole
-// call (BenchmarkReserveAt, one run: 97-172 ns against 39-76 ns on a loaded
-// 2-core EPYC VM). It calls the same step, schedule.reserve.
 func (p *Pacer) ReserveAt(now int64) Reservation {
+	// The loop is written out rather than run by cell.Run64: returning the
+	// Reservation through the generic runner's closure cost 2.5-3x the whole
+	// call in a one-run benchmark. It calls the same step, schedule.reserve.
 	var spin backoff.Spin
 	for ; ; spin.Wait() {
 		tat := p.tat.Load()
@@ -183,7 +197,10 @@ func (p *Pacer) Wait(ctx context.Context) error {
 		return err
 	}
 	r := p.Reserve()
-	if !r.OK {
+	switch {
+	case !r.OK && p.s.ps.Burst() == 0:
+		return ErrNoRate
+	case !r.OK:
 		return ErrEndOfTime
 	}
 	if r.Wait == 0 {

@@ -9,6 +9,7 @@ import (
 
 	"github.com/cellrate/cellrate/internal/backoff"
 	"github.com/cellrate/cellrate/internal/cell"
+	"github.com/cellrate/cellrate/internal/packword"
 	"github.com/cellrate/cellrate/limit"
 	"github.com/cellrate/cellrate/nanotime"
 )
@@ -24,29 +25,18 @@ import (
 // at any time.
 type BucketWord uint64
 
-// Field widths of a BucketWord.
+// The layout of a BucketWord, kept in internal/packword for keyed, which
+// reads a word's fields.
 const (
-	BucketTimeBits    = 40
-	BucketDeficitBits = 24
+	bucketTimeBits    = packword.BucketTimeBits
+	bucketDeficitBits = packword.BucketDeficitBits
 )
 
-// BucketFields is a BucketWord's fields. Time is below 2^40 and Deficit
-// below 2^24.
-type BucketFields struct {
-	Time    uint64
-	Deficit uint64
-}
+type bucketFields = packword.BucketFields
 
-// PackBucket returns the word holding f; bits beyond the field widths are
-// dropped.
-func PackBucket(f BucketFields) BucketWord {
-	return BucketWord(f.Time<<BucketDeficitBits | f.Deficit&deficitMask)
-}
+func packBucket(f bucketFields) BucketWord { return BucketWord(packword.PackBucket(f)) }
 
-// UnpackBucket returns the fields of w.
-func UnpackBucket(w BucketWord) BucketFields {
-	return BucketFields{Time: uint64(w) >> BucketDeficitBits, Deficit: uint64(w) & deficitMask}
-}
+func unpackBucket(w BucketWord) bucketFields { return packword.UnpackBucket(uint64(w)) }
 
 // BucketState is what a bucket's steps read and return: its word and a
 // reference time for reading the word's wrapped time, at or after the time
@@ -60,11 +50,14 @@ type BucketState struct {
 	Ref  int64
 }
 
-const deficitMask = 1<<BucketDeficitBits - 1
+const deficitMask = 1<<bucketDeficitBits - 1
 
 // MaxBurst is the largest burst a BucketWord holds with at least 8
 // fractional bits per token in its 24-bit field.
-const MaxBurst = 1<<(BucketDeficitBits-9) - 1
+const MaxBurst = 1<<15 - 1
+
+// MaxBurst leaves 9 bits of the deficit field: 8 fractional bits a token.
+var _ [0]struct{} = [MaxBurst - (1<<(bucketDeficitBits-9) - 1)]struct{}{}
 
 // minTokenNs is the least refill time of a token in ns: with a unit of 1ns
 // it gives 8 fractional bits.
@@ -115,8 +108,8 @@ func NewBucketParams(events int64, period time.Duration, burst int64) (BucketPar
 	for shift := uint8(0); ; shift++ {
 		p.div = p.rate << shift
 		c1 := (p.per + p.div - 1) / p.div // per + div cannot wrap: div <= per/256
-		if hi, lo := bits.Mul64(p.burst, c1); hi == 0 && lo < 1<<BucketDeficitBits {
-			p.clk, p.cap, p.cost1 = newClock(shift, BucketTimeBits), lo, c1
+		if hi, lo := bits.Mul64(p.burst, c1); hi == 0 && lo < 1<<bucketDeficitBits {
+			p.clk, p.cap, p.cost1 = newClock(shift, bucketTimeBits), lo, c1
 			break
 		}
 	}
@@ -211,7 +204,7 @@ func (p *BucketParams) refill(w BucketWord, u, refU int64) (t int64, d, dn uint6
 	if d == 0 {
 		return u, 0, 0 // full at any time: a word never written
 	}
-	t = p.clk.unwrap(uint64(w)>>BucketDeficitBits, refU)
+	t = p.clk.unwrap(uint64(w)>>bucketDeficitBits, refU)
 	if u < t {
 		return t, d, d + min(uint64(t-u), p.cap)
 	}
@@ -224,7 +217,7 @@ func (p *BucketParams) refill(w BucketWord, u, refU int64) (t int64, d, dn uint6
 // word packs a unit time and a deficit below 2^24; the shift drops the
 // time's bits above the field.
 func (p *BucketParams) word(t int64, d uint64) BucketWord {
-	return BucketWord(uint64(t)<<BucketDeficitBits | d)
+	return BucketWord(uint64(t)<<bucketDeficitBits | d)
 }
 
 // tokens returns the whole tokens in a bucket with deficit d: the most
@@ -327,12 +320,7 @@ func NewBucket(events int64, period time.Duration, burst int64, opts ...Option) 
 func (b *Bucket) Params() BucketParams { return b.c.p }
 
 // now reads the bucket's clock (nanotime.Now for the zero Bucket).
-func (b *Bucket) now() int64 {
-	if b.clock == nil {
-		return nanotime.Now()
-	}
-	return b.clock()
-}
+func (b *Bucket) now() int64 { return readClock(b.clock) }
 
 // Allow is AllowAt with the bucket's clock.
 func (b *Bucket) Allow() bool { return b.AllowAt(b.now()) }

@@ -55,7 +55,7 @@ func TestBucketParamsValidate(t *testing.T) {
 		if err != nil {
 			t.Fatalf("NewBucketParams(%d, %v, %d): %v", c.rate, c.per, c.burst, err)
 		}
-		if units := float64(c.per) / float64(c.rate) / float64(p.Unit()); units < 256 || p.cap >= 1<<BucketDeficitBits {
+		if units := float64(c.per) / float64(c.rate) / float64(p.Unit()); units < 256 || p.cap >= 1<<bucketDeficitBits {
 			t.Errorf("rate %d per %v burst %d: %.1f units per token, capacity %d", c.rate, c.per, c.burst, units, p.cap)
 		}
 		if p.Wrap() <= 0 || p.Slack() <= 0 || int64(p.Wrap()) < 4096*p.Slack() && p.Wrap() != math.MaxInt64 {
@@ -68,9 +68,9 @@ func TestBucketParamsValidate(t *testing.T) {
 }
 
 func TestBucketPackRoundTrip(t *testing.T) {
-	for _, s := range []BucketFields{{}, {1<<40 - 1, 1<<24 - 1}, {1, 0}, {0, 1}, {1 << 39, 1 << 23}} {
-		if got := UnpackBucket(PackBucket(s)); got != s {
-			t.Errorf("UnpackBucket(PackBucket(%+v)) = %+v", s, got)
+	for _, s := range []bucketFields{{}, {Time: 1<<40 - 1, Deficit: 1<<24 - 1}, {Time: 1}, {Deficit: 1}, {Time: 1 << 39, Deficit: 1 << 23}} {
+		if got := unpackBucket(packBucket(s)); got != s {
+			t.Errorf("unpackBucket(packBucket(%+v)) = %+v", s, got)
 		}
 	}
 }
@@ -80,14 +80,14 @@ func FuzzBucketPack(f *testing.F) {
 	f.Add(uint64(math.MaxUint64))
 	f.Add(uint64(1) << 24)
 	f.Fuzz(func(t *testing.T, w uint64) {
-		s := UnpackBucket(BucketWord(w))
-		if s.Time >= 1<<BucketTimeBits || s.Deficit >= 1<<BucketDeficitBits {
+		s := unpackBucket(BucketWord(w))
+		if s.Time >= 1<<bucketTimeBits || s.Deficit >= 1<<bucketDeficitBits {
 			t.Fatalf("fields out of range: %+v", s)
 		}
-		if PackBucket(s) != BucketWord(w) {
-			t.Fatalf("PackBucket(UnpackBucket(%#x)) = %#x", w, PackBucket(s))
+		if packBucket(s) != BucketWord(w) {
+			t.Fatalf("packBucket(unpackBucket(%#x)) = %#x", w, packBucket(s))
 		}
-		if UnpackBucket(PackBucket(s)) != s {
+		if unpackBucket(packBucket(s)) != s {
 			t.Fatalf("round trip of %+v", s)
 		}
 	})
@@ -172,13 +172,13 @@ func TestBucketStepMatchesReference(t *testing.T) {
 			want := ref.step(now, n)
 			if got != want {
 				t.Fatalf("run %d step %d (rate %d per %v burst %d, unit %v, word %+v, now %d, n %d): got %+v, want %+v",
-					run, i, c.rate, c.per, c.burst, p.Unit(), UnpackBucket(w), now, n, got, want)
+					run, i, c.rate, c.per, c.burst, p.Unit(), unpackBucket(w), now, n, got, want)
 			}
 			if got.OK != (next != w) && n > 0 {
 				t.Fatalf("run %d step %d: OK %v but word changed %v", run, i, got.OK, next != w)
 			}
 			w = next
-			if s := UnpackBucket(w); got.OK && n > 0 && (s.Time != uint64(ref.t)&(1<<BucketTimeBits-1) || s.Deficit != ref.deficit.Uint64()) {
+			if s := unpackBucket(w); got.OK && n > 0 && (s.Time != uint64(ref.t)&(1<<bucketTimeBits-1) || s.Deficit != ref.deficit.Uint64()) {
 				t.Fatalf("run %d step %d: word %+v, reference t %d deficit %v", run, i, s, ref.t, ref.deficit)
 			}
 		}
@@ -463,8 +463,8 @@ func FuzzBucketStep(f *testing.F) {
 				r.RetryAfter != limit.Never && now > math.MaxInt64-int64(r.RetryAfter) {
 				t.Fatalf("denial %+v changed the word or has no wait, or a wait past the end of time", r)
 			}
-		case n > 0 && UnpackBucket(next).Deficit > p.cap:
-			t.Fatalf("stored deficit %d above capacity %d", UnpackBucket(next).Deficit, p.cap)
+		case n > 0 && unpackBucket(next).Deficit > p.cap:
+			t.Fatalf("stored deficit %d above capacity %d", unpackBucket(next).Deficit, p.cap)
 		case r.Remaining < 0 || r.Remaining > burst-n || r.RetryAfter != 0:
 			t.Fatalf("admission %+v", r)
 		}

@@ -94,7 +94,7 @@ func TestBucketUnit(t *testing.T) {
 			return "rate " + big.NewInt(c.rate).String() + " per " + c.per.String() + " burst " + big.NewInt(c.burst).String()
 		}
 		unit := p.Unit()
-		spans(t, what(), unit, p.Wrap(), p.Slack(), BucketTimeBits)
+		spans(t, what(), unit, p.Wrap(), p.Slack(), bucketTimeBits)
 		if unit <= 0 {
 			continue
 		}
@@ -107,7 +107,7 @@ func TestBucketUnit(t *testing.T) {
 			}
 			return q.Mul(q, big.NewInt(c.burst))
 		}
-		field := big.NewInt(1 << BucketDeficitBits)
+		field := big.NewInt(1 << bucketDeficitBits)
 		u := big.NewInt(int64(unit))
 		if got := capIn(u); got.Cmp(field) >= 0 || got.Uint64() != p.cap {
 			t.Errorf("%s: unit %v, capacity %d, want %v below 2^24", what(), unit, p.cap, got)
@@ -158,7 +158,7 @@ func TestWindowSpans(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			spans(t, "window "+time.Duration(w).String(), p.Unit(), p.Wrap(), p.Slack(), WindowStartBits)
+			spans(t, "window "+time.Duration(w).String(), p.Unit(), p.Wrap(), p.Slack(), windowStartBits)
 		}
 	}
 }
@@ -445,7 +445,7 @@ func TestStepOneAtTheWindowEdges(t *testing.T) {
 		unit, w := int64(p.Unit()), int64(p.r.W)
 		start := int64(1e15) >> p.clk.shift // in units
 		for _, counts := range [][2]uint64{{0, 1}, {1, 0}, {p.r.L - 1, 0}, {0, p.r.L - 1}, {p.r.L, 0}} {
-			word := PackWindow(WindowFields{Start: uint64(start), Prev: counts[0], Cur: counts[1]})
+			word := packWindow(windowFields{Start: uint64(start), Prev: counts[0], Cur: counts[1]})
 			ref := start<<p.clk.shift + p.Slack()
 			for _, du := range []int64{-w - 1, -w, -w + 1, -1, 0, 1, w - 1, w, w + 1, 2*w - 1, 2 * w} {
 				now := (start+du)*unit + unit/2

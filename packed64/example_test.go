@@ -51,12 +51,12 @@ func ExampleBucketParams_Step() {
 		}
 		fmt.Println(key, r.OK)
 	}
-	fmt.Printf("%+v\n", packed64.UnpackBucket(states["a"].Word))
+	fmt.Println(p.RemainingAt(states["a"], int64(time.Second)))
 	// Output:
 	// a true
 	// b true
 	// a false
-	// {Time:0 Deficit:15625000}
+	// 1
 }
 
 func ExampleWindowParams_Step() {
@@ -69,12 +69,12 @@ func ExampleWindowParams_Step() {
 		}
 		fmt.Println(r.OK, r.Remaining)
 	}
-	fmt.Printf("%+v, unit %v, wraps after %v\n", packed64.UnpackWindow(s.Word), p.Unit(), p.Wrap())
+	fmt.Printf("%d left three minutes later, unit %v, wraps after %v\n", p.RemainingAt(s, int64(3*time.Minute)), p.Unit(), p.Wrap())
 	// Output:
 	// true 1
 	// true 0
 	// false 0
-	// {Start:0 Prev:0 Cur:2}, unit 8.388608ms, wraps after 625h29m59.813685248s
+	// 2 left three minutes later, unit 8.388608ms, wraps after 625h29m59.813685248s
 }
 
 func ExampleBuckets() {
@@ -86,20 +86,6 @@ func ExampleBuckets() {
 	// Output:
 	// true false true
 	// true
-}
-
-func ExamplePackBucket() {
-	w := packed64.PackBucket(packed64.BucketFields{Time: 5, Deficit: 3})
-	fmt.Printf("%#x %+v\n", uint64(w), packed64.UnpackBucket(w))
-	// Output:
-	// 0x5000003 {Time:5 Deficit:3}
-}
-
-func ExamplePackWindow() {
-	w := packed64.PackWindow(packed64.WindowFields{Start: 1, Prev: 2, Cur: 3})
-	fmt.Printf("%#x %+v\n", uint64(w), packed64.UnpackWindow(w))
-	// Output:
-	// 0x1000080003 {Start:1 Prev:2 Cur:3}
 }
 
 func ExampleHighWater() {

@@ -23,7 +23,7 @@ func TestStepOneIsStep(t *testing.T) {
 			now, ref := r.Int64N(1<<50), r.Int64N(1<<50)
 			bw := BucketWord(r.Uint64())
 			if r.IntN(2) == 0 {
-				bw = PackBucket(BucketFields{Time: uint64(now>>bp.clk.shift) - r.Uint64N(1000), Deficit: r.Uint64N(bp.cap + 2)})
+				bw = packBucket(bucketFields{Time: uint64(now>>bp.clk.shift) - r.Uint64N(1000), Deficit: r.Uint64N(bp.cap + 2)})
 				ref = now + r.Int64N(1000)
 			}
 			want, res, _ := bp.Step(BucketState{bw, ref}, now, 1)

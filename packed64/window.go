@@ -9,6 +9,7 @@ import (
 
 	"github.com/cellrate/cellrate/internal/backoff"
 	"github.com/cellrate/cellrate/internal/cell"
+	"github.com/cellrate/cellrate/internal/packword"
 	"github.com/cellrate/cellrate/internal/slide"
 	"github.com/cellrate/cellrate/limit"
 	"github.com/cellrate/cellrate/nanotime"
@@ -25,18 +26,14 @@ import (
 // shorter). The zero word is an empty counter.
 type WindowWord uint64
 
-// Field widths of a WindowWord.
+// The layout of a WindowWord, kept in internal/packword for keyed, which
+// reads a word's fields.
 const (
-	WindowStartBits = 28
-	WindowCountBits = 18
+	windowStartBits = packword.WindowStartBits
+	windowCountBits = packword.WindowCountBits
 )
 
-// WindowFields is a WindowWord's fields. Start is below 2^28, Prev and Cur
-// below 2^18.
-type WindowFields struct {
-	Start     uint64
-	Prev, Cur uint64
-}
+type windowFields = packword.WindowFields
 
 // WindowState is what a counter's steps read and return: its word and a
 // reference time for reading the word's wrapped start, at or after the
@@ -50,21 +47,17 @@ type WindowState struct {
 	Ref  int64
 }
 
-const countMask = 1<<WindowCountBits - 1
+const countMask = 1<<windowCountBits - 1
 
-// PackWindow returns the word holding f; bits beyond the field widths are
-// dropped.
-func PackWindow(f WindowFields) WindowWord {
-	return WindowWord(f.Start<<(2*WindowCountBits) | (f.Prev&countMask)<<WindowCountBits | f.Cur&countMask)
-}
+func packWindow(f windowFields) WindowWord { return WindowWord(packword.PackWindow(f)) }
 
-// UnpackWindow returns the fields of w.
-func UnpackWindow(w WindowWord) WindowFields {
-	return WindowFields{Start: uint64(w) >> (2 * WindowCountBits), Prev: uint64(w) >> WindowCountBits & countMask, Cur: uint64(w) & countMask}
-}
+func unpackWindow(w WindowWord) windowFields { return packword.UnpackWindow(uint64(w)) }
 
 // MaxWindowLimit is the largest limit a WindowWord counts.
-const MaxWindowLimit = 1<<WindowCountBits - 1
+const MaxWindowLimit = 1<<18 - 1
+
+// MaxWindowLimit fills a count field.
+var _ [0]struct{} = [MaxWindowLimit - (1<<windowCountBits - 1)]struct{}{}
 
 // MaxWindow is the longest window, 2^62ns (about 146 years), which keeps
 // two windows within int64 nanoseconds.
@@ -94,7 +87,7 @@ func NewWindowParams(limit int64, window time.Duration) (WindowParams, error) {
 	}
 	shift := uint8(max(0, bits.Len64(uint64(window))-windowUnitBits))
 	wu := (uint64(window) + 1<<shift - 1) >> shift
-	return WindowParams{clk: newClock(shift, WindowStartBits), r: slide.New(uint64(limit), wu)}, nil
+	return WindowParams{clk: newClock(shift, windowStartBits), r: slide.New(uint64(limit), wu)}, nil
 }
 
 // Unit returns the time unit of the word's start field.
@@ -138,7 +131,7 @@ func (p *WindowParams) step(s WindowState, now, n int64) (WindowState, limit.Res
 		c, e, back := p.r.Advance(p.unwrap(s.Word, refU), u)
 		if p.admits(c, e, back, un) {
 			c.Count(back, un)
-			return WindowState{p.word(c), nextRef(s.Ref, uint64(s.Word)&(1<<(2*WindowCountBits)-1) == 0, now)},
+			return WindowState{p.word(c), nextRef(s.Ref, uint64(s.Word)&(1<<(2*windowCountBits)-1) == 0, now)},
 				limit.Result{OK: true, Remaining: p.r.Remaining(c, e)}, nil
 		}
 	}
@@ -161,9 +154,9 @@ func (p *WindowParams) admits(s slide.State, e, back, n uint64) bool {
 // unwrap returns the counter in w with its start unwrapped against refU,
 // in units.
 func (p *WindowParams) unwrap(w WindowWord, refU int64) slide.State {
-	s := slide.State{Prev: uint64(w) >> WindowCountBits & countMask, Cur: uint64(w) & countMask}
+	s := slide.State{Prev: uint64(w) >> windowCountBits & countMask, Cur: uint64(w) & countMask}
 	if s.Prev|s.Cur != 0 {
-		s.Start = p.clk.unwrap(uint64(w)>>(2*WindowCountBits), refU)
+		s.Start = p.clk.unwrap(uint64(w)>>(2*windowCountBits), refU)
 	}
 	return s
 }
@@ -171,7 +164,7 @@ func (p *WindowParams) unwrap(w WindowWord, refU int64) slide.State {
 // word packs s, whose counts are at most the limit; the shift drops the
 // start's bits above the field.
 func (p *WindowParams) word(s slide.State) WindowWord {
-	return WindowWord(uint64(s.Start)<<(2*WindowCountBits) | s.Prev<<WindowCountBits | s.Cur)
+	return WindowWord(uint64(s.Start)<<(2*windowCountBits) | s.Prev<<windowCountBits | s.Cur)
 }
 
 // EstimateAt returns the counter's estimate at now, Prev*(W-e)/W + Cur, for
@@ -253,12 +246,7 @@ func NewWindow(limit int64, window time.Duration, opts ...Option) (*Window, erro
 func (c *Window) Params() WindowParams { return c.c.p }
 
 // now reads the counter's clock (nanotime.Now for the zero Window).
-func (c *Window) now() int64 {
-	if c.clock == nil {
-		return nanotime.Now()
-	}
-	return c.clock()
-}
+func (c *Window) now() int64 { return readClock(c.clock) }
 
 // Allow is AllowAt with the counter's clock.
 func (c *Window) Allow() bool { return c.AllowAt(c.now()) }

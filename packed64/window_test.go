@@ -59,11 +59,11 @@ func FuzzWindowPack(f *testing.F) {
 	f.Add(uint64(math.MaxUint64))
 	f.Add(uint64(1)<<36 | 1<<18 | 1)
 	f.Fuzz(func(t *testing.T, w uint64) {
-		s := UnpackWindow(WindowWord(w))
-		if s.Start >= 1<<WindowStartBits || s.Prev > MaxWindowLimit || s.Cur > MaxWindowLimit {
+		s := unpackWindow(WindowWord(w))
+		if s.Start >= 1<<windowStartBits || s.Prev > MaxWindowLimit || s.Cur > MaxWindowLimit {
 			t.Fatalf("fields out of range: %+v", s)
 		}
-		if PackWindow(s) != WindowWord(w) || UnpackWindow(PackWindow(s)) != s {
+		if packWindow(s) != WindowWord(w) || unpackWindow(packWindow(s)) != s {
 			t.Fatalf("round trip of %#x: %+v", w, s)
 		}
 	})
@@ -112,16 +112,16 @@ func TestWindowStepMatchesReference(t *testing.T) {
 			if err != limittest.WantErr(n, l) {
 				t.Fatalf("n %d: error %v", n, err)
 			}
-			if ns != s && (ns.Ref < now || ns.Ref < s.Ref && UnpackWindow(s.Word).Prev|UnpackWindow(s.Word).Cur != 0) {
+			if ns != s && (ns.Ref < now || ns.Ref < s.Ref && unpackWindow(s.Word).Prev|unpackWindow(s.Word).Cur != 0) {
 				t.Fatalf("run %d step %d: state %+v after %+v at %d: the new Ref is before the write", run, i, ns, s, now)
 			}
 			want := ref.step(now, n)
 			if got != want {
 				t.Fatalf("run %d step %d (limit %d window %v as %d units of %v, word %+v, now %d, n %d): got %+v, want %+v",
-					run, i, l, win, p.r.W, p.Unit(), UnpackWindow(w), now, n, got, want)
+					run, i, l, win, p.r.W, p.Unit(), unpackWindow(w), now, n, got, want)
 			}
 			w = next
-			if s := UnpackWindow(w); got.OK && n > 0 &&
+			if s := unpackWindow(w); got.OK && n > 0 &&
 				(s.Start != uint64(ref.start)&p.clk.mask || s.Prev != uint64(ref.prev) || s.Cur != uint64(ref.cur)) {
 				t.Fatalf("run %d step %d: word %+v, reference %+v", run, i, s, ref)
 			}
@@ -255,13 +255,13 @@ func FuzzWindowWrap(f *testing.F) {
 		// Started at any unit of int64 time; ref anywhere from the write to
 		// the end of time, many wraps on; now anywhere.
 		su := int64(start) >> p.clk.shift
-		s := WindowFields{Start: uint64(su) & p.clk.mask, Prev: uint64(prev) % (p.r.L + 1), Cur: uint64(cur) % (p.r.L + 1)}
+		s := windowFields{Start: uint64(su) & p.clk.mask, Prev: uint64(prev) % (p.r.L + 1), Cur: uint64(cur) % (p.r.L + 1)}
 		ref := aheadOf(su, refAhead, p.clk.shift)
-		_, got, err := p.Step(WindowState{PackWindow(s), ref}, now, n)
+		_, got, err := p.Step(WindowState{packWindow(s), ref}, now, n)
 		if err != nil {
 			return
 		}
-		_, gotLeft, _ := p.Step(WindowState{PackWindow(s), ref}, now, 0)
+		_, gotLeft, _ := p.Step(WindowState{packWindow(s), ref}, now, 0)
 		model := newWindowRef(&p)
 		model.start, model.prev, model.cur = su, int64(s.Prev), int64(s.Cur)
 		wantLeft := model.step(now, 0)
@@ -311,7 +311,7 @@ func FuzzWindowStep(f *testing.F) {
 		if err != limittest.WantErr(n, l) {
 			t.Fatalf("n %d: error %v", n, err)
 		}
-		switch s := UnpackWindow(next); {
+		switch s := unpackWindow(next); {
 		case err != nil:
 			if next != WindowWord(w) || r.OK || r.RetryAfter != limit.Never {
 				t.Fatalf("error %v with %+v", err, r)
@@ -321,7 +321,7 @@ func FuzzWindowStep(f *testing.F) {
 				r.RetryAfter != limit.Never && now > math.MaxInt64-int64(r.RetryAfter) {
 				t.Fatalf("denial %+v changed the word or has no wait, or a wait past the end of time", r)
 			}
-		case n > 0 && (s.Cur > uint64(l) || s.Prev > max(uint64(l), UnpackWindow(WindowWord(w)).Prev, UnpackWindow(WindowWord(w)).Cur)):
+		case n > 0 && (s.Cur > uint64(l) || s.Prev > max(uint64(l), unpackWindow(WindowWord(w)).Prev, unpackWindow(WindowWord(w)).Cur)):
 			t.Fatalf("stored %+v above limit %d", s, l)
 		case r.Remaining < 0 || r.Remaining > l-n || r.RetryAfter != 0:
 			t.Fatalf("admission %+v", r)

@@ -1,93 +1,42 @@
-// Package rate is a drop-in for golang.org/x/time/rate built on package
-// bucket: the same types, functions and method set (Limit, Inf, Every,
-// InfDuration, NewLimiter, Limiter, Reservation, Sometimes), so moving is a
-// change of import, with bucket's exact fractional tokens and a lock-free
-// Allow, AllowN and Reserve instead of a mutex and float64 tokens.
+// Package rate is golang.org/x/time/rate's API, exact and lock-free: the
+// same types, functions and methods, so moving is a change of import. See
+// ExampleLimiter.
+//
+// It is built on package bucket: tokens are exact fractions instead of
+// float64s, and Allow, AllowN and Reserve take no lock and allocate nothing
+// (SetLimit and SetBurst take a mutex among themselves). The plain methods
+// read time.Now, so they follow testing/synctest's fake clock. A time.Time is
+// read as t.Sub of the time NewLimiter was called: times from time.Now use
+// the monotonic clock, times without a monotonic reading (time.Unix, a time
+// from the wire) the wall clock.
 //
 // Contract: for a finite Limit r > 0 and burst b >= 1, the tokens admitted
-// (by AllowN, and by reservations counted at their time to act) with times
-// in any closed interval of length t are at most b + r*t, exactly, on every
-// schedule: concurrent callers, times out of order, any time.Time. This is
-// bucket's contract with the times mapped to nanoseconds as below. The
-// Limit is read exactly as one token per d when it is the float Every(d)
-// gives for some d (any d below 2^53 ns, about 104 days; beyond, several
-// intervals give one float, and the nearest is taken), otherwise as
-// bucket.RateParams reads a float (10, 0.5 and 1000.0/3 are read exactly),
-// and above 2^62 per second as whole tokens per nanosecond, rounded down.
+// (by AllowN, and by reservations counted at their time to act) with times in
+// any closed interval of length t are at most b + r*t, exactly, on every
+// schedule: concurrent callers, times out of order, any time.Time. Every(d)
+// is read as exactly one token per d.
 //
-// # Time
+// Differences from golang.org/x/time/rate, each on purpose:
 //
-// A Limiter maps a time.Time t to the int64 nanoseconds bucket works in as
-// t.Sub(base), base being the time.Now() of NewLimiter (for the zero
-// Limiter, of its first SetLimit or SetBurst). time.Time.Sub uses the
-// monotonic clock readings when both times have one (times from time.Now,
-// and those derived from them with Add), so those map exactly and
-// monotonically, unaffected by changes of the wall clock. A time without a
-// monotonic reading (time.Unix, t.Round(0), a time read from the wire) is
-// compared by the wall clock: mixing both kinds is only as consistent as
-// the wall clock is with the monotonic one. Times before base map to
-// negative nanoseconds, which the bucket takes like any other; a time more
-// than about 292 years away from base saturates at the end of int64 (the
-// zero time.Time is before every time).
-//
-// Allow, Reserve, Wait and the other plain methods read time.Now (via
-// time.Since), so they follow testing/synctest's fake clock.
-//
-// # Differences from golang.org/x/time/rate, on purpose
-//
-// Each is tested in diff_test.go (the WaitN deadline race in its uncontended
-// case only).
-//
-//   - Stale times are charged, not refilled. x/time/rate takes a time before
-//     its last one as its new last time and counts the refill from there
-//     again, so callers whose times arrive out of order are admitted more
-//     than the rate. Here a time before the bucket's last one refills
-//     nothing: the bucket holds less at that time than at its last, by the
-//     refill between (bucket's stale rule).
-//   - Cancels give back only while the bucket is exactly as the
-//     reservation left it. x/time/rate restores the tokens of a cancelled
-//     reservation less those reserved after it; here CancelAt restores them
-//     (exactly, the bucket as if the reservation had never been made) only
-//     if no other decision was taken on the bucket since and t is not after
-//     the time to act; otherwise the tokens stay taken, since later
-//     reservations already wait for them. A cancel after SetLimit or
-//     SetBurst gives back nothing.
-//   - A zero Limit (or a negative or NaN one, or a positive one too small
-//     for the bucket to hold one token: below about one token per 73
-//     years) never refills, as in x/time/rate, but a reservation it can
-//     never serve is refused: ReserveN returns a Reservation that is not
-//     OK, and nothing is taken (x/time/rate returns an OK one with an
-//     infinite delay and takes the tokens). WaitN with no deadline blocks
-//     until the limit is raised (then it reserves under the new limit) or
-//     ctx is done; with a deadline it fails at once, as x/time/rate's
-//     does. Tokens at a zero Limit are whole: the fraction of a token or
-//     the debt held when the limit dropped to 0 waits in the bucket until
-//     it is raised again.
-//   - Inf (and +Inf) admits everything, as in x/time/rate; leaving Inf, the
-//     bucket is full.
-//   - Burst 0 admits only n = 0, as in x/time/rate. Raising the burst from
-//     0 starts an empty bucket at that time: debt that reservations made
-//     before the burst dropped to 0 had run up is not carried over.
-//   - n < 0 is never admitted (x/time/rate admits it, adding -n tokens).
-//   - A burst larger than the bucket can hold at the limit (a full bucket is
-//     at most 2^61 units, bucket.Params.Unit per token) is clamped to the
-//     largest that fits for the bucket; Burst still returns the burst
-//     given. Costs between the two are refused.
-//   - x/time/rate's float64 tokens and its float wait, truncated to a whole
-//     nanosecond, let reservations act up to 1ns early; here the wait is
-//     rounded up. No decision reads a float.
+//   - A time before the limiter's last one refills nothing, where
+//     x/time/rate counts that refill again and admits more than the rate.
+//   - Cancel gives tokens back only while no other decision was taken since
+//     the reservation; otherwise they stay taken, since later reservations
+//     already wait for them. A cancel after SetLimit or SetBurst gives back
+//     nothing.
+//   - A reservation a zero (or too small) Limit can never serve is refused
+//     (not OK) and takes nothing; x/time/rate takes the tokens and returns an
+//     infinite delay. WaitN with no deadline then blocks until the limit is
+//     raised or ctx is done.
+//   - n < 0 is never admitted (x/time/rate adds -n tokens).
+//   - A burst larger than the bucket can hold at the limit (2^61 units) is
+//     clamped; Burst still returns the burst given.
+//   - Waits are rounded up to a whole nanosecond, never acting early.
 //   - A WaitN whose wait would pass ctx's deadline reserves and cancels at
-//     once (x/time/rate checks under its mutex): if another caller reserved
-//     in between, the tokens stay taken.
-//   - Every SetLimitAt or SetBurstAt converts the tokens at t as bucket's
-//     SetParamsAt does: rounded down to a unit of the new limit, and with no
-//     refill for the nanosecond after the bucket's last refill when t is
-//     not after it (raising a zero Limit too, when the whole tokens were
-//     taken from the bucket at the time it dropped to 0).
+//     once: if another caller reserved in between, the tokens stay taken.
 //
-// Decisions never lock: Allow and AllowN are bucket's AllowAt and AllowNAt
-// and allocate nothing. SetLimit and SetBurst take a mutex among
-// themselves.
+// How times map to nanoseconds, and the exact rule of each difference, are
+// in the project's ARCHITECTURE.md.
 package rate
 
 import (

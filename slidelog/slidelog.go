@@ -1,6 +1,12 @@
 // Package slidelog is an exact sliding-window limiter: at most Limit events
 // in any window of length W, with no estimate, in a fixed ring of Limit
-// timestamps.
+// timestamps. Use it for small limits that must never be exceeded in any
+// window (say 5 logins a minute); for large limits package window holds the
+// same limit in 16 bytes by estimate. See ExampleLimiter.
+//
+// An admission replaces one timestamp by one compare-and-swap; a denial
+// writes nothing. It costs 8 bytes per unit of Limit and up to Limit loads
+// per decision.
 //
 // # Contract
 //
@@ -9,32 +15,12 @@
 // schedule: concurrent callers, now values stale or out of order, anywhere
 // in the int64 range. When the now values a Limiter sees are non-decreasing
 // (one caller on a monotonic clock), it is also exact the other way: it
-// admits a request exactly when an ideal sliding log would.
+// admits a request exactly when an ideal sliding log would. Package window,
+// by estimate, admits up to 2*Limit-1 in some windows.
 //
-// Package window holds the same limit in 16 bytes, by estimate: it admits
-// up to 2*Limit-1 in some windows. slidelog costs 8 bytes per unit of
-// Limit and up to Limit loads per decision, and never exceeds Limit. Choose
-// by that: exactness and small limits here, large limits there.
-//
-// # How
-//
-// Each slot of the ring holds the time of one admission (or, at first, a
-// time before any). An admission at now finds a slot whose time v has
-// v <= now-W (outside every window that contains now) and replaces it with
-// now by one compare-and-swap; a denial finds none and writes nothing. The
-// proof of the bound needs only that rule: an admission's time stays in its
-// slot until an admission at least W later replaces it, so L+1 admissions
-// in one window would need L+1 slots holding times inside it. The compare-
-// and-swap checks the slot's value, not its history, so an ABA (the slot
-// changed and changed back) replaces a time that is itself outside the
-// window: still sound. No head index has to agree with the slots, so
-// concurrent admissions need no ordering among themselves.
-//
-// AllowNAt(now, n) takes n slots one by one and, if it cannot take all n,
-// puts back the ones it took (each only if still its own). A slot it took
-// and could not put back was replaced by an admission at least W later, so
-// the bound still holds counting it as admitted; meanwhile other requests
-// may be denied for it (never admitted for it).
+// A request of n events that cannot take all n takes none of them; under
+// concurrency, other requests may meanwhile be denied for them (never
+// admitted for them).
 //
 // # Time
 //
@@ -94,8 +80,9 @@ func (p Params) free(v, u uint64) bool { return u >= p.w && v <= u-p.w }
 func key(now int64) uint64 { return uint64(now) ^ signBit }
 
 // Limiter is a sliding log of Limit slots. It is safe for concurrent use.
-// The zero value is not usable: make one with New. A Limiter must not be
-// copied after first use.
+// The zero Limiter has limit 0: it admits nothing, refusing every n > 0 with
+// limit.ErrCostExceedsBurst; make one with New. A Limiter must not be copied
+// after first use (go vet reports copies).
 type Limiter struct {
 	p     Params
 	clock nanotime.Clock
@@ -125,7 +112,10 @@ func New(lim int64, window time.Duration, opts ...Option) (*Limiter, error) {
 // NewFromParams returns a Limiter with Params p (from NewParams).
 func NewFromParams(p Params, opts ...Option) (*Limiter, error) {
 	c := config{clock: nanotime.Now}
-	for _, o := range opts {
+	for i, o := range opts {
+		if o == nil {
+			return nil, &limit.ParamError{Pkg: "slidelog", Param: "option", Value: i, Reason: "a nil Option"}
+		}
 		o(&c)
 	}
 	if p.l < 1 {
@@ -140,8 +130,16 @@ func NewFromParams(p Params, opts ...Option) (*Limiter, error) {
 // Params returns the limiter's parameters.
 func (l *Limiter) Params() Params { return l.p }
 
+// now reads the Limiter's clock, nanotime.Now for the zero Limiter.
+func (l *Limiter) now() int64 {
+	if l.clock == nil {
+		return nanotime.Now()
+	}
+	return l.clock()
+}
+
 // Allow is AllowAt with the Limiter's clock.
-func (l *Limiter) Allow() bool { return l.AllowAt(l.clock()) }
+func (l *Limiter) Allow() bool { return l.AllowAt(l.now()) }
 
 // AllowAt reports whether one event may happen at now, and records it if so.
 func (l *Limiter) AllowAt(now int64) bool {
@@ -170,7 +168,7 @@ func (l *Limiter) take(u uint64) (j uint32, old uint64, ok bool) {
 }
 
 // AllowN is AllowNAt with the Limiter's clock.
-func (l *Limiter) AllowN(n int64) (limit.Result, error) { return l.AllowNAt(l.clock(), n) }
+func (l *Limiter) AllowN(n int64) (limit.Result, error) { return l.AllowNAt(l.now(), n) }
 
 // AllowNAt admits n events at now if all n fit, else none (see the package
 // doc for how). n < 0 is limit.ErrNegativeCost and n > Limit
@@ -277,7 +275,7 @@ func insertSmallest(s []uint64, v uint64, k int) []uint64 {
 }
 
 // Remaining is RemainingAt with the Limiter's clock.
-func (l *Limiter) Remaining() int64 { return l.RemainingAt(l.clock()) }
+func (l *Limiter) Remaining() int64 { return l.RemainingAt(l.now()) }
 
 // RemainingAt returns how many events could be admitted at now, as the
 // slots stand.

@@ -1,6 +1,8 @@
 // Package striped spreads hot shared state over one cache line a P
 // (GOMAXPROCS slot), so that goroutines on different Ps do not write the
-// same line.
+// same line. Use Counter for a sum many cores add to, and Limiter for one
+// limit that many cores hit at once, where a single limiter's cache line
+// would bounce between them. See ExampleCounter and ExampleLimiter.
 //
 // Counter is an int64 sum with a cell a P: Add costs a P pin and an
 // unshared add; Load sums the cells and is not linearizable (see Counter

@@ -106,11 +106,11 @@ func (p Params) Remaining(s State, now int64) int64 {
 	return p.r.Decide(wide(s), now, 0).Left
 }
 
-// Undo gives back an admission that moved the state from before to after:
+// undo gives back an admission that moved the state from before to after:
 // if s is still after (nothing admitted since, or everything admitted since
 // given back), it returns before and true; otherwise s and false (see
 // Limiter.Refund for why nothing is given back then).
-func (p Params) Undo(s, before, after State) (State, bool) {
+func (p Params) undo(s, before, after State) (State, bool) {
 	if s == after {
 		return before, true
 	}

@@ -1,110 +1,45 @@
-// Package window is a sliding-window counter: at most Limit units in any
-// window of length W, estimated from two fixed windows held in one 128-bit
-// cell.
+// Package window is a sliding-window counter: "at most Limit units in any
+// window of length W", without keeping a log, in one 128-bit cell. Use it for
+// limits stated per window (say 1000 requests a minute); for exactly at most
+// L in every window use package slidelog, for a steady rate with bursts
+// package gcra. See ExampleLimiter.
 //
-// # The estimate
-//
-// The state is the start of the current window and the units admitted in it
-// (Cur) and in the window before it (Prev). At time now, e = now - Start into
-// the current window, the units admitted in the trailing window (now-W, now]
-// are estimated as
+// It counts the units admitted in the current fixed window (Cur) and in the
+// one before it (Prev), and estimates those in the trailing window as
 //
 //	Prev*(W-e)/W + Cur
 //
-// and n units are admitted when the estimate plus n is at most Limit. The test
-// is exact: it compares Prev*(W-e) + (Cur+n)*W with Limit*W in 128-bit
-// integers, so no rounding ever admits a unit the formula does not allow.
-// The window rotates by one when now reaches Start+W; after a gap of two
-// windows, or once both counts are zero, the next window starts at the next
-// admission. Windows may be from 1ns to about 292 years; all arithmetic is
-// exact over that range.
+// with e the time into the current window; n units are admitted when the
+// estimate plus n is at most Limit. The test is exact integer arithmetic, so
+// no rounding admits a unit the formula does not allow. A denial writes
+// nothing. Time is int64 nanoseconds on a fixed-origin clock (package
+// nanotime): each method has an ...At twin taking now; the plain form reads
+// the Limiter's clock, nanotime.Now unless WithClock gave another.
 //
-// # Time going backwards
+// # Contract
 //
-// A stale now, before Start, never creates capacity. In [Start-W, Start) it
-// is decided as at Start, where the estimate is largest (Prev + Cur + n <=
-// Limit), and its units are counted in Prev, the window that holds that
-// time. Before Start-W, in a window no longer counted, nothing is admitted
-// (RetryAfter is the time until Start-W, or until the request fits after
-// Start if it does not fit at Start), as package gcra denies a now too far
-// before its arrival time. So every fixed window counts only units admitted
-// at caller times inside it, and at most Limit (at most 2^32-1) of them:
-// counts cannot wrap.
+// Each fixed window counts at most Limit units, all admitted at caller times
+// inside it. So, on any schedule (concurrent callers, times stale, repeated
+// or out of order, anywhere in the int64 range), at most
+// Limit*(ceil(T/W)+1) units are admitted at caller times in any closed
+// interval of length T: at most 2*Limit in any interval of length W. On a
+// schedule whose times never go backwards, an interval of length W ending at
+// fraction f of its window holds at most Limit + floor(p*f) units (p the
+// previous window's count), where an exact sliding log holds Limit.
 //
-// # Error against an exact sliding log
+// A stale now never creates capacity: one in the previous window is decided
+// as at the current window's start and counted there; an earlier one is
+// denied. A request that could first fit past math.MaxInt64, or after a wait
+// longer than math.MaxInt64 ns, gets RetryAfter limit.Never.
 //
-// The estimate assumes the previous window's units were spread evenly. If p
-// units were admitted in the previous window and the fraction f = e/W of the
-// current window has passed, the true count in (now-W, now] lies between
-// Cur and Cur+p, so the estimate is off by at most p*max(f, 1-f). Hence, in
-// any interval of length W ending at a time at fraction f of its window (on a
-// schedule whose times never go backwards), at
-// most Limit + floor(p*f) <= 2*Limit - 1 units are admitted, where an exact
-// sliding log admits Limit. The bound is reached when the previous window's
-// units all came at its very end (TestLogBoundTight reaches 2*Limit-2).
-// Measured over 200,000 requests per schedule (TestLogError, Limit 100 per
-// second): Poisson arrivals at 0.5x, 1.2x and 4x the limit gave a worst
-// trailing-window count of 0.86, 1.14 and 1.02 times Limit, and random bursts
-// of 1 to 5 units 1.92 times Limit; in total the counter admitted between
-// 0.946 and 1.008 times what an exact sliding log admitted from the same
-// requests.
+// Limits are 1 to 2^32-1 and windows 1ns to about 292 years. There is no
+// Reserve or Wait (the two counts have no time to charge a reservation at:
+// sleep RetryAfter and ask again) and no SetRate (counts under one window
+// length mean nothing under another). Step, Pack and Unpack let the same
+// counter live in another store.
 //
-// On any schedule, with times stale, repeated or out of order, a bound
-// holds over the times callers pass: at most Limit*(ceil(T/W)+1) <=
-// 2*Limit + Limit*T/W units at caller times in any closed interval of
-// length T, so at most 2*Limit in any interval of length W. (Before the
-// rule above, one stale time in each of k later windows let
-// Limit + k*(Limit-1) units in at times nanoseconds apart.)
-//
-// Proof: call the interval a count covers its window: [Start, Start+W) for
-// Cur, [Start-W, Start) for Prev. A unit admitted at now is counted in the
-// window holding now (Cur for now in [Start, Start+W), Prev for a stale now
-// in [Start-W, Start), none earlier). Rotating by one keeps each count with
-// its window. A reset to Start = now happens at now >= old Start + 2W, or
-// with the old Cur zero, or with both counts zero; the new Prev, zero, then
-// covers [now-W, now), where nothing was admitted. So each window's count is
-// exactly the units admitted at caller times inside it, and the windows
-// holding units are disjoint (each new Start is at or after the end of the
-// last window with units). Each count is at most Limit: an admission in Cur
-// needs Cur + n <= Limit, one in Prev needs Prev + Cur + n <= Limit. A
-// closed interval of length T meets at most ceil(T/W)+1 disjoint windows of
-// length W. QED.
-// TestBoundStaleTimes checks 2*Limit + Limit*T/W exactly over every
-// interval of schedules with stale, repeated and out-of-order times,
-// through Step and through a Limiter; the most it met in any (t-W, t] was
-// 1.6 times Limit (2*Limit is a bound, not shown to be reached).
-//
-// # Concurrency
-//
-// A Limiter runs Params.Step on an atomic128.Uint64Pair: one load, the step,
-// one 128-bit compare-and-swap, retried on conflict after a short spin. A
-// denial writes nothing.
-//
-// Step, Pack and Unpack are exported so the same counter can live in another
-// store.
-//
-// # What a window cannot do
-//
-// There is no Reserve or Wait: a reservation takes units now to be used
-// later, but the counter has no time to charge them at. Counted in the
-// current window they would be counted away from the time they are used
-// (the estimate would forget them a window after now, not after their use);
-// counted in a future window, which the two counts do not hold, they would
-// need a third. A caller that must wait sleeps for RetryAfter and asks
-// again. There is no SetRate or SetBurst either: counts already admitted
-// under one limit and window have no meaning under another window length.
-//
-// # Time at the ends of int64
-//
-// Times are compared as differences in uint64 (Advance), never as a sum
-// that could wrap: a window start plus W is formed only where it is at most
-// now, a start minus W only where it is above a now, and RetryAfter is
-// summed with its carry checked (slide.After). End-of-time rule: a request
-// that would first fit at a time past math.MaxInt64 gets RetryAfter
-// limit.Never (that time never comes), as does a wait longer than
-// math.MaxInt64 ns. Otherwise the contract holds for now anywhere in the
-// int64 range, including a window that starts within W of math.MaxInt64
-// (its end is never formed).
+// The proofs of these bounds and measured errors against an exact log are
+// in the project's ARCHITECTURE.md.
 package window
 
 import (
@@ -167,7 +102,10 @@ func NewFromParams(p Params, opts ...Option) (*Limiter, error) {
 		return nil, paramErr("params", p, nil, nil)
 	}
 	var c config
-	for _, o := range opts {
+	for i, o := range opts {
+		if o == nil {
+			return nil, &limit.ParamError{Pkg: "window", Param: "option", Value: i, Reason: "a nil Option"}
+		}
 		o(&c)
 	}
 	if c.setClock && c.clock == nil {
@@ -195,11 +133,11 @@ func (l *Limiter) Allow() bool { return l.AllowAt(l.now()) }
 
 // AllowAt reports whether one unit may be admitted at time now, and admits
 // it if so.
-//
-// AllowAt, AllowNAt and TakeAt are hand loops, not cell.Run128: the runner's indirect
-// call to the step cost them more than 5% (the package benchmarks, before
-// and after, in one run). They run the same pure steps.
 func (l *Limiter) AllowAt(now int64) bool {
+	// AllowAt, AllowNAt and TakeAt are hand loops, not cell.Run128: the
+	// runner's indirect call to the step cost them more than 5% (the package
+	// benchmarks, before and after, in one run). They run the same pure
+	// steps.
 	if l.p.r.L == 0 {
 		return false
 	}
@@ -273,7 +211,7 @@ func (l *Limiter) Refund(rc limit.Receipt) {
 	}
 	before, after := Unpack(rc.Before[0], rc.Before[1]), Unpack(rc.After[0], rc.After[1])
 	cell.Run128(&l.cell, func(v1, v2 uint64) (uint64, uint64, struct{}, bool) {
-		next, ok := l.p.Undo(Unpack(v1, v2), before, after)
+		next, ok := l.p.undo(Unpack(v1, v2), before, after)
 		w1, w2 := Pack(next)
 		return w1, w2, struct{}{}, ok
 	})

@@ -4,11 +4,11 @@
 
 package floor
 
-// Each floor is a load routine of package asm without its results; they
-// require what that routine requires.
+// Each floor is a load routine of package internal/asm128 without its
+// results; they require what that routine requires.
 
 // BareCMPXCHG16B executes one LOCK CMPXCHG16B of (0, 0) with (0, 0) on p:
-// asm.LoadCX16 without its results.
+// asm128.LoadCX16 without its results.
 //
 //	atomically { v := *p; if v == (0, 0) { *p = (0, 0) }; return v }  (results discarded)
 //
@@ -17,12 +17,12 @@ package floor
 //go:noescape
 func BareCMPXCHG16B(p *[2]uint64)
 
-// BareVMOVDQA executes one VMOVDQA load from p: asm.LoadVMOVDQA without its
-// results.
+// BareVMOVDQA executes one VMOVDQA load from p: asm128.LoadVMOVDQA without
+// its results.
 //
 //	atomically { return *p }  (results discarded)
 //
-// Ordering: that of asm.LoadVMOVDQA.
+// Ordering: that of asm128.LoadVMOVDQA.
 //
 //go:noescape
 func BareVMOVDQA(p *[2]uint64)

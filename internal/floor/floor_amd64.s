@@ -21,7 +21,7 @@ TEXT ·BareCMPXCHG16B(SB), NOSPLIT, $0-8
 // Requires: AVX
 TEXT ·BareVMOVDQA(SB), NOSPLIT, $0-8
 	// atomically { return *p }  (results discarded)
-	// Ordering: that of asm.LoadVMOVDQA.
+	// Ordering: that of asm128.LoadVMOVDQA.
 	MOVQ    p+0(FP), DI
 	VMOVDQA (DI), X0
 	RET

@@ -5,10 +5,11 @@
 package floor
 
 // The bodies are written by hand (avo emits amd64 only); gen writes their
-// comments. Each floor is one attempt of a load routine of package asm without
-// its results; they require what that routine requires.
+// comments. Each floor is one attempt of a load routine of package
+// internal/asm128 without its results; they require what that routine
+// requires.
 
-// BareCASPAL executes one CASPAL of (0, 0) with (0, 0) on p: asm.LoadCASP
+// BareCASPAL executes one CASPAL of (0, 0) with (0, 0) on p: asm128.LoadCASP
 // without its results.
 //
 //	atomically { v := *p; if v == (0, 0) { *p = (0, 0) }; return v }  (results discarded)
@@ -19,7 +20,7 @@ package floor
 func BareCASPAL(p *[2]uint64)
 
 // BareLDAXPSTLXP executes one LDAXP and one STLXP of the value read, without
-// retrying: asm.LoadLLSC's first attempt without its results.
+// retrying: asm128.LoadLLSC's first attempt without its results.
 //
 //	v := *p; *p = v  (one LDAXP/STLXP attempt, not retried: atomic only if the STLXP succeeded)
 //
