@@ -16,13 +16,19 @@ generate-check: generate ## regenerate, fail if any file differs from the commit
 	test -z "$$(git status --porcelain --untracked-files=all)" || { git status --short; exit 1; }
 	$(GO) -C gen test -count=1 ./...
 
-test: ## vet, the unit tests, the unit tests again under -race (-short), bench/'s accuracy tests, cross/'s own tests, redis-test
+test: ## vet, the unit tests, the unit tests again under -race (-short), bench/'s accuracy tests, cross/'s own tests, redis-test, store-test
 	$(GO) vet ./...
 	$(GO) test -count=1 ./...
 	$(GO) test -count=1 -race -short ./...
 	cd bench && $(GO) vet ./... && $(GO) test -count=1 -short ./...
 	cd cross && $(GO) vet ./... && $(GO) test -count=1 ./...
 	$(MAKE) redis-test
+	$(MAKE) store-test
+
+STORES := store/chirate store/golimiter store/ulule store/ululeredis
+.PHONY: store-test
+store-test: ## store/'s modules (httprate, go-limiter, ulule stores on keyed; ulule in Redis, on real redis-server): vet, tests, -race -short
+	for m in $(STORES); do (cd $$m && $(GO) vet ./... && $(GO) test -count=1 ./... && $(GO) test -count=1 -race -short ./...) || exit 1; done
 
 redis-test: ## redis/'s tests on real redis-server processes (apt-get install -y redis-server), then -race -short
 	cd redis && $(GO) vet ./... && $(GO) test -count=1 ./... && $(GO) test -count=1 -race -short ./...
@@ -33,6 +39,7 @@ lint: ## staticcheck, at a pinned version, on every module
 	cd bench && $(GO) run $(STATICCHECK) ./...
 	cd cross && $(GO) run $(STATICCHECK) ./...
 	cd redis && $(GO) run $(STATICCHECK) ./...
+	for m in $(STORES); do (cd $$m && $(GO) run $(STATICCHECK) ./...) || exit 1; done
 
 stress-short: ## the stress suite at its -short size under -race, natively
 	cd stress && $(GO) test -short -race -count=1 ./...
@@ -60,10 +67,10 @@ cross-selftest: ## show that a planted data race and a planted wrong path each f
 
 .PHONY: bench bench-quick stress
 
-bench: ## the main job: benchmarks vs the peer libraries; writes bench/report/ (about 25 min)
-	cd bench && $(GO) run ./cmd/report -out report
+bench: ## the main job: paired comparisons with the peer libraries; writes bench/report/ and README.md's figures
+	cd bench && $(GO) run ./cmd/report -out report -readme ../README.md
 
-bench-quick: ## the same in about 5 minutes, into bench/out/quick/ (not committed)
+bench-quick: ## the same with fewer, shorter rounds, into bench/out/quick/ (not committed)
 	cd bench && $(GO) run ./cmd/report -quick -out out/quick
 
 # Every stress run takes STRESS_DUR (per CPU path, per limiter), with the

@@ -1,10 +1,40 @@
-// Package adaptive is a client-side adaptive throttle (Google SRE book,
-// "Handling Overload"): a client rejects requests itself, before sending
-// them, in proportion to how much more it asks of a backend than the backend
-// accepts, so an overloaded backend sheds load without spending work on
-// the rejections.
+// Package adaptive moves limits with the health of what they protect.
 //
-// # Contract
+// AIMD is a rate controller: it drives a limiter whose rate can change in
+// use (a bucket.Limiter, a rate.Limiter, anything with a Setter) from the
+// outcomes or latencies callers record, raising the rate by a step after
+// good intervals and cutting it by a factor after bad ones, as TCP does.
+// Use it when the right rate is not a constant: a downstream healthy at
+// 1000 requests per second today and degraded at 500 tomorrow. AIMD
+// oscillates by nature (rise, fail, cut, rise); hysteresis (act only after
+// several intervals alike) and smoothing (judge a moving average) damp it.
+// See ExampleAIMD. To cap requests in flight rather than a rate, see
+// package concurrency.
+//
+// Throttle is a client-side adaptive throttle (Google SRE book, "Handling
+// Overload"): a client rejects requests itself, before sending them, in
+// proportion to how much more it asks of a backend than the backend
+// accepts, so an overloaded backend sheds load without spending work on
+// the rejections. See ExampleThrottle.
+//
+// # AIMD's contract
+//
+// Time is cut into intervals (WithInterval). Recording an outcome adds to
+// one of two striped counters and loads one word: no lock, no allocation.
+// The first record at or after an interval's end judges it, alone (a
+// compare-and-swap elects it; concurrent records go on and may count in
+// either interval): the interval is bad if its failure fraction (or, with
+// WithSmoothing, the moving average of those fractions) exceeds the
+// tolerance, good otherwise; an interval with fewer than WithMinSamples
+// outcomes is not judged and its outcomes count in the next. After
+// WithHysteresis's count of bad intervals in a row the rate is multiplied
+// by decrease, after its count of good ones increase is added, always
+// within [minRate, maxRate], and the new rate is set on the target at the
+// judging record's time. A rate the target refuses is not taken (Err
+// returns the target's error). A judgement runs the target's setter, so
+// the record that makes it costs what the setter costs.
+//
+// # Throttle's contract
 //
 // Over a trailing window, the Throttle counts requests (every call of
 // Allow, admitted or not) and accepts (calls of Accepted, one per request
@@ -50,8 +80,9 @@ import (
 )
 
 // Throttle is a client-side adaptive throttle. It is safe for concurrent
-// use. The zero value is not usable: make one with New. A Throttle must not
-// be copied after first use.
+// use. The zero Throttle has no window and fails safe: it rejects every
+// request (RejectProbability 1) and counts nothing; make one with New. A
+// Throttle must not be copied after first use (go vet reports copies).
 type Throttle struct {
 	k      float64
 	bucket int64 // ns per bucket
@@ -100,7 +131,10 @@ func WithRand(r func() uint64) Option { return func(c *config) { c.rand = r } }
 // clock or random source.
 func New(k float64, window time.Duration, opts ...Option) (*Throttle, error) {
 	c := config{buckets: 10, clock: nanotime.Now, rand: rand.Uint64}
-	for _, o := range opts {
+	for i, o := range opts {
+		if o == nil {
+			return nil, &limit.ParamError{Pkg: "adaptive", Param: "option", Value: i, Reason: "a nil Option"}
+		}
 		o(&c)
 	}
 	switch {
@@ -129,12 +163,15 @@ func New(k float64, window time.Duration, opts ...Option) (*Throttle, error) {
 }
 
 // Allow is AllowAt with the Throttle's clock.
-func (t *Throttle) Allow() bool { return t.AllowAt(t.clock()) }
+func (t *Throttle) Allow() bool { return t.AllowAt(t.now()) }
 
 // AllowAt counts a request at now and reports whether to send it: false
 // means reject it locally, with the probability in the package doc. Call
 // Accepted (or AcceptedAt) for each sent request the backend accepted.
 func (t *Throttle) AllowAt(now int64) bool {
+	if t.bucket == 0 {
+		return false // the zero Throttle
+	}
 	req, acc := t.counts(now)
 	t.requests.Add(1)
 	p := t.prob(req, acc)
@@ -145,26 +182,47 @@ func (t *Throttle) AllowAt(now int64) bool {
 }
 
 // Accepted is AcceptedAt with the Throttle's clock.
-func (t *Throttle) Accepted() { t.AcceptedAt(t.clock()) }
+func (t *Throttle) Accepted() { t.AcceptedAt(t.now()) }
 
 // AcceptedAt counts a request the backend accepted, at now.
 func (t *Throttle) AcceptedAt(now int64) {
+	if t.bucket == 0 {
+		return
+	}
 	t.enter(now)
 	t.accepts.Add(1)
 }
 
 // RejectProbability is RejectProbabilityAt with the Throttle's clock.
-func (t *Throttle) RejectProbability() float64 { return t.RejectProbabilityAt(t.clock()) }
+func (t *Throttle) RejectProbability() float64 { return t.RejectProbabilityAt(t.now()) }
 
 // RejectProbabilityAt returns the probability with which a request at now
 // would be rejected.
-func (t *Throttle) RejectProbabilityAt(now int64) float64 { return t.prob(t.counts(now)) }
+func (t *Throttle) RejectProbabilityAt(now int64) float64 {
+	if t.bucket == 0 {
+		return 1
+	}
+	return t.prob(t.counts(now))
+}
 
 // Counts is CountsAt with the Throttle's clock.
-func (t *Throttle) Counts() (requests, accepts int64) { return t.CountsAt(t.clock()) }
+func (t *Throttle) Counts() (requests, accepts int64) { return t.CountsAt(t.now()) }
 
 // CountsAt returns the requests and accepts counted in the window at now.
-func (t *Throttle) CountsAt(now int64) (requests, accepts int64) { return t.counts(now) }
+func (t *Throttle) CountsAt(now int64) (requests, accepts int64) {
+	if t.bucket == 0 {
+		return 0, 0
+	}
+	return t.counts(now)
+}
+
+// now reads the Throttle's clock, nanotime.Now for the zero Throttle.
+func (t *Throttle) now() int64 {
+	if t.clock == nil {
+		return nanotime.Now()
+	}
+	return t.clock()
+}
 
 // prob is the book's formula.
 func (t *Throttle) prob(req, acc int64) float64 {

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/cellrate/cellrate/adaptive"
+	"github.com/cellrate/cellrate/bucket"
 )
 
 var errThrottled = errors.New("throttled locally")
@@ -43,4 +44,36 @@ func ExampleThrottle() {
 	// Output:
 	// healthy: p=0.00
 	// overloaded: p=0.82, 559 of 1000 throttled locally
+}
+
+// An AIMD drives a token bucket's rate from what the downstream answers.
+// The downstream here fails whenever it is sent more than 65 requests per
+// second; times are injected, so the output is fixed.
+func ExampleAIMD() {
+	b, err := bucket.New(50, time.Second, 10)
+	if err != nil {
+		panic(err)
+	}
+	start := func() int64 { return 0 }
+	a, err := adaptive.NewAIMD(adaptive.Bucket(b), 50, 5, 1000, 10, 0.5,
+		adaptive.WithInterval(time.Second), adaptive.WithAIMDClock(start))
+	if err != nil {
+		panic(err)
+	}
+	for sec := int64(0); sec < 8; sec++ {
+		now := sec * int64(time.Second)
+		ok := a.Rate() <= 65 // the downstream's answer to this second's traffic
+		a.RecordAt(now, ok)  // judges the second before, then counts this one
+		ev, per := b.Params().Rate()
+		fmt.Printf("t=%ds healthy=%t bucket at %.0f/s\n", sec, ok, float64(ev)/per.Seconds())
+	}
+	// Output:
+	// t=0s healthy=true bucket at 50/s
+	// t=1s healthy=true bucket at 60/s
+	// t=2s healthy=true bucket at 70/s
+	// t=3s healthy=false bucket at 80/s
+	// t=4s healthy=false bucket at 40/s
+	// t=5s healthy=true bucket at 20/s
+	// t=6s healthy=true bucket at 30/s
+	// t=7s healthy=true bucket at 40/s
 }

@@ -76,8 +76,6 @@ var loads = []struct {
 	{"deny", 100, 1},
 }
 
-// step is how far the injected clock moves per call.
-const step = 100
 
 func BenchmarkLimiter(b *testing.B) {
 	for _, load := range loads {

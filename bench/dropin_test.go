@@ -123,3 +123,44 @@ func TestReservationsActEarly(t *testing.T) {
 		t.Error(err)
 	}
 }
+
+// zeroOutcomes runs every method once on a zero Limiter of either package,
+// then gives it a burst and a limit, and returns what each call returned.
+func zeroOutcomes[L ~float64, R reservation](l limiter[L, R]) []any {
+	ctx := context.Background()
+	errText := func(err error) string {
+		if err == nil {
+			return ""
+		}
+		return err.Error()
+	}
+	out := []any{
+		l.Allow(), l.AllowN(epoch, 0), l.AllowN(epoch, 1),
+		l.Reserve().OK(), l.ReserveN(epoch, 0).OK(), l.ReserveN(epoch, 1).OK(),
+		l.Tokens(), l.TokensAt(epoch), float64(l.Limit()), l.Burst(),
+		errText(l.Wait(ctx)), errText(l.WaitN(ctx, 0)), errText(l.WaitN(ctx, 2)),
+	}
+	l.SetBurstAt(epoch, 2)
+	l.SetLimitAt(epoch, 10)
+	return append(out, l.AllowN(epoch, 1), l.TokensAt(epoch), l.AllowN(epoch.Add(100*time.Millisecond), 1), l.Burst())
+}
+
+// TestZeroLimiterAgrees: the drop-in's zero Limiter is x/time/rate's: it
+// rejects every event but n = 0, with the same Wait errors, and a burst and
+// a limit set later start it empty.
+func TestZeroLimiterAgrees(t *testing.T) {
+	var x rate.Limiter
+	var c crate.Limiter
+	xo, co := zeroOutcomes[rate.Limit, *rate.Reservation](&x), zeroOutcomes[crate.Limit, *crate.Reservation](&c)
+	if len(xo) != len(co) {
+		t.Fatalf("%d outcomes against %d", len(xo), len(co))
+	}
+	for i := range xo {
+		if xo[i] != co[i] {
+			t.Errorf("call %d: x/time/rate %v, cellrate %v", i, xo[i], co[i])
+		}
+	}
+	if xo[0] != false || xo[2] != false {
+		t.Errorf("x/time/rate's zero Limiter admitted: %v", xo)
+	}
+}

@@ -6,6 +6,7 @@ require (
 	github.com/cellrate/cellrate v0.0.0-00010101000000-000000000000
 	github.com/go-chi/httprate v0.16.1
 	github.com/juju/ratelimit v1.0.2
+	github.com/platinummonkey/go-concurrency-limits v0.10.0
 	github.com/puzpuzpuz/xsync/v4 v4.5.0
 	github.com/sethvargo/go-limiter v0.7.1
 	github.com/throttled/throttled/v2 v2.15.0
@@ -33,10 +34,9 @@ require (
 	github.com/pkg/errors v0.9.1 // indirect
 	github.com/rogpeppe/go-internal v1.10.0 // indirect
 	github.com/rs/dnscache v0.0.0-20230804202142-fc85eb664529 // indirect
-	github.com/stretchr/testify v1.9.0 // indirect
 	github.com/zeebo/xxh3 v1.0.2 // indirect
 	golang.org/x/image v0.30.0 // indirect
-	golang.org/x/net v0.27.0 // indirect
+	golang.org/x/net v0.40.0 // indirect
 	golang.org/x/sync v0.16.0 // indirect
 	golang.org/x/text v0.28.0 // indirect
 	gopkg.in/check.v1 v1.0.0-20201130134442-10cb98267c6c // indirect

@@ -4,10 +4,7 @@ import (
 	"fmt"
 	"net/http"
 	"runtime"
-	"sync/atomic"
 	"testing"
-
-	"github.com/cellrate/cellrate/httplimit"
 )
 
 // BenchmarkHTTP: one request through a middleware's ServeHTTP, in process
@@ -29,7 +26,7 @@ func BenchmarkHTTP(b *testing.B) {
 		for i := range addrs {
 			addrs[i] = clientAddr(i)
 		}
-		for _, im := range append(HTTPImpls(), httpLimitBare) {
+		for _, im := range append(HTTPImpls(), HTTPLimitBare) {
 			var h http.Handler
 			for _, g := range goroutines() {
 				b.Run(fmt.Sprintf("%s/%s/g=%d", sc.name, im.Name, g), func(b *testing.B) {
@@ -51,75 +48,6 @@ func BenchmarkHTTP(b *testing.B) {
 		}
 	}
 }
-
-// httpLimitBare is httplimit doing what HoldUp does: the raw
-// X-Forwarded-For value as the key (no address parsing) and no fields on
-// admitted responses.
-var httpLimitBare = HTTPImpl{"httplimit-bare", func(clients int) (func(http.Handler) http.Handler, error) {
-	l, err := httplimit.New([]httplimit.Policy{{
-		Name:     "perip",
-		Client:   httplimit.Limit{Events: KeyedEvents, Period: KeyedPeriod, Burst: KeyedEvents},
-		Capacity: max(KeyedCapacity(clients), 1024),
-	}}, httplimit.WithDenialHeadersOnly(), httplimit.WithKeyFunc(func(r *http.Request) (httplimit.Key, error) {
-		return httplimit.StringKey(r.Header.Get("X-Forwarded-For")), nil
-	}))
-	if err != nil {
-		return nil, err
-	}
-	return l.Wrap, nil
-}}
-
-// serveOp returns run's op: the goroutine's request, from a client drawn
-// from addrs (splitmix64 of the state), served; true if admitted.
-func serveOp(h http.Handler, addrs []string) func(*int64) bool {
-	var goroutine atomic.Int64
-	var conns [1 << 12]atomic.Pointer[benchConn] // by goroutine number
-	return func(t *int64) bool {
-		if *t == 0 {
-			*t = goroutine.Add(1) << 40
-		}
-		c := conns[(*t>>40)%(1<<12)].Load()
-		if c == nil {
-			c = newBenchConn()
-			conns[(*t>>40)%(1<<12)].Store(c)
-		}
-		*t++
-		x := uint64(*t) * 0x9E3779B97F4A7C15
-		x = (x ^ x>>30) * 0xBF58476D1CE4E5B9
-		x = (x ^ x>>27) * 0x94D049BB133111EB
-		x ^= x >> 31
-		c.xff[0] = addrs[(x>>32)*uint64(len(addrs))>>32]
-		clear(c.w.h)
-		c.w.code = 200
-		h.ServeHTTP(&c.w, c.r)
-		return c.w.code == 200
-	}
-}
-
-// benchConn is one goroutine's request and response writer.
-type benchConn struct {
-	r   *http.Request
-	xff []string
-	w   codeWriter
-}
-
-func newBenchConn() *benchConn {
-	r, _ := http.NewRequest("GET", "/", nil)
-	r.RemoteAddr = "127.0.0.1:1"
-	c := &benchConn{r: r, xff: []string{""}, w: codeWriter{h: http.Header{}}}
-	r.Header["X-Forwarded-For"] = c.xff
-	return c
-}
-
-// codeWriter is a ResponseWriter that keeps its header map and status.
-type codeWriter struct {
-	h    http.Header
-	code int
-}
-
-func (w *codeWriter) Header() http.Header         { return w.h }
-func (w *codeWriter) Write(b []byte) (int, error) { return len(b), nil }
-func (w *codeWriter) WriteHeader(code int)        { w.code = code }
 
 // TestHTTPImpls: every middleware names clients by X-Forwarded-For and
 // holds one to about its burst at once (window counters to their limit),

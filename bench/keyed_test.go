@@ -3,7 +3,6 @@ package bench
 import (
 	"fmt"
 	"hash/maphash"
-	"math/rand/v2"
 	"os"
 	"os/exec"
 	"runtime"
@@ -18,46 +17,6 @@ import (
 // keyCounts are the two regimes of the keyed benchmarks: keys that fit in
 // the caches, and a million, where every draw misses them.
 var keyCounts = []int{1000, 1000000}
-
-// keysOf returns n distinct random 16-byte keys.
-func keysOf(n int) []string {
-	r := rand.New(rand.NewPCG(uint64(n), 16))
-	keys := make([]string, n)
-	seen := make(map[string]bool, n)
-	for i := range keys {
-		var b [16]byte
-		for {
-			for j := range b {
-				b[j] = byte(r.Uint32())
-			}
-			if !seen[string(b[:])] {
-				break
-			}
-		}
-		keys[i] = string(b[:])
-		seen[keys[i]] = true
-	}
-	return keys
-}
-
-// drawOp turns an op on a key and a time into run's op: run gives each
-// goroutine a state starting at 0, which holds its number (high bits, set
-// on first use) and its call count; the key is a uniform draw from keys
-// (splitmix64 of the state), the time moves 100ns per call.
-func drawOp(keys []string, op func(key string, now int64) bool) func(*int64) bool {
-	var goroutine atomic.Int64
-	return func(t *int64) bool {
-		if *t == 0 {
-			*t = goroutine.Add(1) << 40
-		}
-		*t++
-		x := uint64(*t) * 0x9E3779B97F4A7C15
-		x = (x ^ x>>30) * 0xBF58476D1CE4E5B9
-		x = (x ^ x>>27) * 0x94D049BB133111EB
-		x ^= x >> 31
-		return op(keys[(x>>32)*uint64(len(keys))>>32], (*t&(1<<40-1))*step)
-	}
-}
 
 // BenchmarkKeyed: one decision for a key drawn from 1,000 or 1,000,000,
 // each limiter reading the real clock as it does by default, every key

@@ -73,8 +73,11 @@ const pending = retiredBit | maxDeficit | (maxDeficit - 1)
 // state) one 128-bit compare-and-swap, retried on conflict after a short
 // spin. The state sits on a cache line of its own.
 //
-// The zero value is not usable: make a Limiter with New, NewRate or
-// NewFromParams. A Limiter must not be copied after first use.
+// The zero Limiter has burst 0: it admits nothing, refusing every n > 0 with
+// limit.ErrCostExceedsBurst (as x/time/rate's zero Limiter rejects every
+// event), until SetParams gives it Params (it then starts full) and reads
+// nanotime.Now; make a Limiter with New, NewRate or NewFromParams. A Limiter
+// must not be copied after first use (go vet reports copies).
 type Limiter struct {
 	cur   atomic.Pointer[gen]
 	clock nanotime.Clock
@@ -118,7 +121,10 @@ func NewRate(rate float64, burst int64, opts ...Option) (*Limiter, error) {
 // *limit.ParamError with Param "params".
 func NewFromParams(ps Params, opts ...Option) (*Limiter, error) {
 	cfg := config{clock: nanotime.Now}
-	for _, o := range opts {
+	for i, o := range opts {
+		if o == nil {
+			return nil, &limit.ParamError{Pkg: "bucket", Param: "option", Value: i, Reason: "a nil Option"}
+		}
 		o(&cfg)
 	}
 	if ps.p == 0 {
@@ -154,10 +160,32 @@ func errCode(err error) uint8 {
 // runs the step again there.
 const retired = 0xff
 
+// zeroGen is the zero Limiter's generation: the zero Params, which admit
+// nothing, over the zero State. Nothing writes it: a step that admits
+// nothing returns its state unchanged, AllowAt and Refund do not use it,
+// and SetParams replaces it rather than retiring it.
+var zeroGen gen
+
+// load returns the current generation, zeroGen for the zero Limiter.
+func (l *Limiter) load() *gen {
+	if g := l.cur.Load(); g != nil {
+		return g
+	}
+	return &zeroGen
+}
+
+// now reads the Limiter's clock, nanotime.Now for the zero Limiter.
+func (l *Limiter) now() int64 {
+	if l.clock == nil {
+		return nanotime.Now()
+	}
+	return l.clock()
+}
+
 // live returns the live generation and its state, finishing any
 // retirement in progress.
 func (l *Limiter) live() (*gen, State) {
-	g := l.cur.Load()
+	g := l.load()
 	for {
 		if t, d := g.state.Load(); d < retiredBit {
 			return g, State{t, d}
@@ -187,7 +215,7 @@ func (l *Limiter) Params() Params {
 }
 
 // SetParams is SetParamsAt with the Limiter's clock.
-func (l *Limiter) SetParams(ps Params) error { return l.SetParamsAt(l.clock(), ps) }
+func (l *Limiter) SetParams(ps Params) error { return l.SetParamsAt(l.now(), ps) }
 
 // SetParamsAt makes ps the bucket's Params from now on, atomically with
 // respect to every other method: the tokens held (or owed) at now, refilled
@@ -211,6 +239,13 @@ func (l *Limiter) setAt(now int64, f func(old Params) (Params, error)) error {
 		if err != nil {
 			return err
 		}
+		if g == &zeroGen {
+			// The zero Limiter starts full, as New's does.
+			if l.cur.CompareAndSwap(nil, &gen{ps: ps, since: now}) {
+				return nil
+			}
+			continue
+		}
 		nx := &gen{ps: ps, since: now}
 		nx.state.Store(0, pending)
 		won := g.next.CompareAndSwap(nil, nx)
@@ -223,7 +258,7 @@ func (l *Limiter) setAt(now int64, f func(old Params) (Params, error)) error {
 
 // SetRate is SetRateAt with the Limiter's clock.
 func (l *Limiter) SetRate(events int64, period time.Duration) error {
-	return l.SetRateAt(l.clock(), events, period)
+	return l.SetRateAt(l.now(), events, period)
 }
 
 // SetRateAt changes the rate to events tokens per period from now on,
@@ -234,7 +269,7 @@ func (l *Limiter) SetRateAt(now, events int64, period time.Duration) error {
 }
 
 // SetBurst is SetBurstAt with the Limiter's clock.
-func (l *Limiter) SetBurst(burst int64) error { return l.SetBurstAt(l.clock(), burst) }
+func (l *Limiter) SetBurst(burst int64) error { return l.SetBurstAt(l.now(), burst) }
 
 // SetBurstAt changes the burst from now on, keeping the rate (see
 // SetParamsAt). Tokens above a smaller burst are dropped. A burst out of
@@ -244,7 +279,7 @@ func (l *Limiter) SetBurstAt(now, burst int64) error {
 }
 
 // Allow is AllowAt with the Limiter's clock.
-func (l *Limiter) Allow() bool { return l.AllowAt(l.clock()) }
+func (l *Limiter) Allow() bool { return l.AllowAt(l.now()) }
 
 // AllowAt reports whether one token is available at now, and takes it if so.
 func (l *Limiter) AllowAt(now int64) bool {
@@ -254,6 +289,9 @@ func (l *Limiter) AllowAt(now int64) bool {
 	// (refill, admits), both inlined.
 	u := uint64(now) ^ signBit
 	g := l.cur.Load()
+	if g == nil {
+		return false // the zero Limiter
+	}
 	var spin backoff.Spin
 	for ; ; spin.Wait() {
 		t, d := g.state.Load()
@@ -273,7 +311,7 @@ func (l *Limiter) AllowAt(now int64) bool {
 }
 
 // AllowN is AllowNAt with the Limiter's clock.
-func (l *Limiter) AllowN(n int64) (limit.Result, error) { return l.AllowNAt(l.clock(), n) }
+func (l *Limiter) AllowN(n int64) (limit.Result, error) { return l.AllowNAt(l.now(), n) }
 
 // AllowNAt takes n tokens at now if all n are available, else none.
 // n < 0 returns limit.ErrNegativeCost, n > burst limit.ErrCostExceedsBurst.
@@ -281,7 +319,7 @@ func (l *Limiter) AllowN(n int64) (limit.Result, error) { return l.AllowNAt(l.cl
 // Its loop is written out for the same reason as AllowAt's, around the same
 // Params.Step.
 func (l *Limiter) AllowNAt(now, n int64) (limit.Result, error) {
-	g := l.cur.Load()
+	g := l.load()
 	var spin backoff.Spin
 	for ; ; spin.Wait() {
 		t, d := g.state.Load()
@@ -304,7 +342,7 @@ func (l *Limiter) AllowNAt(now, n int64) (limit.Result, error) {
 //
 // Its loop is AllowNAt's, around the same Params.Step.
 func (l *Limiter) TakeAt(now, n int64) (limit.Result, limit.Receipt, error) {
-	g := l.cur.Load()
+	g := l.load()
 	var spin backoff.Spin
 	for ; ; spin.Wait() {
 		t, d := g.state.Load()
@@ -341,6 +379,9 @@ func (l *Limiter) Refund(rc limit.Receipt) {
 	// (Params.convert). So a SetParams in progress or done means nothing
 	// to give back, and Refund need not finish it.
 	g := l.cur.Load()
+	if g == nil {
+		return
+	}
 	cell.Run128(&g.state, func(t, d uint64) (uint64, uint64, struct{}, bool) {
 		next, ok := g.ps.undo(State{t, d}, before, after)
 		return next.T, next.Deficit, struct{}{}, ok
@@ -349,7 +390,7 @@ func (l *Limiter) Refund(rc limit.Receipt) {
 
 // AllowFrac is AllowFracAt with the Limiter's clock.
 func (l *Limiter) AllowFrac(num, den int64) (limit.Result, error) {
-	return l.AllowFracAt(l.clock(), num, den)
+	return l.AllowFracAt(l.now(), num, den)
 }
 
 // AllowFracAt takes num/den tokens at now if they are available, else
@@ -363,7 +404,7 @@ func (l *Limiter) AllowFracAt(now, num, den int64) (limit.Result, error) {
 		r   limit.Result
 		err uint8
 	}
-	for g := l.cur.Load(); ; g = l.finish(g) {
+	for g := l.load(); ; g = l.finish(g) {
 		out := cell.Run128(&g.state, func(t, d uint64) (uint64, uint64, res, bool) {
 			if d >= retiredBit {
 				return t, d, res{err: retired}, false
@@ -383,7 +424,7 @@ func (l *Limiter) AllowFracAt(now, num, den int64) (limit.Result, error) {
 }
 
 // Tokens is TokensAt with the Limiter's clock.
-func (l *Limiter) Tokens() float64 { return l.TokensAt(l.clock()) }
+func (l *Limiter) Tokens() float64 { return l.TokensAt(l.now()) }
 
 // TokensAt returns the tokens available at now, negative while reservations
 // are owed. It is for display: the float rounds; decisions never use it.
@@ -393,7 +434,7 @@ func (l *Limiter) TokensAt(now int64) float64 {
 }
 
 // Remaining is RemainingAt with the Limiter's clock.
-func (l *Limiter) Remaining() int64 { return l.RemainingAt(l.clock()) }
+func (l *Limiter) Remaining() int64 { return l.RemainingAt(l.now()) }
 
 // RemainingAt returns the whole tokens available at now: the most that
 // AllowNAt at now would admit if nothing else happened first.
@@ -413,7 +454,7 @@ type Loan struct {
 }
 
 // TakeUpTo is TakeUpToAt with the Limiter's clock.
-func (l *Limiter) TakeUpTo(k int64) Loan { return l.TakeUpToAt(l.clock(), k) }
+func (l *Limiter) TakeUpTo(k int64) Loan { return l.TakeUpToAt(l.now(), k) }
 
 // TakeUpToAt takes as many whole tokens as are available at now, at most k,
 // and returns them as a Loan (N is 0 when k <= 0 or none is available; then
@@ -427,7 +468,7 @@ func (l *Limiter) TakeUpToAt(now, k int64) Loan {
 		n     int64 // tokens, or retired
 		wrote State
 	}
-	for g := l.cur.Load(); ; g = l.finish(g) {
+	for g := l.load(); ; g = l.finish(g) {
 		out := cell.Run128(&g.state, func(t, d uint64) (uint64, uint64, took, bool) {
 			if d >= retiredBit {
 				return t, d, took{n: retired}, false
@@ -490,10 +531,10 @@ type Reservation struct {
 }
 
 // Reserve is ReserveN(1).
-func (l *Limiter) Reserve() (Reservation, error) { return l.ReserveNAt(l.clock(), 1) }
+func (l *Limiter) Reserve() (Reservation, error) { return l.ReserveNAt(l.now(), 1) }
 
 // ReserveN is ReserveNAt with the Limiter's clock.
-func (l *Limiter) ReserveN(n int64) (Reservation, error) { return l.ReserveNAt(l.clock(), n) }
+func (l *Limiter) ReserveN(n int64) (Reservation, error) { return l.ReserveNAt(l.now(), n) }
 
 // ReserveAt is ReserveNAt(now, 1).
 func (l *Limiter) ReserveAt(now int64) (Reservation, error) { return l.ReserveNAt(now, 1) }
@@ -509,7 +550,7 @@ func (l *Limiter) ReserveNAt(now, n int64) (Reservation, error) {
 		wrote State
 		err   uint8
 	}
-	for g := l.cur.Load(); ; g = l.finish(g) {
+	for g := l.load(); ; g = l.finish(g) {
 		out := cell.Run128(&g.state, func(t, d uint64) (uint64, uint64, res, bool) {
 			if d >= retiredBit {
 				return t, d, res{err: retired}, false
@@ -533,7 +574,7 @@ func (r *Reservation) Cancel() bool {
 	if r.l == nil {
 		return false
 	}
-	return r.CancelAt(r.l.clock())
+	return r.CancelAt(r.l.now())
 }
 
 // CancelAt gives the reservation's tokens back, and reports whether it did.
@@ -576,7 +617,7 @@ func (l *Limiter) Wait(ctx context.Context) error { return l.WaitN(ctx, 1) }
 // CancelAt's rule. Its timer is stopped on every path: nothing leaks.
 func (l *Limiter) WaitN(ctx context.Context, n int64) error {
 	var r Reservation
-	return wait.For(ctx, l.clock, func(now int64) (int64, bool, error) {
+	return wait.For(ctx, l.now, func(now int64) (int64, bool, error) {
 		var err error
 		r, err = l.ReserveNAt(now, n)
 		return int64(r.Wait), r.OK, err

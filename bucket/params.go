@@ -30,8 +30,9 @@ var (
 )
 
 // Params is the rate and burst of a bucket in the integer form the steps
-// use. It is immutable; the zero Params is invalid (make one with NewParams
-// or RateParams).
+// use. It is immutable. The zero Params has burst 0: its steps admit
+// nothing, refusing every n > 0 with limit.ErrCostExceedsBurst; make Params
+// with NewParams or RateParams.
 //
 // The bucket refills events tokens per period. With events/period in lowest
 // terms e/p (per in ns), one token is p units and the bucket refills exactly
@@ -118,8 +119,11 @@ func (ps Params) costUnits(num, den int64) (int64, error) {
 	if den <= 0 {
 		return 0, errDenominator(den)
 	}
-	if num < 0 {
+	switch {
+	case num < 0:
 		return 0, limit.ErrNegativeCost
+	case num > 0 && ps.p == 0:
+		return 0, limit.ErrCostExceedsBurst // the zero Params hold nothing
 	}
 	hi, lo := bits.Mul64(uint64(num), ps.p)
 	if hi >= uint64(den) {
@@ -377,6 +381,9 @@ func (ps Params) remaining(d uint64) int64 {
 // reservations are owed. It is for display: the float rounds; no decision
 // uses it.
 func (ps Params) Tokens(s State, now int64) float64 {
+	if ps.p == 0 {
+		return 0
+	}
 	u := uint64(now) ^ signBit
 	if u >= s.T {
 		deff, _, _ := ps.refill(s.T, s.Deficit, u)

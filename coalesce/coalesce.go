@@ -69,6 +69,9 @@ import (
 // ErrStopped is returned by Do after Stop.
 var ErrStopped = errors.New("coalesce: the group is stopped")
 
+// errZeroGroup is what the zero Group's Do returns: it is ErrStopped.
+var errZeroGroup = fmt.Errorf("coalesce: the zero Group has no fn (make one with New): %w", ErrStopped)
+
 // ErrGoexit is returned to the joiners of an execution whose fn called
 // runtime.Goexit.
 var ErrGoexit = errors.New("coalesce: fn called runtime.Goexit")
@@ -91,8 +94,9 @@ func (p *PanicError) Unwrap() error {
 }
 
 // Group coalesces calls of fn by key. It is safe for concurrent use. The
-// zero value is not usable: make one with New. A Group must not be copied
-// after first use.
+// zero Group has no fn and is as if stopped: Do returns an error that
+// errors.Is ErrStopped, and Flush and Stop do nothing; make one with New.
+// A Group must not be copied after first use (go vet reports copies).
 type Group[K comparable, V any] struct {
 	fn    func(K) (V, error)
 	delay time.Duration
@@ -126,7 +130,10 @@ func WithDelay(d time.Duration) Option { return func(c *config) { c.delay = d } 
 // fn or a negative delay.
 func New[K comparable, V any](fn func(K) (V, error), opts ...Option) (*Group[K, V], error) {
 	var c config
-	for _, o := range opts {
+	for i, o := range opts {
+		if o == nil {
+			return nil, &limit.ParamError{Pkg: "coalesce", Param: "option", Value: i, Reason: "a nil Option"}
+		}
 		o(&c)
 	}
 	switch {
@@ -142,7 +149,11 @@ func New[K comparable, V any](fn func(K) (V, error), opts ...Option) (*Group[K, 
 // (see the package doc).
 func (g *Group[K, V]) Do(ctx context.Context, key K) (v V, err error) {
 	g.mu.Lock()
-	if g.stopped {
+	switch {
+	case g.fn == nil:
+		g.mu.Unlock()
+		return v, errZeroGroup
+	case g.stopped:
 		g.mu.Unlock()
 		return v, ErrStopped
 	}
@@ -239,7 +250,7 @@ func (g *Group[K, V]) Waiting(key K) int {
 // Flush ends the delay of every execution waiting for it: they run now.
 func (g *Group[K, V]) Flush() {
 	g.mu.Lock()
-	if !g.stopped {
+	if !g.stopped && g.now != nil {
 		close(g.now)
 		g.now = make(chan struct{})
 	}
@@ -251,10 +262,10 @@ func (g *Group[K, V]) Flush() {
 // It must not be called from fn. Stopping twice is harmless.
 func (g *Group[K, V]) Stop() {
 	g.mu.Lock()
-	if !g.stopped {
-		g.stopped = true
+	if !g.stopped && g.now != nil {
 		close(g.now)
 	}
+	g.stopped = true
 	g.mu.Unlock()
 	g.flight.Wait()
 }

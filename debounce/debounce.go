@@ -79,8 +79,9 @@ const (
 )
 
 // Debouncer runs a function on the edges of bursts of calls. It is safe for
-// concurrent use. The zero value is not usable: make one with New. A
-// Debouncer must not be copied after first use.
+// concurrent use. The zero Debouncer has no function: its methods do
+// nothing, and Flush and Stop report false; make one with New. A Debouncer
+// must not be copied after first use (go vet reports copies).
 type Debouncer struct {
 	st      atomic.Uint64 // flags and count (see the consts)
 	last    atomic.Int64  // the latest call's time
@@ -136,7 +137,10 @@ func WithPanicHandler(h func(v any)) Option { return func(c *config) { c.onPanic
 // nil fn or a nil clock.
 func New(wait time.Duration, fn func(), opts ...Option) (*Debouncer, error) {
 	c := config{trailing: true, clock: nanotime.Now}
-	for _, o := range opts {
+	for i, o := range opts {
+		if o == nil {
+			return nil, &limit.ParamError{Pkg: "debounce", Param: "option", Value: i, Reason: "a nil Option"}
+		}
 		o(&c)
 	}
 	switch {
@@ -165,11 +169,18 @@ func New(wait time.Duration, fn func(), opts ...Option) (*Debouncer, error) {
 }
 
 // Call is CallAt with the Debouncer's clock.
-func (d *Debouncer) Call() { d.CallAt(d.clock()) }
+func (d *Debouncer) Call() {
+	if d.fn != nil {
+		d.CallAt(d.clock())
+	}
+}
 
 // CallAt records a call at now. If it opens a burst and the leading edge is
 // on, fn runs before CallAt returns. After Stop it does nothing.
 func (d *Debouncer) CallAt(now int64) {
+	if d.fn == nil {
+		return // the zero Debouncer
+	}
 	for l := d.last.Load(); now > l && !d.last.CompareAndSwap(l, now); l = d.last.Load() {
 	}
 	var spin backoff.Spin
@@ -211,6 +222,9 @@ func (d *Debouncer) CallAt(now int64) {
 // It reports whether it ran fn. A panic in fn reaches Flush's caller after
 // the Debouncer's state is settled.
 func (d *Debouncer) Flush() bool {
+	if d.fn == nil {
+		return false
+	}
 	var spin backoff.Spin
 	for ; ; spin.Wait() {
 		s := d.st.Load()
@@ -232,6 +246,9 @@ func (d *Debouncer) Flush() bool {
 // of fn starts after Stop returns; a run already started finishes (Stop
 // does not wait for it, so fn may call Stop).
 func (d *Debouncer) Stop() bool {
+	if d.fn == nil {
+		return false
+	}
 	old := d.st.Or(stopped)
 	d.timer.Stop()
 	return old&stopped == 0 && old&countMax > d.covered.Load()

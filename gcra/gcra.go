@@ -62,8 +62,10 @@ import (
 // core that won keep the line for its next calls). The state is padded to
 // its own cache line.
 //
-// The zero value is not usable: make a Limiter with New. A Limiter must not
-// be copied after first use.
+// The zero Limiter has burst 0: it admits nothing, refusing every n > 0 with
+// limit.ErrCostExceedsBurst (as x/time/rate's zero Limiter rejects every
+// event); make a Limiter with New. A Limiter must not be copied after first
+// use (go vet reports copies): a copy would admit on its own.
 type Limiter struct {
 	ps    Params
 	clock nanotime.Clock   // nil for nanotime.Now
@@ -121,7 +123,10 @@ func NewFromParams(ps Params, opts ...Option) (*Limiter, error) {
 		return nil, paramErr("params", ps, nil, nil, "the zero Params: make them with NewParams")
 	}
 	var c config
-	for _, o := range opts {
+	for i, o := range opts {
+		if o == nil {
+			return nil, &limit.ParamError{Pkg: "gcra", Param: "option", Value: i, Reason: "a nil Option"}
+		}
 		o(&c)
 	}
 	if c.setClock && c.clock == nil {
@@ -164,7 +169,7 @@ func (l *Limiter) AllowAt(now int64) bool {
 			return false // a denial writes nothing
 		}
 		next, carry := bits.Add64(tat, ps.j, 0)
-		if carry != 0 || behind(kh, kl, a) {
+		if carry != 0 || next == tat || behind(kh, kl, a) {
 			s, ok := ps.settle(State(tat), a, ps.j, false)
 			if !ok {
 				return false

@@ -23,7 +23,9 @@ const maxBurstNs = 1 << 62
 type State uint64
 
 // Params is the rate and burst of a GCRA in the integer form the steps use.
-// It is immutable; the zero Params is invalid (make one with NewParams).
+// It is immutable. The zero Params has burst 0: its steps admit nothing,
+// refusing every n > 0 with limit.ErrCostExceedsBurst; make Params with
+// NewParams.
 //
 // A step is p/e nanoseconds (1 <= p/e < 2); one event is j steps, so p*j/e is
 // exactly period/events.
@@ -84,11 +86,10 @@ func params(events, period uint64, burst int64, tooFast func() error) (Params, e
 	p, e := per, ev*j
 	g = intmath.GCD(p, e)
 	p, e = p/g, e/g
-	// burst*T = burst*per/ev must not exceed maxBurstNs.
-	hi, lo := bits.Mul64(uint64(burst), per)
-	if hi != 0 || lo/ev > maxBurstNs || (lo/ev == maxBurstNs && lo%ev != 0) {
-		mh, ml := bits.Mul64(maxBurstNs, ev)
-		most, _ := bits.Div64(mh, ml, per) // maxBurstNs*ev < 2^62*2^63: mh < per
+	// burst*T = burst*per/ev must not exceed maxBurstNs; burst*per may
+	// pass 64 bits even when the quotient fits.
+	if q, r, ok := intmath.MulDiv(uint64(burst), per, ev); !ok || q > maxBurstNs || q == maxBurstNs && r != 0 {
+		most, _, _ := intmath.MulDiv(maxBurstNs, ev, per) // below 2^62: ev <= per
 		return Params{}, paramErr("burst", burst, int64(1), int64(most), "burst*period/events exceeds 2^62ns")
 	}
 	ps := Params{p: p, e: e, j: j, burst: uint64(burst), bj: uint64(burst) * j}
@@ -99,8 +100,12 @@ func params(events, period uint64, burst int64, tooFast func() error) (Params, e
 func (ps Params) Burst() int64 { return int64(ps.burst) }
 
 // Interval returns the emission interval period/events, rounded down to a
-// whole nanosecond: the time one event takes to refill.
+// whole nanosecond: the time one event takes to refill; 0 for the zero
+// Params.
 func (ps Params) Interval() time.Duration {
+	if ps.j == 0 {
+		return 0
+	}
 	hi, lo := bits.Mul64(ps.p, ps.j)
 	q, _ := bits.Div64(hi, lo, ps.e)
 	return time.Duration(q)
@@ -151,11 +156,12 @@ func (ps *Params) admit(tat State, a at, c uint64) (State, bool) {
 	return State(next), true
 }
 
-// settle is admit's rare cases.
+// settle is admit's rare cases, and the zero Params' every case: an
+// event of 0 steps (c == 0) is never admitted.
 func (ps *Params) settle(tat State, a at, c uint64, wait bool) (State, bool) {
 	kh, kl := bits.Mul64(uint64(tat), ps.p)
 	switch {
-	case wait:
+	case wait || c == 0:
 		return tat, false
 	case behind(kh, kl, a):
 		return ps.restart(tat, a, c)
@@ -243,8 +249,12 @@ func (ps *Params) result(tat State, ok bool, a at) limit.Result {
 	return r
 }
 
-// remaining returns the whole events available at a's now.
+// remaining returns the whole events available at a's now (none for the
+// zero Params).
 func (ps *Params) remaining(tat State, a at) int64 {
+	if ps.j == 0 {
+		return 0
+	}
 	q, _ := bits.Div64(a.uh, a.ul, ps.p) // floor(now) in steps
 	if uint64(tat) <= q {
 		return int64(ps.burst)
@@ -267,6 +277,9 @@ func (ps Params) remainingAt(s State, now int64) int64 {
 // burst when full, below 0 while reservations are owed. It is for display;
 // decisions never use floating point.
 func (ps Params) tokensAt(s State, now int64) float64 {
+	if ps.j == 0 {
+		return 0
+	}
 	a := ps.at(now, 0)
 	kh, kl := bits.Mul64(uint64(s), ps.p)
 	if behind(kh, kl, a) {
@@ -317,4 +330,12 @@ func (ps Params) undo(s, before, after State) (State, bool) {
 		return before, true
 	}
 	return s, false
+}
+
+// StepOne is Step for n = 1 when only the decision is wanted: the state to
+// store if one event is admitted at now, and whether it is. It decides
+// exactly as Step(s, now, 1) does, without computing a Result, for tables
+// that keep many States (package keyed).
+func (ps *Params) StepOne(s State, now int64) (State, bool) {
+	return ps.admit(s, ps.at(now, ps.j), ps.j)
 }

@@ -3,11 +3,14 @@ package keyed
 import (
 	"fmt"
 	"hash/maphash"
+	"math/bits"
 	"math/rand/v2"
 	"testing"
 	"time"
 
 	"github.com/cellrate/cellrate/gcra"
+	"github.com/cellrate/cellrate/nanotime"
+	"github.com/cellrate/cellrate/packed64"
 )
 
 func benchKeys(n int) []string {
@@ -64,4 +67,56 @@ func BenchmarkFloor(b *testing.B) {
 		l.AllowAt(int64(i) * 100)
 	}
 	_ = sink
+}
+
+// BenchmarkFloorPaired: a keyed decision (Allow, the real clock) against
+// its floor, a packed64.Buckets slot indexed by the same maphash of the
+// same key (the same clock, one 64-bit CAS), on the same draw of keys. The
+// two alternate in rounds of 256 decisions inside each b.N, so both see
+// the same machine; it reports each one's ns a decision and their ratio.
+func BenchmarkFloorPaired(b *testing.B) {
+	for _, n := range []int{1000, 1000000} {
+		keys := benchKeys(n)
+		slots := n * 5 / 4
+		tb, err := New(100, time.Second, 100, WithCapacity(slots))
+		if err != nil {
+			b.Fatal(err)
+		}
+		pb, err := packed64.NewBuckets(slots, 100, time.Second, 100)
+		if err != nil {
+			b.Fatal(err)
+		}
+		seed := maphash.MakeSeed()
+		for _, k := range keys {
+			tb.Allow(k)
+		}
+		b.Run(fmt.Sprint("keys=", n), func(b *testing.B) {
+			const round = 256
+			var ours, floor int64
+			x, y := uint64(88172645463325252), uint64(88172645463325252)
+			for done := 0; done < b.N; done += round {
+				t0 := nanotime.Now()
+				for range round {
+					x ^= x << 13
+					x ^= x >> 7
+					x ^= x << 17
+					tb.Allow(keys[(x>>32)*uint64(n)>>32])
+				}
+				t1 := nanotime.Now()
+				for range round {
+					y ^= y << 13
+					y ^= y >> 7
+					y ^= y << 17
+					i, _ := bits.Mul64(maphash.String(seed, keys[(y>>32)*uint64(n)>>32]), uint64(slots))
+					pb.Allow(int(i))
+				}
+				t2 := nanotime.Now()
+				ours, floor = ours+t1-t0, floor+t2-t1
+			}
+			rounds := float64((b.N + round - 1) / round * round)
+			b.ReportMetric(float64(ours)/rounds, "keyed-ns/op")
+			b.ReportMetric(float64(floor)/rounds, "floor-ns/op")
+			b.ReportMetric(float64(ours)/float64(floor), "keyed/floor")
+		})
+	}
 }

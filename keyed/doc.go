@@ -1,105 +1,82 @@
-// Package keyed holds millions of per-key rate limiters (per client
-// address, API key, user) in one fixed-size, lock-free table: memory chosen
-// at construction that never grows, holds no Go pointers and is not
-// allocated from per decision, new keys included; no locks, no sweeper.
+// Package keyed limits each of millions of keys (client addresses, API
+// keys, account names) on its own, in one fixed-size, lock-free table: give
+// it a rate and a burst (New) or a sliding window (NewWindow), then call
+// Allow with a key for each request. Memory is chosen at construction (24
+// bytes a slot) and never grows, whatever keys arrive. Use it in front of
+// login forms and public APIs; for one limiter, use package gcra. See the
+// Example.
 //
-// # The table
+// # Contract
+//
+// Each key is held to its own limiter's exact bound, on any schedule of
+// times and goroutines, whatever other keys do, with no term for keys that
+// lost their slot: for New, the admitted units whose times lie in any
+// closed interval of length d are at most burst + events*d/period (package
+// gcra's bound, exact to the nanosecond); for NewWindow, at most
+// limit*(ceil(d/window)+1) (package packed64's window). A table may deny
+// more than a key's own limiter would, never admit more.
+//
+// When a new key finds every slot of its two groups held by keys that
+// still owe something, the default policy (Evict) takes the slot of the one
+// that owes most and keeps what it owes in a sketch of fixed size; a key
+// that comes back owes at least its own debt. A key that shares both of
+// its sketch registers with other evicted keys' debts starts owing the
+// least of them: an innocent key can be delayed by a flood of other keys
+// that do not fit the table, never admitted early. While the keys that owe
+// something fit the table, only keys that owed nothing lose their slots,
+// and no key is delayed that way (see below). Under
+// a flood far larger than the table, most keys that lose their slot are
+// delayed, by up to a burst (a window: two windows). With the Refuse
+// policy a new key that finds no idle slot is denied with ErrFull instead,
+// and a key whose idle slot was reused is denied for as long as its groups
+// stay busy.
+//
+// A key never seen before is denied only by the sketch, that is only for
+// other keys' debts, and never while the keys that owed something in the
+// last 10ms fit the table (a slot is reused as idle only once its key has
+// owed nothing for 10ms): under the plain forms (Allow, AllowN, ...), which
+// read the table's clock after consulting the sketch, with any number of
+// goroutines, as long as the clock never goes back; under the ...At forms,
+// which decide at the time given, as long as no time given is more than
+// 10ms older than one given before it.
+//
+// A key is its hash (hash/maphash under seeds made at random for each
+// table, so keys chosen by a client cannot be aimed at one group): keys of
+// different kinds (strings and byte slices, numbers, addresses) are hashed
+// under different seeds and never share a limiter; two keys of one kind
+// share one with probability about 2^-63 per pair.
+//
+// The zero Table has no slots: it denies every request, its N and Take
+// forms returning ErrFull. Times are int64 nanoseconds on a fixed-origin
+// clock (package nanotime); every wait (RetryAfter) saturates at
+// limit.Never.
+//
+// # How it works
 //
 // A table is an array of 16-byte slots in groups of four, one group to a
 // 64-byte cache line. A slot is one atomic128 pair: the key's 64-bit tag
-// and its limiter's state, a package packed64 word (a token bucket or a
-// sliding-window counter, with one parameter set per table). Claiming a
-// slot, deciding on it and giving it to another key are compare-and-swaps
-// of the whole pair, so each is atomic with the state.
+// and its limiter's state word, for New a GCRA's theoretical arrival time
+// (TAT), for NewWindow a packed64 window word. Claiming a slot, deciding on
+// it and giving it to another key are compare-and-swaps of the whole pair,
+// so each is atomic with the state. A key may live in two groups found from
+// its hash; a new key takes an empty slot, else an idle one (a key that
+// owes nothing, whose state decides as a fresh one would), else under Evict
+// the slot of the key that owes most, whose debt (its TAT, or the end of
+// its window's count) first goes to the sketch.
 //
-// A key may live in two groups, both found from its hash (hash/maphash
-// under a seed made at random for each table, so keys chosen by a client
-// cannot be aimed at one group): its first group, tried first, and a
-// second. A new key takes a free slot in whichever of the two has more,
-// so groups fill evenly and few keys land in their second group. A
-// decision on a key in its first group loads at most four slots of one
-// cache line, steps the word and writes the pair back (a denial writes
-// nothing); a key in its second group, or a new key, reads a second line.
-//
-// A key is its hash: two keys with the same tag share a limiter. The tag
-// is the hash's low 63 bits; the first group comes from its high bits and
-// the second from its low bits, so two keys meet in a group only if their
-// hashes agree in about log2(G) bits, G the number of groups. A key shares
-// its limiter with one of the at most seven other keys of its two groups
-// with probability about 7*G/2^63 (2e-13 for a million slots), and among N
-// distinct keys ever used, some two share with probability below N^2/2^64.
-//
-// # Eviction without loss
-//
-// A bucket that is full at now, or a window that counts nothing at now, is
-// the same as no entry at all: every later decision on it is what a fresh
-// limiter would decide. Such a slot is idle, and a new key takes it
-// without changing any decision. When a new key's group holds no idle
-// slot, the table's Policy decides: EvictLeastLoss takes the slot whose key
-// loses least (the bucket lacking the fewest tokens, the window counting
-// the fewest units) and counts the loss in Stats; Refuse denies the new
-// key with ErrFull (fails closed) and a RetryAfter at which a slot of the
-// group becomes idle.
-//
-// Times can arrive stale and out of order; a slot idle at one caller's now
-// is not at an earlier now. So each group keeps a mark: when a slot is
-// taken from a key, the mark rises to the time from which that key was
-// idle (the taker's now, if it was not idle), and a key starting afresh
-// admits nothing before the later mark of its two groups (RetryAfter says
-// until when). Under one clock that only moves forward, read when each
-// request is decided, a new key is never before its groups' marks; a
-// caller that decides on a time read long before can see such denials.
-//
-// # The bound
-//
-// Each key is held to its own limiter's exact bound (package packed64's:
-// for a bucket, burst + (b - a + u)/T tokens over the times in [a, b] its
-// callers pass, in any order; for a window, L*(ceil(T/W)+1) units in any
-// interval of length T), across its slots, plus what lossy evictions
-// forgave it: the sum of the Stats.Forgiven counts of its evictions. With
-// the Refuse policy, or with no eviction that was not idle, the bound is
-// exact.
-//
-// Sketch, for a bucket: in units, its state is its empty time z, raised by
-// at least each admission's cost and left at most the admission's time plus
-// the capacity. If a key's state S1 is taken when it is idle at z1, the
-// mark is at least z1, so its next state S2 admits only at times at or
-// after z1; S1's admissions at times in [a, b] cost at most z1 - a, S2's at
-// most b + capacity - max(a, z1), together b - a + capacity. Taken at an
-// earlier now e, the mark is at least e and the excess z1 - e is what was
-// forgiven. A window is the same with the end of its last counted window,
-// and its counted units as the loss.
+// The sketch is one max-register a slot; a key has two, chosen by
+// independent hashes of its tag. A key new to the table starts from the
+// least of its registers: a GCRA at that TAT, a window counting its whole
+// limit in the two windows that end at that time. A key whose slot was taken had both of its registers
+// raised to its debt before the slot went, so its new limiter owes at least
+// what the old one did and its admissions continue the old ones' under the
+// same bound. The bound's proof only uses, for a GCRA, that its TAT rises
+// by at least the cost of each admission and is at most burst ahead of it;
+// for a window, that each of its windows counts at least the units
+// admitted in it. A debt in the past is no debt, so registers expire by
+// time alone.
 //
 // A new key is placed in two steps (claim, then settle) so that concurrent
-// first decisions on one key never leave it in two slots; see the code.
-//
-// # Memory
-//
-// SlotBytes (18) a slot: its 16 bytes and a share of its group's mark, in
-// memory allocated once by New, plus at most 64 bytes of alignment. Groups
-// fill unevenly, so a table holds its capacity of keys only while most of
-// them are idle: a table of 5/4 slots a key (22.5 bytes a key) placed
-// 98.7% of a million keys all busy at once (TestFill), the rest refused
-// (or, under EvictLeastLoss, each taking a busy key's slot).
-//
-// # Ends of time
-//
-// Times at the ends of int64 are decided as packed64 decides them. A word
-// idle only after math.MaxInt64 is never idle (never reused losslessly),
-// and every wait (RetryAfter) saturates at limit.Never.
-//
-// # Keys
-//
-// Strings, []byte (without allocating), uint64 and netip.Addr, the last
-// grouping IPv6 clients by prefix (/64 unless WithIPv6Prefix sets another).
-// AllowAt and its forms take one unit on a fast path; AllowNAt takes n
-// and returns packed64's Result. RemainingAt reads without deciding.
-//
-// There is no Reserve or Wait: a reservation would hold a slot's state in
-// debt past what eviction can account for, and the table is for deciding
-// at the door.
-//
-// Time is int64 nanoseconds on a fixed-origin clock (package nanotime);
-// each method has an ...At form taking now, and the plain form reads the
-// table's clock (WithClock).
+// first decisions on one key never leave it in two slots; settle reads the
+// sketch after making sure no other slot holds the key.
 package keyed

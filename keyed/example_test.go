@@ -10,7 +10,7 @@ import (
 )
 
 // A limiter per client: 10 requests a second, bursts of 5, for up to a
-// million clients in about 18 MB that never grows.
+// million clients in about 24 MB that never grows.
 func Example() {
 	t, err := keyed.New(10, time.Second, 5, keyed.WithCapacity(1<<20))
 	if err != nil {
@@ -47,8 +47,9 @@ func ExampleTable_AllowAddrAt() {
 }
 
 // With the Refuse policy a new key that finds its group busy is denied
-// (fail closed), with the time at which a slot frees; no key loses what it
-// has taken.
+// (fail closed), with the time at which a slot frees: 500ms for the keys
+// to refill, and 10ms more in which they must have owed nothing. No key
+// loses what it has taken.
 func ExampleRefuse() {
 	t, _ := keyed.New(10, time.Second, 5, keyed.WithCapacity(4), keyed.WithPolicy(keyed.Refuse))
 	now := int64(time.Hour)
@@ -56,28 +57,34 @@ func ExampleRefuse() {
 		t.AllowNAt(k, now, 5) // four keys, each empty for 500ms
 	}
 	r, err := t.AllowNAt("e", now, 1)
-	fmt.Println(r.OK, errors.Is(err, keyed.ErrFull), time.Duration(r.RetryAfter))
+	fmt.Println(r.OK, errors.Is(err, keyed.ErrFull), r.RetryAfter)
 	r, _ = t.AllowNAt("e", now+int64(r.RetryAfter), 1)
 	fmt.Println(r.OK)
 	s := t.Stats()
 	fmt.Println("reuses", s.Reuses, "refusals", s.Refusals, "evictions", s.Evictions)
 	// Output:
-	// false true 500ms
+	// false true 510ms
 	// true
 	// reuses 1 refusals 1 evictions 0
 }
 
-// Stats counts what the table did: with EvictLeastLoss, a new key takes the
-// slot of the key that loses least, and the loss is counted.
-func ExampleTable_Stats() {
+// With the default policy, Evict, a new key that finds its groups busy
+// takes the slot of the key that owes most, and that key's debt is kept:
+// it comes back owing what it owed, so no flood of new keys gives it a
+// fresh burst.
+func ExampleEvict() {
 	t, _ := keyed.New(10, time.Second, 5, keyed.WithCapacity(4))
 	now := int64(time.Hour)
 	for i, k := range []string{"a", "b", "c", "d"} {
-		t.AllowNAt(k, now, int64(i+2)%5+1) // d takes 1, the others more
+		t.AllowNAt(k, now, int64(i+2)%5+1) // c takes 5, the others less
 	}
 	t.AllowAt("e", now)
 	s := t.Stats()
-	fmt.Printf("keys %d, evictions %d forgiving %d tokens, admitted %d\n", s.Keys, s.Evictions, s.Forgiven, s.Admitted)
+	fmt.Println("keys", s.Keys, "evictions", s.Evictions)
+	fmt.Println("c:", t.RemainingAt("c", now), "remaining, as before")
+	fmt.Println("c after 100ms:", t.AllowAt("c", now+int64(100*time.Millisecond)))
 	// Output:
-	// keys 4, evictions 1 forgiving 1 tokens, admitted 5
+	// keys 4 evictions 1
+	// c: 0 remaining, as before
+	// c after 100ms: true
 }

@@ -20,8 +20,10 @@ package limit
 // member. That caller is then denied by a member that, a moment later, has
 // the units again; it never gets more than the member's bound allows.
 //
-// All is safe for concurrent use if its members are. The zero All has no
-// members: it admits every n >= 0, with Remaining Never.
+// All is safe for concurrent use if its members are. It holds no state of
+// its own, only its members: a copy asks the same members. The zero All has
+// no members and, failing safe, admits nothing: it refuses every n > 0 with
+// ErrCostExceedsBurst, as a limiter of burst 0 does; make one with NewAll.
 type All struct {
 	ms []Member
 }
@@ -62,10 +64,13 @@ func (a *All) AllowAt(now int64) bool {
 // per-key limit before a global one does both).
 func (a *All) AllowNAt(now, n int64) (Result, error) {
 	if len(a.ms) == 0 {
-		if n < 0 {
+		switch {
+		case n < 0:
 			return Result{RetryAfter: Never}, ErrNegativeCost
+		case n > 0:
+			return Result{RetryAfter: Never}, ErrCostExceedsBurst
 		}
-		return Result{OK: true, Remaining: int64(Never)}, nil
+		return Result{OK: true}, nil
 	}
 	return a.take(0, now, n)
 }

@@ -97,9 +97,18 @@ func TestAllErrors(t *testing.T) {
 	if _, err := NewAll(&counter{"a", 1, &log}, nil); !errors.As(err, &pe) || pe.Param != "member" || pe.Value != 1 {
 		t.Fatalf("NewAll(a, nil): %v", err)
 	}
+	// The zero All fails safe: it admits nothing.
 	var zero All
-	if r, err := zero.AllowNAt(0, 3); !r.OK || err != nil || r.Remaining != int64(Never) {
-		t.Fatalf("zero All: %+v, %v", r, err)
+	for _, n := range []int64{1, 3} {
+		if r, err := zero.AllowNAt(0, n); r.OK || r.RetryAfter != Never || !errors.Is(err, ErrCostExceedsBurst) {
+			t.Fatalf("zero All, n = %d: %+v, %v", n, r, err)
+		}
+	}
+	if zero.AllowAt(0) {
+		t.Fatal("zero All: AllowAt admitted")
+	}
+	if r, err := zero.AllowNAt(0, 0); !r.OK || r.Remaining != 0 || err != nil {
+		t.Fatalf("zero All, n = 0: %+v, %v", r, err)
 	}
 	if r, err := zero.AllowNAt(0, -1); r.OK || !errors.Is(err, ErrNegativeCost) {
 		t.Fatalf("zero All, n = -1: %+v, %v", r, err)

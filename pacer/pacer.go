@@ -75,9 +75,14 @@ func (deadlineError) Is(e error) bool { return e == context.DeadlineExceeded }
 // of int64 time.
 var ErrEndOfTime = errors.New("pacer: the next slot would pass the end of int64 time")
 
+// ErrNoRate is returned by the zero Pacer's Wait: it has no rate, so no slot
+// ever comes.
+var ErrNoRate = errors.New("pacer: the zero Pacer has no rate: make one with New")
+
 // Pacer hands out evenly spaced slots. It is safe for concurrent use. The
-// zero value is not usable: make one with New. A Pacer must not be copied
-// after first use.
+// zero Pacer has no rate: it hands out no slot (its Reservations are not OK
+// and its Wait returns ErrNoRate); make one with New. A Pacer must not be
+// copied after first use (go vet reports copies).
 type Pacer struct {
 	s     schedule
 	slack int64
@@ -107,7 +112,10 @@ func WithClock(clock nanotime.Clock) Option { return func(c *config) { c.clock =
 // negative slack, (1+slack)*period/events above 2^62 ns, or a nil clock.
 func New(events int64, period time.Duration, opts ...Option) (*Pacer, error) {
 	c := config{clock: nanotime.Now}
-	for _, o := range opts {
+	for i, o := range opts {
+		if o == nil {
+			return nil, &limit.ParamError{Pkg: "pacer", Param: "option", Value: i, Reason: "a nil Option"}
+		}
 		o(&c)
 	}
 	switch {
@@ -142,7 +150,15 @@ type Reservation struct {
 }
 
 // Reserve is ReserveAt with the Pacer's clock.
-func (p *Pacer) Reserve() Reservation { return p.ReserveAt(p.clock()) }
+func (p *Pacer) Reserve() Reservation { return p.ReserveAt(p.now()) }
+
+// now reads the Pacer's clock, nanotime.Now for the zero Pacer.
+func (p *Pacer) now() int64 {
+	if p.clock == nil {
+		return nanotime.Now()
+	}
+	return p.clock()
+}
 
 // ReserveAt takes the next slot at now without waiting: the caller acts
 // Wait ns after now.
@@ -181,7 +197,10 @@ func (p *Pacer) Wait(ctx context.Context) error {
 		return err
 	}
 	r := p.Reserve()
-	if !r.OK {
+	switch {
+	case !r.OK && p.s.ps.Burst() == 0:
+		return ErrNoRate
+	case !r.OK:
 		return ErrEndOfTime
 	}
 	if r.Wait == 0 {

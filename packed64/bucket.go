@@ -320,12 +320,7 @@ func NewBucket(events int64, period time.Duration, burst int64, opts ...Option) 
 func (b *Bucket) Params() BucketParams { return b.c.p }
 
 // now reads the bucket's clock (nanotime.Now for the zero Bucket).
-func (b *Bucket) now() int64 {
-	if b.clock == nil {
-		return nanotime.Now()
-	}
-	return b.clock()
-}
+func (b *Bucket) now() int64 { return readClock(b.clock) }
 
 // Allow is AllowAt with the bucket's clock.
 func (b *Bucket) Allow() bool { return b.AllowAt(b.now()) }

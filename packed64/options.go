@@ -1,6 +1,8 @@
 package packed64
 
 import (
+	"math"
+
 	"github.com/cellrate/cellrate/limit"
 	"github.com/cellrate/cellrate/nanotime"
 )
@@ -20,7 +22,10 @@ func WithClock(clock nanotime.Clock) Option { return func(c *config) { c.clock =
 // newConfig applies opts over the defaults.
 func newConfig(opts []Option) (config, error) {
 	c := config{clock: nanotime.Now}
-	for _, o := range opts {
+	for i, o := range opts {
+		if o == nil {
+			return c, &limit.ParamError{Pkg: "packed64", Param: "option", Value: i, Reason: "a nil Option"}
+		}
 		o(&c)
 	}
 	if c.clock == nil {
@@ -34,7 +39,23 @@ func paramError(param string, value, lo, hi any) error {
 	return &limit.ParamError{Pkg: "packed64", Param: param, Value: value, Min: lo, Max: hi}
 }
 
-// errCount is the ParamError of a table size below 1.
-func errCount(count int) error {
-	return &limit.ParamError{Pkg: "packed64", Param: "count", Value: count, Min: 1}
+// maxCount is the most words a table holds: 2^32 (32 GiB) where int has 64
+// bits, 2^27 (1 GiB) where it has 32. A larger count is refused, not left to
+// make's panic or the runtime's out-of-memory crash.
+const maxCount = min(1<<32, math.MaxInt/16)
+
+// checkCount returns the *limit.ParamError for a count out of [1, maxCount].
+func checkCount(count int) error {
+	if count < 1 || count > maxCount {
+		return &limit.ParamError{Pkg: "packed64", Param: "count", Value: count, Min: 1, Max: maxCount}
+	}
+	return nil
+}
+
+// readClock reads clock, nanotime.Now for a zero value's nil clock.
+func readClock(clock nanotime.Clock) int64 {
+	if clock == nil {
+		return nanotime.Now()
+	}
+	return clock()
 }

@@ -12,8 +12,9 @@ import (
 // HighWater: 8 bytes per bucket, for per-key limiters by the million. Its
 // methods are safe for concurrent use; i must be in [0, Len()).
 //
-// The zero Buckets has no buckets; use NewBuckets. Buckets must not be
-// copied after first use.
+// The zero Buckets has no buckets (Len 0): as in an empty slice, every i is
+// out of range and panics; use NewBuckets. Buckets must not be copied after
+// first use (go vet reports copies).
 type Buckets struct {
 	p     BucketParams
 	hw    HighWater
@@ -23,11 +24,11 @@ type Buckets struct {
 
 // NewBuckets returns count full buckets, each refilled with events tokens
 // per period and holding up to burst. A parameter out of range is a
-// *limit.ParamError: count must be at least 1; see NewBucketParams for the
-// others.
+// *limit.ParamError: count must be in [1, 2^32] (2^27 where int has 32
+// bits); see NewBucketParams for the others.
 func NewBuckets(count int, events int64, period time.Duration, burst int64, opts ...Option) (*Buckets, error) {
-	if count < 1 {
-		return nil, errCount(count)
+	if err := checkCount(count); err != nil {
+		return nil, err
 	}
 	p, err := NewBucketParams(events, period, burst)
 	if err != nil {
@@ -47,14 +48,16 @@ func (b *Buckets) Len() int { return len(b.words) }
 func (b *Buckets) Params() BucketParams { return b.p }
 
 // Allow is AllowAt with the table's clock.
-func (b *Buckets) Allow(i int) bool { return b.AllowAt(i, b.clock()) }
+func (b *Buckets) Allow(i int) bool { return b.AllowAt(i, readClock(b.clock)) }
 
 // AllowAt reports whether a token may be taken from bucket i at time now,
 // and takes it if so.
 func (b *Buckets) AllowAt(i int, now int64) bool { return b.p.allow(&b.words[i], &b.hw, now) }
 
 // AllowN is AllowNAt with the table's clock.
-func (b *Buckets) AllowN(i int, n int64) (limit.Result, error) { return b.AllowNAt(i, b.clock(), n) }
+func (b *Buckets) AllowN(i int, n int64) (limit.Result, error) {
+	return b.AllowNAt(i, readClock(b.clock), n)
+}
 
 // AllowNAt takes n tokens from bucket i at time now if all n are available.
 func (b *Buckets) AllowNAt(i int, now, n int64) (limit.Result, error) {
@@ -75,8 +78,9 @@ func (b *Buckets) RemainingAt(i int, now int64) int64 {
 // and one HighWater: 8 bytes per counter. Its methods are safe for
 // concurrent use; i must be in [0, Len()).
 //
-// The zero Windows has no counters; use NewWindows. Windows must not be
-// copied after first use.
+// The zero Windows has no counters (Len 0): as in an empty slice, every i
+// is out of range and panics; use NewWindows. Windows must not be copied
+// after first use (go vet reports copies).
 type Windows struct {
 	p     WindowParams
 	hw    HighWater
@@ -86,10 +90,11 @@ type Windows struct {
 
 // NewWindows returns count empty counters, each admitting limit units per
 // window. A parameter out of range is a *limit.ParamError: count must be
-// at least 1; see NewWindowParams for the others.
+// in [1, 2^32] (2^27 where int has 32 bits); see NewWindowParams for the
+// others.
 func NewWindows(count int, limit int64, window time.Duration, opts ...Option) (*Windows, error) {
-	if count < 1 {
-		return nil, errCount(count)
+	if err := checkCount(count); err != nil {
+		return nil, err
 	}
 	p, err := NewWindowParams(limit, window)
 	if err != nil {
@@ -109,14 +114,16 @@ func (c *Windows) Len() int { return len(c.words) }
 func (c *Windows) Params() WindowParams { return c.p }
 
 // Allow is AllowAt with the table's clock.
-func (c *Windows) Allow(i int) bool { return c.AllowAt(i, c.clock()) }
+func (c *Windows) Allow(i int) bool { return c.AllowAt(i, readClock(c.clock)) }
 
 // AllowAt reports whether one unit may be admitted to counter i at time
 // now, and admits it if so.
 func (c *Windows) AllowAt(i int, now int64) bool { return c.p.allow(&c.words[i], &c.hw, now) }
 
 // AllowN is AllowNAt with the table's clock.
-func (c *Windows) AllowN(i int, n int64) (limit.Result, error) { return c.AllowNAt(i, c.clock(), n) }
+func (c *Windows) AllowN(i int, n int64) (limit.Result, error) {
+	return c.AllowNAt(i, readClock(c.clock), n)
+}
 
 // AllowNAt admits n units to counter i at time now if all n fit.
 func (c *Windows) AllowNAt(i int, now, n int64) (limit.Result, error) {

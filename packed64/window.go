@@ -246,12 +246,7 @@ func NewWindow(limit int64, window time.Duration, opts ...Option) (*Window, erro
 func (c *Window) Params() WindowParams { return c.c.p }
 
 // now reads the counter's clock (nanotime.Now for the zero Window).
-func (c *Window) now() int64 {
-	if c.clock == nil {
-		return nanotime.Now()
-	}
-	return c.clock()
-}
+func (c *Window) now() int64 { return readClock(c.clock) }
 
 // Allow is AllowAt with the counter's clock.
 func (c *Window) Allow() bool { return c.AllowAt(c.now()) }

@@ -80,8 +80,9 @@ func (p Params) free(v, u uint64) bool { return u >= p.w && v <= u-p.w }
 func key(now int64) uint64 { return uint64(now) ^ signBit }
 
 // Limiter is a sliding log of Limit slots. It is safe for concurrent use.
-// The zero value is not usable: make one with New. A Limiter must not be
-// copied after first use.
+// The zero Limiter has limit 0: it admits nothing, refusing every n > 0 with
+// limit.ErrCostExceedsBurst; make one with New. A Limiter must not be copied
+// after first use (go vet reports copies).
 type Limiter struct {
 	p     Params
 	clock nanotime.Clock
@@ -111,7 +112,10 @@ func New(lim int64, window time.Duration, opts ...Option) (*Limiter, error) {
 // NewFromParams returns a Limiter with Params p (from NewParams).
 func NewFromParams(p Params, opts ...Option) (*Limiter, error) {
 	c := config{clock: nanotime.Now}
-	for _, o := range opts {
+	for i, o := range opts {
+		if o == nil {
+			return nil, &limit.ParamError{Pkg: "slidelog", Param: "option", Value: i, Reason: "a nil Option"}
+		}
 		o(&c)
 	}
 	if p.l < 1 {
@@ -126,8 +130,16 @@ func NewFromParams(p Params, opts ...Option) (*Limiter, error) {
 // Params returns the limiter's parameters.
 func (l *Limiter) Params() Params { return l.p }
 
+// now reads the Limiter's clock, nanotime.Now for the zero Limiter.
+func (l *Limiter) now() int64 {
+	if l.clock == nil {
+		return nanotime.Now()
+	}
+	return l.clock()
+}
+
 // Allow is AllowAt with the Limiter's clock.
-func (l *Limiter) Allow() bool { return l.AllowAt(l.clock()) }
+func (l *Limiter) Allow() bool { return l.AllowAt(l.now()) }
 
 // AllowAt reports whether one event may happen at now, and records it if so.
 func (l *Limiter) AllowAt(now int64) bool {
@@ -156,7 +168,7 @@ func (l *Limiter) take(u uint64) (j uint32, old uint64, ok bool) {
 }
 
 // AllowN is AllowNAt with the Limiter's clock.
-func (l *Limiter) AllowN(n int64) (limit.Result, error) { return l.AllowNAt(l.clock(), n) }
+func (l *Limiter) AllowN(n int64) (limit.Result, error) { return l.AllowNAt(l.now(), n) }
 
 // AllowNAt admits n events at now if all n fit, else none (see the package
 // doc for how). n < 0 is limit.ErrNegativeCost and n > Limit
@@ -263,7 +275,7 @@ func insertSmallest(s []uint64, v uint64, k int) []uint64 {
 }
 
 // Remaining is RemainingAt with the Limiter's clock.
-func (l *Limiter) Remaining() int64 { return l.RemainingAt(l.clock()) }
+func (l *Limiter) Remaining() int64 { return l.RemainingAt(l.now()) }
 
 // RemainingAt returns how many events could be admitted at now, as the
 // slots stand.

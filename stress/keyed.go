@@ -44,12 +44,11 @@ func (k *KeyedKey) AllowNAt(now, n int64) (limit.Result, error) {
 }
 
 // KeyedBound runs goroutines deciding on keys drawn from nkeys (a few of
-// them hot) with times that move forward in steps of step ns and arrive up
-// to stale ns late, for d, and checks that each key's admissions stay
-// within burst + rate*(t + slack) over every interval t, plus extra (the
-// table's total Forgiven, for a policy that evicts) units.
-func KeyedBound(tb *keyed.Table, nkeys, goroutines int, d time.Duration, step, stale int64, seed uint64,
-	check func(uses []bound.Use, extra uint64) error) error {
+// them hot), at most 2 (and burst) units at a time, with times that move
+// forward in steps of step ns and arrive up to stale ns late, for d, and
+// runs check on each key's admissions.
+func KeyedBound(tb *keyed.Table, burst int64, nkeys, goroutines int, d time.Duration, step, stale int64, seed uint64,
+	check func(uses []bound.Use) error) error {
 	var (
 		mu   sync.Mutex
 		uses = make([][]bound.Use, nkeys)
@@ -69,7 +68,7 @@ func KeyedBound(tb *keyed.Table, nkeys, goroutines int, d time.Duration, step, s
 					k = r.IntN(min(nkeys, 8))
 				}
 				now := base + i*step - r.Int64N(stale+1)
-				n := 1 + r.Int64N(min(2, tb.Burst()))
+				n := 1 + r.Int64N(min(2, burst))
 				if res, err := tb.AllowNAt(fmt.Sprint("k", k), now, n); err == nil && res.OK {
 					mine[k] = append(mine[k], bound.Use{At: now, Cost: n})
 				}
@@ -92,7 +91,7 @@ func KeyedBound(tb *keyed.Table, nkeys, goroutines int, d time.Duration, step, s
 	var admitted int64
 	for k, u := range uses {
 		admitted += int64(len(u))
-		if err := check(u, uint64(s.Forgiven)); err != nil {
+		if err := check(u); err != nil {
 			return fmt.Errorf("key %d: %w", k, err)
 		}
 	}

@@ -4,63 +4,60 @@ import (
 	"testing"
 	"time"
 
+	"github.com/cellrate/cellrate/gcra"
 	"github.com/cellrate/cellrate/internal/bound"
 	"github.com/cellrate/cellrate/keyed"
 	"github.com/cellrate/cellrate/limit"
-	"github.com/cellrate/cellrate/packed64"
 )
 
 // keyedSubject is one key of a keyed table: with churn, of a table of 8
-// slots shared with a hundred times as many keys under the Refuse policy,
-// which keeps the key's bound exact (packed64's, as the subjects above);
-// without, with its pure step as the model for linearizability.
-func keyedSubject(name string, events int64, period time.Duration, burst int64, churn int) Subject {
+// slots shared with a hundred times as many keys under the given policy,
+// each keeping the key's bound exact (gcra's, as the subjects above);
+// without, with gcra's pure step as the model for linearizability.
+func keyedSubject(name string, events int64, period time.Duration, burst int64, churn int, policy keyed.Policy) Subject {
 	mk := func() *keyed.Table {
-		return must(keyed.New(events, period, burst, keyed.WithCapacity(8), keyed.WithPolicy(keyed.Refuse)))
+		return must(keyed.New(events, period, burst, keyed.WithCapacity(8), keyed.WithPolicy(policy)))
 	}
-	s := packedBucketSubject(name, events, period, burst)
+	s := gcraSubject(name, events, period, burst)
 	s.New = func() limit.Limiter { return &KeyedKey{T: mk(), Key: "k", Churn: churn} }
-	if churn == 0 {
-		p := must(packed64.NewBucketParams(events, period, burst))
-		s.Init = packed64.BucketState{}
-		s.Step = func(st any, now, n int64) (any, limit.Result, error) {
-			return p.Step(st.(packed64.BucketState), now, n)
-		}
+	if churn != 0 {
+		s.Init, s.Step = nil, nil // the sketch may delay the key: its bound holds, not its own step
 	}
 	return s
 }
 
-func keyedWindowSubject(name string, lim int64, w time.Duration, churn int) Subject {
+func keyedWindowSubject(name string, lim int64, w time.Duration, churn int, policy keyed.Policy) Subject {
 	s := packedWindowSubject(name, lim, w)
 	s.New = func() limit.Limiter {
-		return &KeyedKey{T: must(keyed.NewWindow(lim, w, keyed.WithCapacity(8), keyed.WithPolicy(keyed.Refuse))), Key: "k", Churn: churn}
+		return &KeyedKey{T: must(keyed.NewWindow(lim, w, keyed.WithCapacity(8), keyed.WithPolicy(policy))), Key: "k", Churn: churn}
+	}
+	if policy == keyed.Evict {
+		s.Init, s.Step = nil, nil // the sketch may delay the key: its bound holds, not its own step
 	}
 	return s
 }
 
 func init() {
 	subjects = append(subjects,
-		keyedSubject("keyed-bucket-1000-per-1ms-burst-3", 1000, time.Millisecond, 3, 0),
-		keyedSubject("keyed-bucket-1000-per-1s-burst-50-churn", 1000, time.Second, 50, 800),
-		keyedWindowSubject("keyed-window-50-per-1s-churn", 50, time.Second, 800),
+		keyedSubject("keyed-bucket-1000-per-1ms-burst-3", 1000, time.Millisecond, 3, 0, keyed.Evict),
+		keyedSubject("keyed-bucket-1000-per-1s-burst-50-churn", 1000, time.Second, 50, 800, keyed.Evict),
+		keyedSubject("keyed-bucket-1000-per-1s-burst-50-churn-refuse", 1000, time.Second, 50, 800, keyed.Refuse),
+		keyedWindowSubject("keyed-window-50-per-1s-churn", 50, time.Second, 800, keyed.Evict),
+		keyedWindowSubject("keyed-window-50-per-1s-churn-refuse", 50, time.Second, 800, keyed.Refuse),
 	)
 }
 
 // TestKeyedBound: many goroutines on keys a hundred times the capacity,
-// stale times; every key within its bound (Refuse), or within it plus the
-// table's total forgiveness (EvictLeastLoss), on every atomic128 path.
+// stale times; every key within its own exact bound under either policy,
+// on every atomic128 path.
 func TestKeyedBound(t *testing.T) {
 	const events, period, burst = 10, time.Millisecond, 4
 	for _, path := range Paths() {
-		for _, policy := range []keyed.Policy{keyed.Refuse, keyed.EvictLeastLoss} {
+		for _, policy := range []keyed.Policy{keyed.Refuse, keyed.Evict} {
 			restore := path.Use()
 			tb := must(keyed.New(events, period, burst, keyed.WithCapacity(16), keyed.WithPolicy(policy)))
-			unit := uint64(1) << 8 // packed64's unit for this rate is at most 2^8 ns
-			err := KeyedBound(tb, 1600, crowd(), runFor(t), 3000, int64(2*time.Millisecond), seed(t), func(u []bound.Use, extra uint64) error {
-				if policy == keyed.Refuse {
-					extra = 0
-				}
-				return bound.CheckSlack(u, burst+extra, 2*unit, events, uint64(period))
+			err := KeyedBound(tb, burst, 1600, crowd(), runFor(t), 3000, int64(2*time.Millisecond), seed(t), func(u []bound.Use) error {
+				return bound.Check(u, burst, events, uint64(period))
 			})
 			restore()
 			if err != nil {
@@ -88,7 +85,7 @@ func TestKeyedAttack(t *testing.T) {
 			tb := must(keyed.New(events, period, burst, keyed.WithCapacity(65536)))
 			own := make([]limit.Limiter, 1000)
 			for i := range own {
-				own[i] = must(packed64.NewBucket(events, period, burst))
+				own[i] = must(gcra.New(events, period, burst))
 			}
 			rep := Attack(tb, own, 1000000, 2, ask.every, d)
 			t.Logf("%v: %d attacker decisions, %d well-behaved: %d wrongly denied (%.3g), %d wrongly admitted (%.3g); heap %+d bytes; %+v",

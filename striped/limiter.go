@@ -107,8 +107,10 @@ import (
 // of a limit.All, a refund (Refund) goes back into the cache that served
 // the admission, never to the shared bucket.
 //
-// The zero value is not usable: make a Limiter with New, NewRate or
-// NewFromParams. A Limiter must not be copied after first use.
+// The zero Limiter has burst 0: it admits nothing, refusing every n > 0 with
+// limit.ErrCostExceedsBurst; make a Limiter with New, NewRate or
+// NewFromParams. A Limiter must not be copied after first use (go vet
+// reports copies).
 type Limiter struct {
 	_      noCopy
 	ps     bucket.Params
@@ -239,7 +241,10 @@ func NewFromParams(ps bucket.Params, opts ...Option) (*Limiter, error) {
 	l := &Limiter{ps: ps}
 	burst := ps.Burst()
 	cfg := config{batch: min(max(1, burst/int64(2*runtime.GOMAXPROCS(0))), maxBatch), clock: nanotime.Now}
-	for _, o := range opts {
+	for i, o := range opts {
+		if o == nil {
+			return nil, &limit.ParamError{Pkg: "striped", Param: "option", Value: i, Reason: "a nil Option"}
+		}
 		o(&cfg)
 	}
 	if !cfg.idleSet {
@@ -278,13 +283,25 @@ func (l *Limiter) Batch() int64 { return l.batch }
 func (l *Limiter) IdleAfter() time.Duration { return time.Duration(l.idle) }
 
 // Allow is AllowAt with the Limiter's clock.
-func (l *Limiter) Allow() bool { return l.AllowAt(l.clock()) }
+func (l *Limiter) Allow() bool { return l.AllowAt(l.now()) }
 
 // AllowAt reports whether one token is available at now, and takes it if so.
-func (l *Limiter) AllowAt(now int64) bool { return l.allowN(l.local(), now, 1).OK }
+func (l *Limiter) AllowAt(now int64) bool { return l.batch != 0 && l.allowN(l.local(), now, 1).OK }
+
+// now reads the Limiter's clock, nanotime.Now for the zero Limiter.
+func (l *Limiter) now() int64 {
+	if l.clock == nil {
+		return nanotime.Now()
+	}
+	return l.clock()
+}
+
+// zeroResult is the zero Limiter's Result for an n in [0, burst], that is 0:
+// admitted, with nothing left. It touches no cache.
+var zeroResult = limit.Result{OK: true}
 
 // AllowN is AllowNAt with the Limiter's clock.
-func (l *Limiter) AllowN(n int64) (limit.Result, error) { return l.AllowNAt(l.clock(), n) }
+func (l *Limiter) AllowN(n int64) (limit.Result, error) { return l.AllowNAt(l.now(), n) }
 
 // AllowNAt takes n tokens at now if all n are available, else none.
 // n < 0 returns limit.ErrNegativeCost, n > burst limit.ErrCostExceedsBurst.
@@ -294,29 +311,37 @@ func (l *Limiter) AllowNAt(now, n int64) (limit.Result, error) {
 		return limit.Result{RetryAfter: limit.Never}, limit.ErrNegativeCost
 	case n > l.ps.Burst():
 		return limit.Result{RetryAfter: limit.Never}, limit.ErrCostExceedsBurst
+	case l.batch == 0:
+		return zeroResult, nil
 	}
 	return l.allowN(l.local(), now, n), nil
 }
 
 // Remaining is RemainingAt with the Limiter's clock.
-func (l *Limiter) Remaining() int64 { return l.RemainingAt(l.clock()) }
+func (l *Limiter) Remaining() int64 { return l.RemainingAt(l.now()) }
 
 // RemainingAt returns the whole tokens a request on the calling P could
 // take at now if nothing else happened first: those usable in its P's cache
 // plus those the shared bucket holds. Tokens in other Ps' caches are not
 // counted.
 func (l *Limiter) RemainingAt(now int64) int64 {
+	if l.batch == 0 {
+		return 0
+	}
 	v, s := l.look(l.local(), now)
 	return int64(v) + l.ps.Remaining(s, now)
 }
 
 // Tokens is TokensAt with the Limiter's clock.
-func (l *Limiter) Tokens() float64 { return l.TokensAt(l.clock()) }
+func (l *Limiter) Tokens() float64 { return l.TokensAt(l.now()) }
 
 // TokensAt is RemainingAt with the shared bucket's fraction of a token (and
 // its shortfall at a stale now), for display: the float rounds; decisions
 // never use it.
 func (l *Limiter) TokensAt(now int64) float64 {
+	if l.batch == 0 {
+		return 0
+	}
 	v, s := l.look(l.local(), now)
 	return float64(v) + l.ps.Tokens(s, now)
 }
@@ -482,6 +507,8 @@ func (l *Limiter) TakeAt(now, n int64) (limit.Result, limit.Receipt, error) {
 		return limit.Result{RetryAfter: limit.Never}, limit.Receipt{}, limit.ErrNegativeCost
 	case n > l.ps.Burst():
 		return limit.Result{RetryAfter: limit.Never}, limit.Receipt{}, limit.ErrCostExceedsBurst
+	case l.batch == 0:
+		return zeroResult, limit.Receipt{}, nil
 	}
 	c, pid := l.localID()
 	r, rc := l.takeAt(c, pid, now, n)

@@ -102,7 +102,10 @@ func NewFromParams(p Params, opts ...Option) (*Limiter, error) {
 		return nil, paramErr("params", p, nil, nil)
 	}
 	var c config
-	for _, o := range opts {
+	for i, o := range opts {
+		if o == nil {
+			return nil, &limit.ParamError{Pkg: "window", Param: "option", Value: i, Reason: "a nil Option"}
+		}
 		o(&c)
 	}
 	if c.setClock && c.clock == nil {

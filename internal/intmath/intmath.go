@@ -1,7 +1,10 @@
 // Package intmath holds the small integer helpers the limiters share.
 package intmath
 
-import "math"
+import (
+	"math"
+	"math/bits"
+)
 
 // FloorDiv returns a/b rounded toward minus infinity, for b in [1, 2^63).
 func FloorDiv(a int64, b uint64) int64 {
@@ -30,4 +33,16 @@ func GCD(a, b uint64) uint64 {
 		a, b = b, a%b
 	}
 	return a
+}
+
+// MulDiv returns q = a*b/c and r = a*b%c, exactly: the product is kept in
+// 128 bits, so it may exceed 64 bits as long as the quotient does not. ok is
+// false (q and r 0) when the quotient needs more than 64 bits or c is 0.
+func MulDiv(a, b, c uint64) (q, r uint64, ok bool) {
+	hi, lo := bits.Mul64(a, b)
+	if hi >= c {
+		return 0, 0, false
+	}
+	q, r = bits.Div64(hi, lo, c)
+	return q, r, true
 }

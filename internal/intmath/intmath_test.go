@@ -3,6 +3,7 @@ package intmath
 import (
 	"math"
 	"math/big"
+	"math/rand/v2"
 	"testing"
 )
 
@@ -44,5 +45,37 @@ func TestGCD(t *testing.T) {
 		if got := GCD(c.a, c.b); got != c.want {
 			t.Errorf("GCD(%d, %d) = %d, want %d", c.a, c.b, got, c.want)
 		}
+	}
+}
+
+// TestMulDiv checks MulDiv against math/big on products past 64 bits, the
+// largest quotient that fits, and the refusals.
+func TestMulDiv(t *testing.T) {
+	rng := rand.New(rand.NewPCG(7, 8))
+	check := func(a, b, c uint64) {
+		t.Helper()
+		q, r, ok := MulDiv(a, b, c)
+		if c == 0 {
+			if ok || q != 0 || r != 0 {
+				t.Fatalf("MulDiv(%d, %d, 0) = %d, %d, %v", a, b, q, r, ok)
+			}
+			return
+		}
+		var wq, wr big.Int
+		wq.QuoRem(new(big.Int).Mul(new(big.Int).SetUint64(a), new(big.Int).SetUint64(b)), new(big.Int).SetUint64(c), &wr)
+		fits := wq.IsUint64()
+		if ok != fits || ok && (q != wq.Uint64() || r != wr.Uint64()) {
+			t.Fatalf("MulDiv(%d, %d, %d) = %d, %d, %v; want %v, %v, %v", a, b, c, q, r, ok, &wq, &wr, fits)
+		}
+	}
+	check(1<<20, 1<<44, 1<<20+1) // the product is 2^64
+	check(math.MaxUint64, math.MaxUint64, math.MaxUint64)
+	check(math.MaxUint64, math.MaxUint64, math.MaxUint64-1)
+	check(math.MaxUint64, 2, 2)
+	check(math.MaxUint64, 2, 1)
+	check(5, 7, 0)
+	for range 10000 {
+		a, b, c := rng.Uint64()>>rng.IntN(64), rng.Uint64()>>rng.IntN(64), rng.Uint64()>>rng.IntN(64)
+		check(a, b, c)
 	}
 }

@@ -1,38 +1,37 @@
-// Command report runs the bench module's benchmarks and accuracy schedules
-// and writes what they found: a ratio table on standard output, and in the
-// output directory a Markdown report (README.md), the raw benchmark output
-// (bench.txt, for benchstat) and charts of ns/op per implementation and
-// goroutine count (limiters.svg, primitives.svg, keyed.svg); and the HTTP
-// middleware section (http.go: vegeta against loopback servers, and the
-// chart http.svg), unless -http=false.
+// Command report runs the bench module's comparisons and accuracy
+// schedules and writes what they found into the output directory: a
+// Markdown report (README.md), the per-round measurements it was made from
+// (results.json), a chart per question (PNG), and the README fragment
+// (figures.md) that the repository's README quotes between its markers;
+// with -readme it also rewrites that block of the README.
+//
+// Every comparison is paired (package paired): ours and the baseline run
+// in alternating turns of a few milliseconds in this one process, timed
+// by CPU time, and the report gives each ratio with its 95% interval and
+// says when the interval cannot tell the two apart.
 //
 // The report is written into a fresh hidden directory beside the output
 // directory and moved into its place only once every file is written: a
-// run that fails or is interrupted leaves the old report as it was. The
-// header names the CPU model, the CPUs the process may use and GOMAXPROCS,
-// and says which goroutine counts exceed the CPUs.
-//
-// The report's sections (sections.go) say which benchmarks go where; its
-// doc says how to add one.
+// run that fails or is interrupted leaves the old report (and the README)
+// as they were.
 //
 // Run it from the bench module's directory:
 //
-//	go run ./cmd/report           # full: -count 5 -benchtime 150ms
-//	go run ./cmd/report -quick    # under two minutes
-//	go run ./cmd/report -in bench.txt   # re-render from saved output
+//	go run ./cmd/report -readme ../README.md   # full (make bench)
+//	go run ./cmd/report -quick -out out/quick  # make bench-quick
+//	go run ./cmd/report -in report/results.json -out /tmp/r  # re-render
 package main
 
 import (
 	"bufio"
-	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
 	"io"
 	"log"
 	"os"
-	"os/exec"
 	"os/signal"
 	"path/filepath"
 	"runtime"
@@ -47,24 +46,16 @@ func main() {
 	log.SetFlags(0)
 	log.SetPrefix("report: ")
 	var o options
-	quick := flag.Bool("quick", false, "short benchmark times, one count, smaller schedules")
+	quick := flag.Bool("quick", false, "fewer and shorter rounds, smaller schedules")
 	flag.StringVar(&o.out, "out", "report", "output directory, replaced as a whole once the report is written")
-	flag.StringVar(&o.in, "in", "", "parse this saved `go test -bench` output instead of running the benchmarks")
-	flag.StringVar(&o.pattern, "bench", ".", "benchmark regexp")
-	flag.StringVar(&o.format, "format", "svg", "chart format: svg or png")
-	flag.BoolVar(&o.http, "http", true, "run the HTTP middleware section (vegeta against loopback servers); never with -in")
+	flag.StringVar(&o.in, "in", "", "re-render this saved results.json instead of measuring")
+	flag.StringVar(&o.readme, "readme", "", "rewrite the figures block of this README from the report")
+	flag.BoolVar(&o.http, "http", true, "run the sections over real loopback connections (vegeta) and the memory run")
 	flag.Parse()
-	if o.format != "svg" && o.format != "png" {
-		log.Fatalf("-format %q: want svg or png", o.format)
-	}
-	o.cfg = config{count: 5, benchtime: "150ms", requests: 200_000}
+	o.cfg = full
 	if *quick {
-		o.cfg = config{count: 1, benchtime: "100ms", requests: 20_000, quick: true}
+		o.cfg = quickCfg
 	}
-	o.cfg.command = fmt.Sprintf("`go test -run '^$' -bench '%s' -benchmem -benchtime %s .`, run %d time(s) over (one binary, rounds in turn)", o.pattern, o.cfg.benchtime, o.cfg.count)
-
-	// An interrupt stops the benchmarks and leaves the output directory
-	// as it was (run writes the report beside it and moves it in last).
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	if err := run(ctx, o, os.Stdout); err != nil {
@@ -72,89 +63,142 @@ func main() {
 		if errors.Is(err, context.Canceled) {
 			log.Fatalf("interrupted: %s is unchanged", o.out)
 		}
-		log.Fatal(err) // after run's deferred clean-ups
+		log.Fatal(err)
 	}
 }
 
 type options struct {
-	out, in, pattern, format string
-	http                     bool
-	cfg                      config
+	out, in, readme string
+	http            bool
+	cfg             config
 }
 
-// run makes the report: it runs the benchmarks (or reads -in), parses
-// them, runs the accuracy schedules, writes every file of the report into
-// a fresh directory beside o.out and only then moves it to o.out. Any
-// error, or ctx ending, leaves o.out untouched.
+// config sizes a run.
+type config struct {
+	Quick bool `json:"quick"`
+	// Rounds and Turn are each pair's paired.Config.
+	Rounds int           `json:"rounds"`
+	Turn   time.Duration `json:"turn"`
+	// KeyCounts are the keyed sections' key populations; Requests the
+	// accuracy schedules' length.
+	KeyCounts []int `json:"key_counts"`
+	Requests  int   `json:"requests"`
+}
+
+var (
+	full     = config{Rounds: 24, Turn: 6 * time.Millisecond, KeyCounts: []int{1000, 1_000_000}, Requests: 200_000}
+	quickCfg = config{Quick: true, Rounds: 8, Turn: 2 * time.Millisecond, KeyCounts: []int{1000, 1_000_000}, Requests: 20_000}
+)
+
+// results is everything a report is rendered from; results.json holds it.
+type results struct {
+	Config  config       `json:"config"`
+	Machine machine      `json:"machine"`
+	Groups  []group      `json:"groups"`
+	Acc     []accRow     `json:"accuracy"`
+	HTTP    *httpResults `json:"http,omitempty"`
+}
+
+// machine is what the run ran on, and when.
+type machine struct {
+	Date       string `json:"date"`
+	Go         string `json:"go"`
+	OS         string `json:"os"`
+	Arch       string `json:"arch"`
+	CPU        string `json:"cpu"`
+	CPUs       int    `json:"cpus"`
+	GOMAXPROCS int    `json:"gomaxprocs"`
+	// LoadBefore and LoadAfter are the 1-minute load averages around the
+	// run: other work on the machine, which the pairing is there for.
+	LoadBefore string `json:"load_before"`
+	LoadAfter  string `json:"load_after"`
+	Took       string `json:"took"`
+}
+
+// run measures (or reads -in), renders the report into a fresh directory
+// beside o.out, moves it into place and, with -readme, splices the
+// figures into the README. Any error, or ctx ending, leaves o.out and the
+// README untouched.
 func run(ctx context.Context, o options, stdout io.Writer) error {
-	var raw []byte
+	var res results
 	if o.in != "" {
-		var err error
-		if raw, err = os.ReadFile(o.in); err != nil {
+		b, err := os.ReadFile(o.in)
+		if err != nil {
 			return err
+		}
+		if err := json.Unmarshal(b, &res); err != nil {
+			return fmt.Errorf("%s: %w", o.in, err)
 		}
 	} else {
-		before := loadavg()
 		var err error
-		if raw, err = runBenchmarks(ctx, o.pattern, o.cfg); err != nil {
+		if res, err = measureAll(ctx, o); err != nil {
 			return err
 		}
-		raw = append(machineLines(raw, before), raw...)
-		raw = append(raw, "loadavg-after: "+loadavg()+"\n"...)
 	}
-	res, err := parse(raw)
+	files, err := render(res)
 	if err != nil {
-		return fmt.Errorf("parsing the benchmark output: %w", err)
-	}
-	cfg := o.cfg
-	cfg.loadBefore, cfg.loadAfter = res.loadBefore, res.loadAfter
-	acc := accuracy(cfg.requests)
-	if err := ctx.Err(); err != nil {
 		return err
 	}
-	var hr *httpResults
-	if o.http && o.in == "" {
-		if hr, err = runHTTPSection(cfg.quick); err != nil {
-			return fmt.Errorf("HTTP middleware: %w", err)
-		}
-		if err := ctx.Err(); err != nil {
+	var readme []byte
+	if o.readme != "" {
+		old, err := os.ReadFile(o.readme)
+		if err != nil {
 			return err
+		}
+		if readme, err = splice(old, files["figures.md"]); err != nil {
+			return fmt.Errorf("%s: %w", o.readme, err)
 		}
 	}
 	err = publish(ctx, o.out, func(dir string) error {
-		if err := os.WriteFile(filepath.Join(dir, "bench.txt"), raw, 0o644); err != nil {
-			return err
-		}
-		tabs := res.tables(baseline)
-		for _, s := range all(tabs) {
-			if s.chart == "" {
-				continue
-			}
-			if err := render(res, s, s.tables(tabs), filepath.Join(dir, s.chart+"."+o.format)); err != nil {
+		for name, b := range files {
+			if err := os.WriteFile(filepath.Join(dir, name), b, 0o644); err != nil {
 				return err
 			}
 		}
-		var md bytes.Buffer
-		markdown(&md, res, acc, cfg, o.format)
-		if hr != nil {
-			if err := hr.chart(filepath.Join(dir, "http."+o.format)); err != nil {
-				return err
-			}
-			md.WriteString("\n")
-			hr.markdown(&md, o.format)
-		}
-		return os.WriteFile(filepath.Join(dir, "README.md"), md.Bytes(), 0o644)
+		return nil
 	})
 	if err != nil {
 		return err
 	}
-	text(stdout, res, acc)
-	if hr != nil {
-		fmt.Fprintln(stdout)
-		hr.text(stdout)
+	if readme != nil {
+		if err := os.WriteFile(o.readme, readme, 0o644); err != nil {
+			return err
+		}
 	}
-	fmt.Fprintf(stdout, "\nwrote %s/README.md, %s/bench.txt and the charts\n", o.out, o.out)
+	text(stdout, res)
+	fmt.Fprintf(stdout, "\nwrote %s/README.md, results.json, figures.md and the charts\n", o.out)
 	return nil
+}
+
+// measureAll runs every section.
+func measureAll(ctx context.Context, o options) (results, error) {
+	start := time.Now()
+	res := results{Config: o.cfg, Machine: machine{
+		Date: start.UTC().Format("2006-01-02"), Go: runtime.Version(), OS: runtime.GOOS, Arch: runtime.GOARCH,
+		CPU: cpuModel(), CPUs: runtime.NumCPU(), GOMAXPROCS: runtime.GOMAXPROCS(0), LoadBefore: loadavg(),
+	}}
+	log.Printf("%d rounds of %v turns a pair, GOMAXPROCS %d, %d usable CPUs, load average %s",
+		o.cfg.Rounds, o.cfg.Turn, res.Machine.GOMAXPROCS, res.Machine.CPUs, res.Machine.LoadBefore)
+	specs := planLimiters()
+	specs = append(specs, planKeyed(o.cfg.KeyCounts)...)
+	specs = append(specs, planHTTP()...)
+	var err error
+	if res.Groups, err = measure(ctx, specs, o.cfg); err != nil {
+		return res, err
+	}
+	res.Acc = accuracy(o.cfg.Requests)
+	if o.http {
+		if res.HTTP, err = runHTTPSection(o.cfg.Quick); err != nil {
+			return res, fmt.Errorf("HTTP middleware: %w", err)
+		}
+	}
+	if err := ctx.Err(); err != nil {
+		return res, err
+	}
+	res.Machine.LoadAfter = loadavg()
+	res.Machine.Took = time.Since(start).Round(time.Second).String()
+	log.Printf("measured in %s", res.Machine.Took)
+	return res, nil
 }
 
 // publish calls fill with a fresh directory beside out, then puts that
@@ -206,25 +250,6 @@ func publish(ctx context.Context, out string, fill func(dir string) error) (err 
 	return os.RemoveAll(old)
 }
 
-// machineLines returns the configuration lines (benchfmt "key: value")
-// that record what the benchmarks ran on beyond what go test prints: the
-// load average before the run, GOMAXPROCS, the CPUs the process may use
-// and, when go test did not print it, the CPU model. The benchmark binary
-// inherits this process's affinity mask and environment, so they are the
-// same there.
-func machineLines(raw []byte, loadBefore string) []byte {
-	var b bytes.Buffer
-	fmt.Fprintf(&b, "loadavg-before: %s\n", loadBefore)
-	fmt.Fprintf(&b, "gomaxprocs: %d\n", runtime.GOMAXPROCS(0))
-	fmt.Fprintf(&b, "usable-cpus: %d\n", runtime.NumCPU())
-	if !bytes.Contains(raw, []byte("\ncpu: ")) && !bytes.HasPrefix(raw, []byte("cpu: ")) {
-		if m := cpuModel(); m != "" {
-			fmt.Fprintf(&b, "cpu: %s\n", m)
-		}
-	}
-	return b.Bytes()
-}
-
 // cpuModel reads the CPU model from /proc/cpuinfo ("" where there is none).
 func cpuModel() string {
 	f, err := os.Open("/proc/cpuinfo")
@@ -242,18 +267,6 @@ func cpuModel() string {
 	return ""
 }
 
-type config struct {
-	count     int
-	benchtime string
-	requests  int
-	quick     bool
-	command   string
-	// loadBefore and loadAfter are the 1-minute load averages around the
-	// run ("" where the system does not tell): other work on the machine
-	// shows up as spread in the results.
-	loadBefore, loadAfter string
-}
-
 func loadavg() string {
 	b, err := os.ReadFile("/proc/loadavg")
 	if err != nil {
@@ -266,42 +279,6 @@ func loadavg() string {
 	return f[0]
 }
 
-// runBenchmarks builds the benchmark binary once and runs all the
-// benchmarks count times over, one round after another, so that a burst
-// of other load on the machine lands on every implementation of a round
-// rather than on all the runs of one. It echoes the output to standard
-// error as it comes.
-func runBenchmarks(ctx context.Context, pattern string, cfg config) ([]byte, error) {
-	start := time.Now()
-	dir, err := os.MkdirTemp("", "cellrate-bench")
-	if err != nil {
-		return nil, err
-	}
-	defer os.RemoveAll(dir)
-	bin := filepath.Join(dir, "bench.test")
-	build := exec.CommandContext(ctx, "go", "test", "-c", "-o", bin, ".")
-	build.Stdout, build.Stderr = os.Stderr, os.Stderr
-	if err := build.Run(); err != nil {
-		return nil, fmt.Errorf("go test -c: %w", err)
-	}
-	log.Printf("%s (GOMAXPROCS %d, %d usable CPUs)", cfg.command, runtime.GOMAXPROCS(0), runtime.NumCPU())
-	var buf bytes.Buffer
-	for round := range cfg.count {
-		log.Printf("round %d of %d", round+1, cfg.count)
-		cmd := exec.CommandContext(ctx, bin, "-test.run", "^$", "-test.bench", pattern, "-test.benchmem", "-test.benchtime", cfg.benchtime)
-		cmd.Stdout = io.MultiWriter(&buf, os.Stderr)
-		cmd.Stderr = os.Stderr
-		if err := cmd.Run(); err != nil {
-			if ctx.Err() != nil {
-				return nil, ctx.Err()
-			}
-			return nil, fmt.Errorf("benchmarks: %w", err)
-		}
-	}
-	log.Printf("benchmarks took %v", time.Since(start).Round(time.Second))
-	return buf.Bytes(), nil
-}
-
 // accuracy runs every schedule through every implementation that denies.
 func accuracy(requests int) []accRow {
 	var rows []accRow
@@ -310,15 +287,15 @@ func accuracy(requests int) []accRow {
 			if im.Blocks || !im.Takes(float64(s.Rate), s.Burst) {
 				continue
 			}
-			rows = append(rows, accRow{s, im.Name, s.Run(im.New(float64(s.Rate), s.Burst))})
+			rows = append(rows, accRow{s.Name, labelOf(im.Name), s.Run(im.New(float64(s.Rate), s.Burst))})
 		}
 	}
 	return rows
 }
 
 type accRow struct {
-	sched bench.Schedule
-	impl  string
+	Sched string `json:"schedule"`
+	Impl  string `json:"impl"`
 	bench.Outcome
 }
 
@@ -330,7 +307,7 @@ func (r accRow) cells() []string {
 	if r.Excess > 0 {
 		excess = fmt.Sprintf("%.2f", r.Excess)
 	}
-	return []string{r.impl, r.sched.Name, fmt.Sprint(r.Admitted), fmt.Sprint(r.Exact), fmt.Sprintf("%.4f", r.ratio()), excess}
+	return []string{r.Impl, r.Sched, fmt.Sprint(r.Admitted), fmt.Sprint(r.Exact), fmt.Sprintf("%.4f", r.ratio()), excess}
 }
 
 // blocking names the implementations left out of the accuracy runs.
@@ -338,7 +315,7 @@ func blocking() string {
 	var names []string
 	for _, im := range bench.Impls() {
 		if im.Blocks {
-			names = append(names, im.Name)
+			names = append(names, labelOf(im.Name))
 		}
 	}
 	return strings.Join(names, ", ")

@@ -1,0 +1,207 @@
+package concurrency
+
+import (
+	"testing"
+	"time"
+)
+
+// simulate drives l with a saturating load against a service of workers
+// that each take service per request: every round admits all the limit
+// allows at now and releases them together, each after
+// service × max(1, inFlight/workers). It returns the limits after each
+// round.
+func simulate(t *testing.T, l *Limiter, workers int, service time.Duration, rounds int) []float64 {
+	t.Helper()
+	now := int64(time.Hour)
+	var out []float64
+	for range rounds {
+		var toks []Token
+		for {
+			tok, ok := l.TryAcquireAt(now)
+			if !ok {
+				break
+			}
+			toks = append(toks, tok)
+		}
+		rtt := int64(service) * int64(max(workers, len(toks))) / int64(workers)
+		now += rtt
+		for _, tok := range toks {
+			if !tok.ReleaseAt(now, Success) {
+				t.Fatal("release refused")
+			}
+		}
+		out = append(out, l.LimitFloat())
+	}
+	return out
+}
+
+func newAdaptive(t *testing.T, alg Algorithm, initial int) *Limiter {
+	t.Helper()
+	l, err := New(alg, WithLimits(initial, 1, 1000), WithWindow(time.Millisecond, time.Second, 10), WithClock(zeroClock))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return l
+}
+
+// TestConverges: each adaptive algorithm, from below and from far above
+// the service's concurrency, settles within 15% above it and stays there
+// (AIMD, whose threshold is 10% above the no-load latency, within -15% and
+// +20%), over more windows than a probe's period.
+func TestConverges(t *testing.T) {
+	const workers = 20
+	cases := []struct {
+		name   string
+		mk     func() Algorithm
+		lo, hi float64
+	}{
+		{"Vegas", func() Algorithm { return &Vegas{} }, workers, 1.15 * workers},
+		{"Gradient", func() Algorithm { return &Gradient{} }, workers, 1.15 * workers},
+		{"AIMD", func() Algorithm { return &AIMD{Threshold: 44 * time.Millisecond} }, 0.85 * workers, 1.2 * workers},
+	}
+	for _, c := range cases {
+		for _, initial := range []int{5, 200} {
+			l := newAdaptive(t, c.mk(), initial)
+			if initial > workers {
+				// The no-load latency must be seen once: start light.
+				l.limit.Store(f64(5))
+			}
+			lims := simulate(t, l, workers, 40*time.Millisecond, 300)
+			if initial > workers {
+				l.limit.Store(f64(float64(initial)))
+				lims = simulate(t, l, workers, 40*time.Millisecond, 300)
+			}
+			// Probes of the no-load latency dip below for a round or two.
+			out := 0
+			for i, v := range lims[200:] {
+				if v > c.hi {
+					t.Errorf("%s from %d: limit %.2f at round %d, above %.1f", c.name, initial, v, 200+i, c.hi)
+					break
+				}
+				if v < c.lo {
+					out++
+				}
+			}
+			if out > 10 {
+				t.Errorf("%s from %d: %d of 100 rounds below %.1f", c.name, initial, out, c.lo)
+			}
+		}
+	}
+}
+
+func TestDropsBackOff(t *testing.T) {
+	for _, alg := range []Algorithm{&Vegas{}, &Gradient{}, &AIMD{}} {
+		w := Window{Samples: 10, Drops: 1, MinRTT: time.Millisecond, AvgRTT: time.Millisecond, MaxInFlight: 100}
+		if got := alg.Update(100, w); got != 90 {
+			t.Errorf("%T: a window with drops moved 100 to %v, want 90", alg, got)
+		}
+	}
+}
+
+func TestAppLimitedHolds(t *testing.T) {
+	for _, alg := range []Algorithm{&Vegas{}, &Gradient{}, &AIMD{}} {
+		w := Window{Samples: 10, MinRTT: time.Millisecond, AvgRTT: time.Millisecond, MaxInFlight: 49}
+		alg.Update(100, w) // first window sets the no-load latency
+		if got := alg.Update(100, w); got != 100 {
+			t.Errorf("%T: a window at 49 in flight moved limit 100 to %v", alg, got)
+		}
+		w.MaxInFlight = 50
+		if got := alg.Update(100, w); got <= 100 {
+			t.Errorf("%T: a window at 50 in flight with no queue kept limit 100 at %v", alg, got)
+		}
+	}
+}
+
+func TestEmptyWindowHolds(t *testing.T) {
+	for _, alg := range []Algorithm{&Vegas{}, &Gradient{}, &AIMD{}} {
+		if got := alg.Update(7, Window{}); got != 7 {
+			t.Errorf("%T: an empty window moved 7 to %v", alg, got)
+		}
+	}
+}
+
+// TestQueueLowers: a window whose mean latency is twice the no-load one
+// at a full limit means half the limit is queue: each rule lowers it.
+func TestQueueLowers(t *testing.T) {
+	for _, alg := range []Algorithm{&Vegas{}, &Gradient{}, &AIMD{Threshold: 15 * time.Millisecond}} {
+		alg.Update(40, Window{Samples: 10, MinRTT: 10 * time.Millisecond, AvgRTT: 10 * time.Millisecond, MaxInFlight: 40})
+		got := alg.Update(40, Window{Samples: 10, MinRTT: 20 * time.Millisecond, AvgRTT: 20 * time.Millisecond, MaxInFlight: 40})
+		if got >= 40 || got < 20 {
+			t.Errorf("%T: limit 40 at twice the no-load latency went to %v, want in [20, 40)", alg, got)
+		}
+	}
+}
+
+// TestLimiterClampsAndIgnoresNaN: the Limiter keeps an algorithm's output
+// within [min, max] and ignores NaN.
+func TestLimiterClampsAndIgnoresNaN(t *testing.T) {
+	for _, c := range []struct{ out, want float64 }{{1e9, 50}, {-5, 2}, {nan(), 10}} {
+		l, err := New(constAlg(c.out), WithLimits(10, 2, 50), WithWindow(1, 1, 1), WithClock(zeroClock))
+		if err != nil {
+			t.Fatal(err)
+		}
+		tok, _ := l.TryAcquireAt(100)
+		tok.ReleaseAt(200, Success)
+		if got := l.LimitFloat(); got != c.want {
+			t.Errorf("algorithm output %v: limit %v, want %v", c.out, got, c.want)
+		}
+	}
+}
+
+type constAlg float64
+
+func (c constAlg) Update(float64, Window) float64 { return float64(c) }
+
+func nan() float64 { var z float64; return z / z }
+
+func zeroClock() int64 { return 0 }
+
+// TestSlowerServiceReprobed: when the service becomes twice as slow, the
+// old no-load latency would hold the limit near half the service's
+// concurrency; the probe finds the new one and the limit returns to it.
+func TestSlowerServiceReprobed(t *testing.T) {
+	const workers = 20
+	for _, alg := range []Algorithm{&Vegas{}, &Gradient{}} {
+		l := newAdaptive(t, alg, 5)
+		simulate(t, l, workers, 40*time.Millisecond, 300)
+		lims := simulate(t, l, workers, 80*time.Millisecond, 600)
+		low := 0
+		for _, v := range lims[500:] {
+			if v < workers {
+				low++
+			}
+		}
+		if low > 10 {
+			t.Errorf("%T: %d of the last 100 rounds below %d after the service slowed", alg, low, workers)
+		}
+	}
+}
+
+// TestRecoveryAfterDrops: after back-offs on drops, windows without queue
+// take the limit half the way back to where they began at each window;
+// a window with a queue forgets that level.
+func TestRecoveryAfterDrops(t *testing.T) {
+	clean := Window{Samples: 10, MinRTT: 10 * time.Millisecond, AvgRTT: 10 * time.Millisecond, MaxInFlight: 100}
+	dropped := clean
+	dropped.Drops = 1
+	queued := clean
+	queued.AvgRTT = 20 * time.Millisecond
+	for _, mk := range []func() Algorithm{func() Algorithm { return &Vegas{} }, func() Algorithm { return &Gradient{} }} {
+		alg := mk()
+		alg.Update(100, clean)
+		l := alg.Update(alg.Update(100, dropped), dropped) // 100 -> 90 -> 81
+		if l != 81 {
+			t.Fatalf("%T: two back-offs from 100 gave %v", alg, l)
+		}
+		if got := alg.Update(l, clean); got != 90.5 {
+			t.Errorf("%T: first clean window after back-offs: %v, want 90.5 (half way back to 100)", alg, got)
+		}
+		alg = mk()
+		alg.Update(100, clean)
+		l = alg.Update(alg.Update(100, dropped), dropped)
+		l = alg.Update(l, queued) // the old level was too much: forget it
+		if got := alg.Update(l, clean); got >= l+(100-l)/2 {
+			t.Errorf("%T: after a queued window the limit still climbs back: %v from %v", alg, got, l)
+		}
+	}
+}

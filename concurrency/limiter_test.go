@@ -1,0 +1,343 @@
+package concurrency
+
+import (
+	"context"
+	"errors"
+	"runtime"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/cellrate/cellrate/limit"
+)
+
+func mustFixed(t testing.TB, n int) *Limiter {
+	t.Helper()
+	l, err := NewFixed(n)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return l
+}
+
+func TestFixedAdmitsExactlyN(t *testing.T) {
+	l := mustFixed(t, 3)
+	var toks []Token
+	for range 3 {
+		tok, ok := l.TryAcquire()
+		if !ok {
+			t.Fatal("refused below the limit")
+		}
+		toks = append(toks, tok)
+	}
+	if _, ok := l.TryAcquire(); ok {
+		t.Fatal("admitted a 4th at limit 3")
+	}
+	if l.InFlight() != 3 {
+		t.Fatalf("in flight %d", l.InFlight())
+	}
+	if !toks[0].Release(Success) {
+		t.Fatal("first release refused")
+	}
+	if _, ok := l.TryAcquire(); !ok {
+		t.Fatal("refused after a release")
+	}
+}
+
+func TestReleaseExactlyOnce(t *testing.T) {
+	l := mustFixed(t, 2)
+	tok, _ := l.TryAcquire()
+	cp := tok
+	if !tok.Release(Success) {
+		t.Fatal("release refused")
+	}
+	if tok.Release(Success) || cp.Release(Dropped) {
+		t.Fatal("a second release of the same token released")
+	}
+	if l.InFlight() != 0 {
+		t.Fatalf("in flight %d after a double release", l.InFlight())
+	}
+	// The slot is reused by a later token: the stale copy must not free it.
+	var held []Token
+	for range 2 {
+		t2, ok := l.TryAcquire()
+		if !ok {
+			t.Fatal("refused")
+		}
+		held = append(held, t2)
+	}
+	if cp.Release(Success) || tok.Release(Success) {
+		t.Fatal("a stale token freed a reused slot")
+	}
+	if l.InFlight() != 2 || l.slots.busy() != 2 {
+		t.Fatalf("in flight %d, busy %d", l.InFlight(), l.slots.busy())
+	}
+	for _, h := range held {
+		if !h.Release(Success) {
+			t.Fatal("a live token's release refused after a stale one")
+		}
+	}
+	if (Token{}).Release(Success) {
+		t.Fatal("the zero Token released")
+	}
+}
+
+func TestZeroLimiterFailsSafe(t *testing.T) {
+	var l Limiter
+	if _, ok := l.TryAcquire(); ok {
+		t.Fatal("zero Limiter admitted")
+	}
+	if _, ok := l.TryAcquireAt(1); ok {
+		t.Fatal("zero Limiter admitted")
+	}
+	if _, err := l.Acquire(context.Background()); !errors.Is(err, ErrZero) {
+		t.Fatalf("Acquire on zero: %v", err)
+	}
+}
+
+func TestParams(t *testing.T) {
+	bad := []struct {
+		param string
+		mk    func() (*Limiter, error)
+	}{
+		{"limit", func() (*Limiter, error) { return NewFixed(0) }},
+		{"limit", func() (*Limiter, error) { return NewFixed(maxLimit + 1) }},
+		{"max", func() (*Limiter, error) { return New(nil, WithLimits(1, 1, 0)) }},
+		{"min", func() (*Limiter, error) { return New(nil, WithLimits(5, 11, 10)) }},
+		{"initial", func() (*Limiter, error) { return New(nil, WithLimits(11, 1, 10)) }},
+		{"minDur", func() (*Limiter, error) { return New(nil, WithWindow(0, time.Second, 1)) }},
+		{"maxDur", func() (*Limiter, error) { return New(nil, WithWindow(time.Second, time.Millisecond, 1)) }},
+		{"minSamples", func() (*Limiter, error) { return New(nil, WithWindow(1, 1, 0)) }},
+		{"clock", func() (*Limiter, error) { return New(nil, WithClock(nil)) }},
+		{"Vegas.Beta", func() (*Limiter, error) { return New(&Vegas{Alpha: 0.5, Beta: 0.2}) }},
+		{"Vegas.Backoff", func() (*Limiter, error) { return New(&Vegas{Backoff: 1}) }},
+		{"Gradient.Tolerance", func() (*Limiter, error) { return New(&Gradient{Tolerance: 0.5}) }},
+		{"Gradient.Smoothing", func() (*Limiter, error) { return New(&Gradient{Smoothing: 2}) }},
+		{"AIMD.Increase", func() (*Limiter, error) { return New(&AIMD{Increase: -1}) }},
+		{"AIMD.Threshold", func() (*Limiter, error) { return New(&AIMD{Threshold: -1}) }},
+	}
+	for _, b := range bad {
+		l, err := b.mk()
+		var pe *limit.ParamError
+		if l != nil || !errors.As(err, &pe) || pe.Param != b.param || pe.Pkg != "concurrency" {
+			t.Errorf("%s: got %v, %v", b.param, l, err)
+		}
+	}
+	if _, err := New(&Vegas{}, WithLimits(1, 1, 1)); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestInFlightExact hammers a small limit from many goroutines and checks,
+// inside every hold, that no more than the limit are held at once, and at
+// the end that every slot came back.
+func TestInFlightExact(t *testing.T) {
+	const lim, workers = 4, 32
+	iters := 2000
+	if testing.Short() {
+		iters = 300
+	}
+	for _, alg := range []Algorithm{nil, &Vegas{}, &Gradient{}, &AIMD{}} {
+		l, err := New(alg, WithLimits(lim, lim, lim), WithWindow(1, 1, 1))
+		if err != nil {
+			t.Fatal(err)
+		}
+		var held, peak atomic.Int64
+		var wg sync.WaitGroup
+		for g := range workers {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				for i := range iters {
+					var tok Token
+					if g%2 == 0 {
+						var ok bool
+						if tok, ok = l.TryAcquire(); !ok {
+							continue
+						}
+					} else {
+						// A lost wakeup would block here: fail instead.
+						ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+						var err error
+						tok, err = l.Acquire(ctx)
+						cancel()
+						if err != nil {
+							t.Error(err)
+							return
+						}
+					}
+					h := held.Add(1)
+					for p := peak.Load(); h > p && !peak.CompareAndSwap(p, h); p = peak.Load() {
+					}
+					if i%7 == 0 {
+						runtime.Gosched()
+					}
+					held.Add(-1)
+					tok.Release(Outcome(i % 3))
+					tok.Release(Success) // a second release must change nothing
+				}
+			}()
+		}
+		wg.Wait()
+		if p := peak.Load(); p > lim {
+			t.Errorf("%T: %d held at once, limit %d", alg, p, lim)
+		}
+		if l.InFlight() != 0 || l.slots.busy() != 0 {
+			t.Errorf("%T: leak: in flight %d, busy slots %d", alg, l.InFlight(), l.slots.busy())
+		}
+	}
+}
+
+func TestAcquireCancelledLeavesNothing(t *testing.T) {
+	l := mustFixed(t, 1)
+	tok, _ := l.TryAcquire()
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Millisecond)
+	defer cancel()
+	if _, err := l.Acquire(ctx); !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("Acquire on a full limiter: %v", err)
+	}
+	if l.InFlight() != 1 || l.w.n.Load() != 0 {
+		t.Fatalf("in flight %d, waiters %d after a cancelled wait", l.InFlight(), l.w.n.Load())
+	}
+	tok.Release(Success)
+	if l.InFlight() != 0 {
+		t.Fatal("leak")
+	}
+	if _, ok := l.TryAcquire(); !ok {
+		t.Fatal("slot lost to the cancelled wait")
+	}
+}
+
+func TestAcquireWakesOnRelease(t *testing.T) {
+	l := mustFixed(t, 1)
+	tok, _ := l.TryAcquire()
+	got := make(chan error, 1)
+	go func() {
+		t2, err := l.Acquire(context.Background())
+		if err == nil {
+			t2.Release(Success)
+		}
+		got <- err
+	}()
+	for l.w.n.Load() == 0 {
+		runtime.Gosched()
+	}
+	tok.Release(Success)
+	select {
+	case err := <-got:
+		if err != nil {
+			t.Fatal(err)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("waiter never woken by the release")
+	}
+}
+
+// TestCancelRaceKeepsWakeups cancels waiters while slots are released, and
+// checks the remaining waiters still all get in: a wakeup swallowed by a
+// cancelled waiter would leave one blocked forever.
+func TestCancelRaceKeepsWakeups(t *testing.T) {
+	rounds := 200
+	if testing.Short() {
+		rounds = 40
+	}
+	for range rounds {
+		l := mustFixed(t, 1)
+		tok, _ := l.TryAcquire()
+		ctx, cancel := context.WithCancel(context.Background())
+		var wg sync.WaitGroup
+		errs := make(chan error, 8)
+		for i := range 8 {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				c := context.Background()
+				if i%2 == 0 {
+					c = ctx
+				}
+				t2, err := l.Acquire(c)
+				if err == nil {
+					t2.Release(Success)
+				} else if i%2 != 0 {
+					errs <- err
+				}
+			}()
+		}
+		for l.w.n.Load() < 4 {
+			runtime.Gosched()
+		}
+		go cancel()
+		tok.Release(Success)
+		done := make(chan struct{})
+		go func() { wg.Wait(); close(done) }()
+		select {
+		case <-done:
+		case <-time.After(10 * time.Second):
+			t.Fatal("a waiter was never admitted")
+		}
+		close(errs)
+		for err := range errs {
+			t.Fatal(err)
+		}
+		if l.InFlight() != 0 || l.slots.busy() != 0 {
+			t.Fatalf("leak: %d", l.InFlight())
+		}
+	}
+}
+
+func TestDoReleasesOnPanic(t *testing.T) {
+	l := mustFixed(t, 1)
+	func() {
+		defer func() {
+			if recover() == nil {
+				t.Fatal("Do swallowed the panic")
+			}
+		}()
+		_ = l.Do(context.Background(), func() error { panic("boom") }, nil)
+	}()
+	if l.InFlight() != 0 {
+		t.Fatal("a panic leaked the slot")
+	}
+	want := errors.New("x")
+	if err := l.Do(context.Background(), func() error { return want }, nil); err != want {
+		t.Fatalf("Do returned %v", err)
+	}
+	if l.InFlight() != 0 {
+		t.Fatal("an error leaked the slot")
+	}
+}
+
+func TestAcquireReleaseAllocs(t *testing.T) {
+	for _, alg := range []Algorithm{nil, &Vegas{}} {
+		l, err := New(alg, WithLimits(4, 4, 4), WithWindow(time.Hour, time.Hour, 1<<30))
+		if err != nil {
+			t.Fatal(err)
+		}
+		n := testing.AllocsPerRun(200, func() {
+			tok, ok := l.TryAcquire()
+			if !ok || !tok.Release(Success) {
+				t.Fatal("refused")
+			}
+			tok, err := l.Acquire(context.Background())
+			if err != nil || !tok.Release(Dropped) {
+				t.Fatal("refused")
+			}
+		})
+		if n != 0 {
+			t.Errorf("%T: %v allocations per acquire and release", alg, n)
+		}
+	}
+}
+
+// TestLeakDetected: a token that is never released stays counted, so the
+// leak checks of the other tests would see it.
+func TestLeakDetected(t *testing.T) {
+	l := mustFixed(t, 2)
+	l.TryAcquire() // forgotten
+	tok, _ := l.TryAcquire()
+	tok.Release(Success)
+	if l.InFlight() != 1 || l.slots.busy() != 1 {
+		t.Fatalf("a forgotten token: in flight %d, busy %d", l.InFlight(), l.slots.busy())
+	}
+}

@@ -1,0 +1,56 @@
+package surfacetest
+
+import (
+	"errors"
+	"reflect"
+	"testing"
+	"time"
+
+	"github.com/cellrate/cellrate/adaptive"
+	"github.com/cellrate/cellrate/bucket"
+	"github.com/cellrate/cellrate/coalesce"
+	"github.com/cellrate/cellrate/debounce"
+	"github.com/cellrate/cellrate/gcra"
+	"github.com/cellrate/cellrate/limit"
+	"github.com/cellrate/cellrate/pacer"
+	"github.com/cellrate/cellrate/packed64"
+	"github.com/cellrate/cellrate/slidelog"
+	"github.com/cellrate/cellrate/striped"
+	"github.com/cellrate/cellrate/window"
+)
+
+// TestNilOption: every constructor refuses a nil Option, second after a
+// valid one, with a *limit.ParamError naming "option" and its index, and
+// returns no value.
+func TestNilOption(t *testing.T) {
+	fn := func(string) (int, error) { return 0, nil }
+	for pkg, make := range map[string]func() (any, error){
+		"gcra":     func() (any, error) { return gcra.New(1, time.Second, 1, gcra.WithClock(time.Now().UnixNano), nil) },
+		"bucket":   func() (any, error) { return bucket.New(1, time.Second, 1, bucket.WithClock(time.Now().UnixNano), nil) },
+		"window":   func() (any, error) { return window.New(1, time.Second, window.WithClock(time.Now().UnixNano), nil) },
+		"slidelog": func() (any, error) { return slidelog.New(1, time.Second, slidelog.WithClock(time.Now().UnixNano), nil) },
+		"packed64": func() (any, error) {
+			return packed64.NewBuckets(1, 1, time.Second, 1, packed64.WithClock(time.Now().UnixNano), nil)
+		},
+		"striped":  func() (any, error) { return striped.New(1, time.Second, 1, striped.WithBatch(1), nil) },
+		"pacer":    func() (any, error) { return pacer.New(1, time.Second, pacer.WithSlack(1), nil) },
+		"adaptive": func() (any, error) { return adaptive.New(2, time.Second, adaptive.WithBuckets(2), nil) },
+		"debounce": func() (any, error) { return debounce.New(time.Second, func() {}, debounce.WithMaxWait(0), nil) },
+		"coalesce": func() (any, error) { return coalesce.New(fn, coalesce.WithDelay(0), nil) },
+	} {
+		v, err := make()
+		var pe *limit.ParamError
+		if !errors.As(err, &pe) || pe.Pkg != pkg || pe.Param != "option" || pe.Value != 1 {
+			t.Errorf("%s: a nil Option gave %v", pkg, err)
+		}
+		if !isNilPointer(v) {
+			t.Errorf("%s: a nil Option returned %v", pkg, v)
+		}
+	}
+}
+
+// isNilPointer reports whether v holds a nil pointer of any type.
+func isNilPointer(v any) bool {
+	r := reflect.ValueOf(v)
+	return r.Kind() == reflect.Pointer && r.IsNil()
+}

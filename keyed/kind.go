@@ -1,0 +1,208 @@
+package keyed
+
+import (
+	"errors"
+	"math"
+	"math/bits"
+	"time"
+
+	"github.com/cellrate/cellrate/gcra"
+	"github.com/cellrate/cellrate/internal/packword"
+	"github.com/cellrate/cellrate/limit"
+	"github.com/cellrate/cellrate/packed64"
+)
+
+// kind is the limiter every slot of a table runs, with the table's one
+// parameter set: a GCRA whose state word is its TAT (package gcra's pure
+// step, exact to the nanosecond), or a package packed64 sliding-window word.
+//
+// Both kinds read a word as what its key still owes: owed returns a value
+// ordered like time (0 for nothing owed), which the sketch keeps for an
+// evicted key and which a fresh word of a key starts from (see start).
+type kind struct {
+	window bool
+	g      gcra.Params
+	w      packed64.WindowParams
+	hw     packed64.HighWater
+	slack  int64
+	shift  uint   // window: a time unit is 2^shift ns
+	mask   uint64 // window: the start field's mask
+	wu     int64  // window: its length in units
+}
+
+func newBucketKind(events int64, period time.Duration, burst int64) (*kind, error) {
+	p, err := gcra.NewParams(events, period, burst)
+	if err != nil {
+		var pe *limit.ParamError
+		if errors.As(err, &pe) {
+			e := *pe
+			e.Pkg = "keyed"
+			return nil, &e
+		}
+		return nil, err
+	}
+	return &kind{g: p}, nil
+}
+
+func newWindowKind(lim int64, window time.Duration) (*kind, error) {
+	p, err := packed64.NewWindowParams(lim, window)
+	if err != nil {
+		return nil, err
+	}
+	return &kind{window: true, w: p, slack: p.Slack(), shift: uint(bits.TrailingZeros64(uint64(p.Unit()))),
+		mask: 1<<packword.WindowStartBits - 1, wu: int64(p.Window() / p.Unit())}, nil
+}
+
+// Bounds of the window parameters packed64 takes, for keyed's ParamErrors.
+const (
+	maxLimit  = packed64.MaxWindowLimit
+	maxWindow = packed64.MaxWindow
+)
+
+// ref returns the reference time for unwrapping a window word loaded before
+// the call (a GCRA word needs none).
+func (k *kind) ref() int64 {
+	if k.window {
+		return k.hw.Ref(k.slack)
+	}
+	return 0
+}
+
+// step is the limiter's pure step on word w at now, read against ref. It
+// also reports whether the next word must be written: an admission of
+// n > 0 units (for a window, even one that leaves the word bit for bit the
+// same, restamped a whole number of wraps on, unless now is at or before
+// ref: packed64's rule).
+func (k *kind) step(w uint64, now, ref, n int64) (uint64, limit.Result, bool, error) {
+	if !k.window {
+		s, r, err := k.g.Step(gcra.State(w), now, n)
+		return uint64(s), r, r.OK && err == nil && n != 0, err
+	}
+	s, r, err := k.w.Step(packed64.WindowState{Word: packed64.WindowWord(w), Ref: ref}, now, n)
+	next := uint64(s.Word)
+	return next, r, r.OK && err == nil && n != 0 && !(next == w && now <= ref), err
+}
+
+// stepOne is step for n = 1 without the Result: the next word and whether
+// the unit is admitted (which is then written).
+func (k *kind) stepOne(w uint64, now, ref int64) (uint64, bool) {
+	if !k.window {
+		s, ok := k.g.StepOne(gcra.State(w), now)
+		return uint64(s), ok
+	}
+	next, ok := k.w.StepOne(packed64.WindowWord(w), now, ref)
+	return uint64(next), ok
+}
+
+// raise is called before writing a word stepped at now against ref.
+func (k *kind) raise(now, ref int64) {
+	if k.window && now > ref {
+		k.hw.Raise(now, k.slack)
+	}
+}
+
+// burst returns the most units one request may ask for.
+func (k *kind) burst() int64 {
+	if k.window {
+		return k.w.Limit()
+	}
+	return k.g.Burst()
+}
+
+// signBit maps int64 time onto uint64 in the same order.
+const signBit = 1 << 63
+
+// owed returns what the key of word w still owes, ordered like time: for a
+// GCRA its TAT (the state itself: a full bucket at any time after it); for
+// a window, the time from which it counts nothing, sign-flipped so that
+// unsigned order is time order; 0 for a word that owes nothing at any time.
+func (k *kind) owed(w uint64, ref int64) uint64 {
+	if !k.window {
+		return w
+	}
+	s := packword.UnpackWindow(w)
+	if s.Prev|s.Cur == 0 {
+		return 0
+	}
+	end := addSat(k.unwrap(s.Start, ref>>k.shift), k.wu) // the end of the window after Prev
+	if s.Cur != 0 {
+		end = addSat(end, k.wu)
+	}
+	return uint64(k.ns(end)) ^ signBit
+}
+
+// paid reports whether a key owing o owes nothing at now: its word decides
+// at now and after as a fresh one would. For a GCRA that is a full bucket
+// (every later decision from o and from 0 agree, as gcra restarts a TAT
+// behind now at now); for a window, a window counting nothing.
+func (k *kind) paid(o uint64, now int64) bool {
+	if !k.window {
+		_, r, _ := k.g.Step(gcra.State(o), now, 0)
+		return r.Remaining == k.g.Burst()
+	}
+	return o == 0 || int64(o^signBit) <= now && int64(o^signBit) != math.MaxInt64
+}
+
+// wait returns the ns until a key owing o owes nothing, from now.
+func (k *kind) wait(o uint64, now int64) time.Duration {
+	if !k.window {
+		_, r, _ := k.g.Step(gcra.State(o), now, k.g.Burst())
+		return r.RetryAfter // 0 when admitted: paid
+	}
+	if t := int64(o ^ signBit); o != 0 && t > now {
+		return until(t, now)
+	}
+	return 0
+}
+
+// start returns the word a key new to the table starts in, given the
+// least value o the sketch holds for it, and the time before which it
+// admits nothing (math.MinInt64 if none). A GCRA starts at TAT o, so it
+// owes what the key it may be owed. A window owing until x starts as a
+// window whose two counted windows end at x, each counting the whole
+// limit: it admits nothing before x - W and then what the old word's
+// count, decaying, would at most leave, since an evicted window owing
+// until x counted its units in those two windows. A debt whose windows
+// start after ref (where the word would not unwrap), or at the ends of
+// time, admits nothing before x.
+func (k *kind) start(o uint64, ref int64) (w uint64, notBefore int64) {
+	if !k.window {
+		return o, math.MinInt64
+	}
+	if o == 0 {
+		return 0, math.MinInt64
+	}
+	x := int64(o ^ signBit)
+	xu := x >> k.shift
+	if x == math.MaxInt64 || xu < math.MinInt64>>k.shift+2*k.wu || xu-2*k.wu > ref>>k.shift {
+		return 0, x
+	}
+	lim := uint64(k.w.Limit())
+	f := packword.WindowFields{Start: uint64(xu-2*k.wu) & k.mask, Prev: lim, Cur: lim}
+	return packword.PackWindow(f), math.MinInt64
+}
+
+// addSat returns a + b for b >= 0, saturated at math.MaxInt64.
+func addSat(a, b int64) int64 {
+	if a > math.MaxInt64-b {
+		return math.MaxInt64
+	}
+	return a + b
+}
+
+// unwrap returns the latest unit count at or before refU whose low bits
+// are field (packed64's reading of a time field).
+func (k *kind) unwrap(field uint64, refU int64) int64 {
+	return refU - int64((uint64(refU)-field)&k.mask)
+}
+
+// ns returns the first ns of unit u, saturated at the ends of int64.
+func (k *kind) ns(u int64) int64 {
+	switch {
+	case u > math.MaxInt64>>k.shift:
+		return math.MaxInt64
+	case u < math.MinInt64>>k.shift:
+		return math.MinInt64 + 1
+	}
+	return u << k.shift
+}

@@ -1,0 +1,160 @@
+package chirate
+
+import (
+	"errors"
+	"fmt"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/cellrate/cellrate/limit"
+)
+
+func newCounter(t testing.TB, capacity int, window time.Duration) *Counter {
+	t.Helper()
+	c, err := New(Options{Capacity: capacity})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c.Config(10, window)
+	return c
+}
+
+// The schedule httprate's own counter test runs (increments and window
+// moves, on 1,000 keys at once), with the counts it expects.
+func TestCounts(t *testing.T) {
+	c := newCounter(t, 0, time.Minute)
+	cur := time.Now().UTC().Truncate(time.Minute)
+	steps := []struct {
+		advance          time.Duration
+		incr, prev, curr int
+	}{
+		{0, 0, 0, 0},
+		{0, 1, 0, 1},
+		{0, 99, 0, 100},
+		{time.Minute, 0, 100, 0},
+		{0, 20, 100, 20},
+		{0, 20, 100, 40},
+		{time.Minute, 0, 40, 0},
+		{0, 1, 40, 1},
+		{0, 9, 40, 10},
+		{0, 20, 40, 30},
+		{2 * time.Minute, 0, 0, 0},
+	}
+	const keys = 1000
+	for n, s := range steps {
+		cur = cur.Add(s.advance)
+		var wg sync.WaitGroup
+		for i := range keys {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				key := fmt.Sprint("key:", i)
+				if s.incr > 0 {
+					if err := c.IncrementBy(key, cur, s.incr); err != nil {
+						t.Errorf("step %d: %v", n, err)
+					}
+				}
+				curr, prev, err := c.Get(key, cur, cur.Add(-time.Minute))
+				if err != nil || curr != s.curr || prev != s.prev {
+					t.Errorf("step %d %s: Get = %d, %d, %v; want %d, %d", n, key, curr, prev, err, s.curr, s.prev)
+				}
+			}()
+		}
+		wg.Wait()
+	}
+}
+
+// Windows of any length and alignment, and times before 1970: each window
+// counts its own increments, the one before is prev, older ones are gone.
+func TestWindows(t *testing.T) {
+	for _, w := range []time.Duration{time.Millisecond, 7 * time.Second, 3*time.Hour + 1} {
+		for _, base := range []time.Time{time.Unix(0, 0), time.Unix(-1e9, 123), time.Unix(1.8e9, 5)} {
+			c := newCounter(t, 0, w)
+			start := base.Truncate(w)
+			for i := range 4 {
+				cur := start.Add(time.Duration(i) * w)
+				if err := c.IncrementBy("k", cur, i+1); err != nil {
+					t.Fatal(err)
+				}
+				curr, prev, err := c.Get("k", cur, cur.Add(-w))
+				if err != nil || curr != i+1 || prev != i {
+					t.Fatalf("window %v from %v, window %d: Get = %d, %d, %v; want %d, %d", w, base, i, curr, prev, err, i+1, i)
+				}
+			}
+		}
+	}
+}
+
+func TestMaxCount(t *testing.T) {
+	c := newCounter(t, 0, time.Minute)
+	cur := time.Unix(600, 0)
+	if err := c.IncrementBy("k", cur, MaxCount-5); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.IncrementBy("k", cur.Add(time.Minute), 6); !errors.Is(err, ErrCount) {
+		t.Fatalf("past MaxCount over two windows: %v", err)
+	}
+	if err := c.IncrementBy("k", cur.Add(time.Minute), 5); err != nil {
+		t.Fatal(err)
+	}
+	if curr, prev, _ := c.Get("k", cur.Add(time.Minute), cur); curr != 5 || prev != MaxCount-5 {
+		t.Fatalf("Get = %d, %d", curr, prev)
+	}
+	if err := c.IncrementBy("k", cur, -1); !errors.Is(err, ErrNegative) {
+		t.Fatalf("a negative amount: %v", err)
+	}
+}
+
+func TestErrors(t *testing.T) {
+	c, err := New(Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Increment("k", time.Now()); !errors.Is(err, ErrNotConfigured) {
+		t.Fatalf("before Config: %v", err)
+	}
+	var pe *limit.ParamError
+	if _, err := New(Options{Capacity: 2}); !errors.As(err, &pe) || pe.Param != "capacity" {
+		t.Fatalf("capacity 2: %v", err)
+	}
+	c.Config(10, 0)
+	if _, _, err := c.Get("k", time.Now(), time.Now()); !errors.As(err, &pe) || pe.Param != "window" {
+		t.Fatalf("a window of 0: %v", err)
+	}
+	c.Config(10, time.Second)
+	if err := c.Increment("k", time.Unix(0, 1<<63-1)); !errors.As(err, &pe) {
+		t.Fatalf("the last window of int64 time: %v", err)
+	}
+}
+
+// Many goroutines incrementing many keys across windows: every count is
+// exactly what was added.
+func TestExactConcurrent(t *testing.T) {
+	const keys, workers, per = 50, 16, 40
+	c := newCounter(t, 0, time.Second)
+	w0 := time.Unix(1000, 0)
+	var wg sync.WaitGroup
+	for w := range workers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range per * keys {
+				k := (i + w) % keys
+				win := w0.Add(time.Duration(i%2) * time.Second)
+				if err := c.IncrementBy(fmt.Sprint(k), win, 1+k%3); err != nil {
+					t.Error(err)
+					return
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	for k := range keys {
+		curr, prev, err := c.Get(fmt.Sprint(k), w0.Add(time.Second), w0)
+		want := workers * per / 2 * (1 + k%3)
+		if err != nil || curr != want || prev != want {
+			t.Errorf("key %d: Get = %d, %d, %v; want %d, %d", k, curr, prev, err, want, want)
+		}
+	}
+}

@@ -1,0 +1,16 @@
+module github.com/cellrate/cellrate/store/chirate
+
+go 1.25.0
+
+require (
+	github.com/cellrate/cellrate v0.0.0-00010101000000-000000000000
+	github.com/go-chi/httprate v0.16.1
+)
+
+require (
+	github.com/klauspost/cpuid/v2 v2.4.2 // indirect
+	github.com/zeebo/xxh3 v1.0.2 // indirect
+	golang.org/x/sys v0.44.0 // indirect
+)
+
+replace github.com/cellrate/cellrate => ../..
