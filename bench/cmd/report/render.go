@@ -264,7 +264,11 @@ func sectionSpecs(res results) []sectionSpec {
 		{"Limiters", "One decision for one unit. *admitting*: rate 1e9/s, burst 1e9, so nearly every call is admitted; " +
 			"*denying*: 100/s, burst 1, so nearly every call is denied. *its own clock*: each limiter reads the clock it reads by default; " +
 			"*an injected time*: each is passed a time that moves 100 ns per call (peers that read a clock interface get one returning it). " +
-			"go.uber.org/ratelimit waits instead of denying and is left out of the denying runs; packed64's limiters cannot be built for the admitting ones.",
+			"go.uber.org/ratelimit waits instead of denying and is left out of the denying runs; packed64's limiters cannot be built for the admitting ones. " +
+			"On 2 goroutines, on a host this loaded, some pairs spend microseconds of CPU a call in every round while the same implementation " +
+			"measured tens of ns in another run (see the per-round figures): which implementation it hits changes from run to run, " +
+			"and the cause (a preempted lock holder or CAS winner on the host, spinning on the other CPU, is one candidate) is not established. " +
+			"Read that chart only beside a run on a quiet machine.",
 			[]string{"limiters", "limiters-contended"},
 			[]string{"limiters/admit", "limiters/deny", "limiters/admit/injected", "limiters/deny/injected"}},
 		{"Keyed limiters", "One decision for a key drawn uniformly from the key count's random 16-byte keys, each key decided on once before the timing; " +
