@@ -271,12 +271,14 @@ func commandCalls(t *testing.T, s *redistest.Server) int64 {
 }
 
 // BenchmarkPaired compares cellrate's GCRA with redis_rate at 1 and 16
-// goroutines, one key per goroutine, admitting; -count repeats the whole
-// function, so the rounds alternate. Besides ns/op (wall time per
-// decision, of all goroutines together) it reports cpu-ns/op: the CPU time
-// of this process and of redis-server per decision. Run with
+// goroutines, one key per goroutine, admitting. Besides ns/op (wall time
+// per decision, of all goroutines together) it reports cpu-ns/op: the CPU
+// time of this process and of redis-server per decision. -count repeats
+// each sub-benchmark in a row, so for rounds that alternate run the binary
+// several times:
 //
-//	go test -run '^$' -bench Paired -count 6 ./ | tee paired.txt
+//	go test -c -o /tmp/paired.test . && for i in 1 2 3 4 5 6; do
+//	  /tmp/paired.test -test.run '^$' -test.bench Paired -test.benchtime 1s; done > paired.txt
 //	go run golang.org/x/perf/cmd/benchstat@latest -col /lib paired.txt
 func BenchmarkPaired(b *testing.B) {
 	c := benchClient(b)
