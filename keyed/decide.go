@@ -146,10 +146,11 @@ func (t *Table) run(s *slot, tag, w uint64, now, n int64, one, live bool) (limit
 // when it was idle lies at or before that time: under a clock that never
 // goes back, only the debt of a key that was not idle can delay a new key.
 func (t *Table) start(tag uint64, now int64, live bool) (uint64, int64, int64) {
-	w, nb := t.k.start(t.sk.owed(tag), t.k.ref())
+	o := t.sk.owed(tag)
 	if live {
 		now = t.clock()
 	}
+	w, nb := t.k.start(o, t.k.ref(), now)
 	return w, nb, now
 }
 

@@ -571,7 +571,7 @@ func TestNewKeyAgainstBothRegisters(t *testing.T) {
 		// It is paid when the lesser debt (o1's key's burst, taken at
 		// now+10tok) is: admitted then, with the limiter that debt left.
 		var want limit.Result
-		if w, nb := tb2.k.start(o1, tb2.k.ref()); now < nb {
+		if w, nb := tb2.k.start(o1, tb2.k.ref(), now); now < nb {
 			want = notBefore(nb, now, 1)
 		} else {
 			_, want, _, _ = tb2.k.step(w, now, tb2.k.ref(), 1)
@@ -668,6 +668,31 @@ func TestConcurrentBound(t *testing.T) {
 				}
 				seen[tag] = tag != 0
 			}
+		}
+	})
+}
+
+// TestPaidDebtIsNone: a debt the sketch holds that was paid long before
+// now (for a window, further back than a window word's time field
+// reaches) starts a key fresh.
+func TestPaidDebtIsNone(t *testing.T) {
+	kinds(t, func(t *testing.T, mk func(...Option) *Table) {
+		tb := mk(WithCapacity(1024))
+		const now = int64(1 << 50)
+		tb.AllowAt("other", now) // the table has seen now
+		// Paid an hour ago; for a window, three wraps of its time field and
+		// a quarter window ago, which a word's field would misread as a
+		// quarter window ago.
+		at := now - int64(time.Hour)
+		if tb.k.window {
+			at = now - 3*int64(tb.k.w.Wrap()) - int64(tWindow)/4
+		}
+		old := tb.newTable(t).owedAfterBurst(at)
+		i, j := tb.sk.regs(tb.tag("k"))
+		tb.sk[i].Store(old)
+		tb.sk[j].Store(old)
+		if r, _ := tb.AllowNAt("k", now, tb.burst()); !r.OK {
+			t.Fatalf("a debt paid long ago delayed a key: %+v", r)
 		}
 	})
 }
