@@ -20,8 +20,8 @@ var ErrZeroAIMD = errors.New("adaptive: zero AIMD; make one with NewAIMD")
 // or latency (ObserveAt); once an interval has passed, the next record
 // judges it and sets the rate on the target. It is safe for concurrent
 // use; recording takes no lock (two striped counters and a load). The
-// zero value records nothing and sets nothing. An AIMD must not be copied
-// after first use.
+// zero value counts outcomes and never sets a rate (UpdateAt returns
+// ErrZeroAIMD). An AIMD must not be copied after first use.
 type AIMD struct {
 	_        noCopy
 	target   Setter

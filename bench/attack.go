@@ -76,74 +76,113 @@ const (
 
 // Attack runs one configuration of the drive and returns its figures.
 func Attack(c AttackConfig) (AttackFigures, error) {
-	var f AttackFigures
+	d, err := newAttackDrive(c)
+	if err != nil {
+		return AttackFigures{}, err
+	}
+	const start = int64(1) << 40
+	tick := max(int64(float64(attackPeriod)/(c.Flood*float64(c.Capacity))), 1) // one flood key a tick
+	d.schedule(start)
+	for now := start; now < start+int64(c.Run); now += tick {
+		d.flood(now)
+		d.abuse(now)
+		d.behave(now)
+	}
+	f := d.f
+	f.AbuserBound = attackBound(c.Window, int64(c.Run))
+	if err := checkAttackBound(c.Window, d.abuser); err != nil {
+		f.BoundError = err.Error()
+	}
+	f.Stats = d.tb.Stats()
+	return f, nil
+}
+
+// attackDrive is one run of Attack.
+type attackDrive struct {
+	tb        *keyed.Table
+	r         *rand.Rand
+	f         AttackFigures
+	floodN    int64           // what each flood key asks
+	abuserN   int64           // what the abuser asks
+	abuser    []bound.Use     // the abuser's admissions
+	abuserOwn limit.Limiter   // the abuser's own limiter
+	own       []limit.Limiter // each well-behaved key's own limiter
+	names     []string        // the well-behaved keys
+	next      []int64         // when each asks next
+	gi        int             // the next to ask: they ask in a fixed cyclic order
+}
+
+func newAttackDrive(c AttackConfig) (*attackDrive, error) {
 	tb, err := attackTable(c)
 	if err != nil {
-		return f, err
+		return nil, err
 	}
 	own, err := ownLimiters(c)
 	if err != nil {
-		return f, err
+		return nil, err
 	}
-	r := rand.New(rand.NewPCG(c.Seed, 31))
-	const start = int64(1) << 40
-	tick := int64(float64(attackPeriod) / (c.Flood * float64(c.Capacity))) // one flood key a tick
-	tick = max(tick, 1)
-	every := int64(attackPeriod / attackEvents)
-	floodN, abuserN := int64(attackBurst), int64(attackBurst)
-	switch c.Pattern {
-	case Keeper:
-		abuserN = attackBurst - 1
-	case Ties:
-		floodN, abuserN = 1, 1
-	}
-	var abuser []bound.Use
 	abuserOwn, err := ownLimiters(AttackConfig{Window: c.Window, Good: 1})
 	if err != nil {
-		return f, err
+		return nil, err
 	}
-	// The well-behaved keys ask in a fixed cyclic order (each every
-	// `every`, from an offset of its own), so the next is at gi.
-	nextGood := make([]int64, c.Good)
-	for i := range nextGood {
-		nextGood[i] = start + every*int64(i)/int64(max(c.Good, 1))
+	d := &attackDrive{tb: tb, r: rand.New(rand.NewPCG(c.Seed, 31)), floodN: attackBurst, abuserN: attackBurst,
+		abuserOwn: abuserOwn[0], own: own, names: make([]string, c.Good), next: make([]int64, c.Good)}
+	switch c.Pattern {
+	case Keeper:
+		d.abuserN = attackBurst - 1
+	case Ties:
+		d.floodN, d.abuserN = 1, 1
 	}
-	gi := 0
-	goodNames := make([]string, c.Good)
-	for i := range goodNames {
-		goodNames[i] = fmt.Sprint("good", i)
+	for i := range d.names {
+		d.names[i] = fmt.Sprint("good", i)
 	}
+	return d, nil
+}
+
+// every is how often a well-behaved key asks: its exact rate.
+const every = int64(attackPeriod / attackEvents)
+
+// schedule spreads the well-behaved keys' first requests over one period.
+func (d *attackDrive) schedule(start int64) {
+	for i := range d.next {
+		d.next[i] = start + every*int64(i)/int64(len(d.next))
+	}
+}
+
+// flood makes one fresh key ask at now.
+func (d *attackDrive) flood(now int64) {
 	var key [16]byte
-	for now := start; now < start+int64(c.Run); now += tick {
-		for i := range key {
-			key[i] = byte(r.Uint32())
-		}
-		tb.AllowNAt(string(key[:]), now, floodN)
-		f.FloodKeys++
-		if res, err := tb.AllowNAt("abuser", now, abuserN); res.OK && err == nil {
-			abuser = append(abuser, bound.Use{At: now, Cost: abuserN})
-			f.AbuserAdmitted += abuserN
-		}
-		if res, _ := abuserOwn[0].AllowNAt(now, abuserN); res.OK {
-			f.AbuserOwn += abuserN
-		}
-		for c.Good > 0 && nextGood[gi] <= now {
-			nextGood[gi] += every
-			got := tb.AllowAt(goodNames[gi], now)
-			want := own[gi].AllowAt(now)
-			f.GoodAsked++
-			if want && !got {
-				f.GoodWrongDenied++
-			}
-			gi = (gi + 1) % c.Good
-		}
+	for i := range key {
+		key[i] = byte(d.r.Uint32())
 	}
-	f.AbuserBound = attackBound(c.Window, int64(c.Run))
-	if err := checkAttackBound(c.Window, abuser); err != nil {
-		f.BoundError = err.Error()
+	d.tb.AllowNAt(string(key[:]), now, d.floodN)
+	d.f.FloodKeys++
+}
+
+// abuse makes the abuser ask at now, and its own limiter alone.
+func (d *attackDrive) abuse(now int64) {
+	if res, err := d.tb.AllowNAt("abuser", now, d.abuserN); res.OK && err == nil {
+		d.abuser = append(d.abuser, bound.Use{At: now, Cost: d.abuserN})
+		d.f.AbuserAdmitted += d.abuserN
 	}
-	f.Stats = tb.Stats()
-	return f, nil
+	if res, _ := d.abuserOwn.AllowNAt(now, d.abuserN); res.OK {
+		d.f.AbuserOwn += d.abuserN
+	}
+}
+
+// behave makes the well-behaved keys due by now ask, each judged against
+// its own limiter.
+func (d *attackDrive) behave(now int64) {
+	for len(d.next) > 0 && d.next[d.gi] <= now {
+		d.next[d.gi] += every
+		got := d.tb.AllowAt(d.names[d.gi], now)
+		want := d.own[d.gi].AllowAt(now)
+		d.f.GoodAsked++
+		if want && !got {
+			d.f.GoodWrongDenied++
+		}
+		d.gi = (d.gi + 1) % len(d.next)
+	}
 }
 
 func attackTable(c AttackConfig) (*keyed.Table, error) {
@@ -191,11 +230,12 @@ func checkAttackBound(win bool, uses []bound.Use) error {
 	return bound.Check(uses, attackBurst, attackEvents, uint64(attackPeriod))
 }
 
-// FreshKeys decides on keys never seen before from goroutines at once,
-// through the plain form (the real clock) of a table of capacity slots
-// whose keys each owe one unit for 1ms after their decision, for d; it
-// returns the decisions and the denials.
-func FreshKeys(goroutines, capacity int, d time.Duration, window bool) (decided, denied int64, err error) {
+// FreshKeys decides on keys never seen before from goroutines at once, on
+// the real clock, through the plain form (at false) or the ...At form with
+// a time read just before (at true, as httplimit calls it), of a table of
+// capacity slots whose keys each owe one unit for 1ms after their
+// decision, for d; it returns the decisions and the denials.
+func FreshKeys(goroutines, capacity int, d time.Duration, window, at bool) (decided, denied int64, err error) {
 	var tb *keyed.Table
 	if window {
 		tb, err = keyed.NewWindow(1, time.Millisecond, keyed.WithCapacity(capacity))
@@ -217,7 +257,13 @@ func FreshKeys(goroutines, capacity int, d time.Duration, window bool) (decided,
 				for i := range key {
 					key[i] = byte(r.Uint32())
 				}
-				if !tb.AllowBytes(key[:]) {
+				var ok bool
+				if at {
+					ok = tb.AllowBytesAt(key[:], nanotime.Now())
+				} else {
+					ok = tb.AllowBytes(key[:])
+				}
+				if !ok {
 					den.Add(1)
 				}
 			}

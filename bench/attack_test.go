@@ -46,16 +46,16 @@ func TestAttack(t *testing.T) {
 	}
 }
 
-// TestAttackFreshKeys: keys never seen before, from 4 goroutines on the
-// real clock, are never denied while the keys that owe something fit the
-// table.
+// TestAttackFreshKeys: keys never seen before, from 4 goroutines through
+// the plain forms on the real clock, are never denied while the keys that
+// owe something fit the table.
 func TestAttackFreshKeys(t *testing.T) {
 	d := 300 * time.Millisecond
 	if testing.Short() {
 		d = 100 * time.Millisecond
 	}
 	for _, win := range []bool{false, true} {
-		decided, denied, err := FreshKeys(4, 1<<16, d, win)
+		decided, denied, err := FreshKeys(4, 1<<16, d, win, false)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -63,6 +63,11 @@ func TestAttackFreshKeys(t *testing.T) {
 		if denied != 0 {
 			t.Errorf("window=%v: %d of %d fresh keys denied", win, denied, decided)
 		}
+		// The ...At forms with a time read just before: denied only if a
+		// goroutine stalls 10ms between reading the time and deciding,
+		// which a loaded machine can do, so this is logged, not asserted.
+		decided, denied, _ = FreshKeys(4, 1<<16, d, win, true)
+		t.Logf("window=%v, At forms: %d fresh keys, %d denied", win, decided, denied)
 	}
 }
 

@@ -106,7 +106,7 @@ func ConcImpls() []ConcImpl {
 var ConcReportBed = ConcBed{Workers: 20, Service: 40 * time.Millisecond, Loads: []float64{0.5, 1, 1.5, 2, 3},
 	Run: 4 * time.Second, Initial: 5, Sample: 5 * time.Millisecond, Rounds: 3}
 
-// ConcurrencyReport runs the full-size bed (about 10 minutes: 3 rounds of
+// ConcurrencyReport runs the full-size bed (about 7 minutes: 3 rounds of
 // every limiter at every load) and returns its table in Markdown.
 func ConcurrencyReport() (string, error) {
 	rows, err := RunConcBed(ConcReportBed, ConcImpls())

@@ -22,6 +22,7 @@ import (
 	ululemem "github.com/ulule/limiter/v3/drivers/store/memory"
 
 	"github.com/cellrate/cellrate/httplimit"
+	"github.com/cellrate/cellrate/keyed"
 )
 
 // HTTPImpl is an HTTP rate-limiting middleware given the keyed limit
@@ -83,9 +84,9 @@ func HTTPImpls() []HTTPImpl {
 // admitted responses.
 var HTTPLimitBare = HTTPImpl{"httplimit-bare", func(clients int) (func(http.Handler) http.Handler, error) {
 	l, err := httplimit.New([]httplimit.Policy{{
-		Name:     "perip",
-		Client:   httplimit.Limit{Events: KeyedEvents, Period: KeyedPeriod, Burst: KeyedEvents},
-		Capacity: max(KeyedCapacity(clients), 1024),
+		Name:   "perip",
+		Client: httplimit.Limit{Events: KeyedEvents, Period: KeyedPeriod, Burst: KeyedEvents},
+		Table:  []keyed.Option{keyed.WithCapacity(max(KeyedCapacity(clients), 1024))},
 	}}, httplimit.WithDenialHeadersOnly(), httplimit.WithKeyFunc(func(r *http.Request) (httplimit.Key, error) {
 		return httplimit.StringKey(r.Header.Get("X-Forwarded-For")), nil
 	}))
@@ -101,12 +102,15 @@ func newHTTPLimit(clients int) (func(http.Handler) http.Handler, error) {
 
 // newHTTPLimitCap is httplimit with a table of capacity clients.
 func newHTTPLimitCap(capacity int) (func(http.Handler) http.Handler, error) {
+	key, err := httplimit.ProxyKey("X-Forwarded-For", netip.MustParsePrefix("127.0.0.0/8"), netip.MustParsePrefix("::1/128"))
+	if err != nil {
+		return nil, err
+	}
 	l, err := httplimit.New([]httplimit.Policy{{
-		Name:     "perip",
-		Client:   httplimit.Limit{Events: KeyedEvents, Period: KeyedPeriod, Burst: KeyedEvents},
-		Capacity: capacity,
-	}}, httplimit.WithKeyFunc(httplimit.ProxyKey(httplimit.XForwardedFor,
-		netip.MustParsePrefix("127.0.0.0/8"), netip.MustParsePrefix("::1/128"))))
+		Name:   "perip",
+		Client: httplimit.Limit{Events: KeyedEvents, Period: KeyedPeriod, Burst: KeyedEvents},
+		Table:  []keyed.Option{keyed.WithCapacity(capacity)},
+	}}, httplimit.WithKeyFunc(key))
 	if err != nil {
 		return nil, err
 	}
@@ -164,7 +168,7 @@ var (
 	// latency and throughput over loopback, in one process with the load
 	// generator, cannot be paired; the in-process runs measure the cost.
 	HTTPQuick = HTTPConfig{Rate: 2000, Duration: time.Second, Workers: 16, Distinct: 100_000, Memory: 100_000, Rounds: 1, Scenarios: []string{"hot10"}}
-	HTTPFull  = HTTPConfig{Rate: 2000, Duration: 3 * time.Second, Workers: 16, Distinct: 100_000, Memory: 1_000_000, Rounds: 1, Scenarios: []string{"hot10"}}
+	HTTPFull  = HTTPConfig{Rate: 2000, Duration: 3 * time.Second, Workers: 16, Distinct: 100_000, Memory: 250_000, Rounds: 1, Scenarios: []string{"hot10"}}
 )
 
 // HTTPRow is one middleware in one scenario.

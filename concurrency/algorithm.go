@@ -70,6 +70,33 @@ func (m *noLoad) step(limit float64, w Window, history int) (base time.Duration,
 	return m.base, 0, false
 }
 
+// recovery remembers the limit a run of back-offs on drops started from,
+// so that once windows show no queue again the limit climbs back half the
+// way at each window instead of by one step: a burst of timeouts from a
+// stall (of the host, of the network) does not mean the service became
+// smaller. A window whose latency shows a queue forgets it: that level
+// was too much.
+type recovery struct{ from float64 }
+
+func (r *recovery) backoff(limit, factor float64) float64 {
+	r.from = max(r.from, limit)
+	return limit * factor
+}
+
+// rise returns the limit after a window without queue, whose own rule
+// gives next.
+func (r *recovery) rise(limit, next float64) float64 {
+	if r.from > next {
+		next = max(next, limit+(r.from-limit)/2)
+	}
+	if r.from-next < 1 {
+		r.from = 0
+	}
+	return next
+}
+
+func (r *recovery) forget() { r.from = 0 }
+
 func fracErr(pkg, param string, v, lo, hi float64) error {
 	if v >= lo && v <= hi {
 		return nil

@@ -176,3 +176,32 @@ func TestSlowerServiceReprobed(t *testing.T) {
 		}
 	}
 }
+
+// TestRecoveryAfterDrops: after back-offs on drops, windows without queue
+// take the limit half the way back to where they began at each window;
+// a window with a queue forgets that level.
+func TestRecoveryAfterDrops(t *testing.T) {
+	clean := Window{Samples: 10, MinRTT: 10 * time.Millisecond, AvgRTT: 10 * time.Millisecond, MaxInFlight: 100}
+	dropped := clean
+	dropped.Drops = 1
+	queued := clean
+	queued.AvgRTT = 20 * time.Millisecond
+	for _, mk := range []func() Algorithm{func() Algorithm { return &Vegas{} }, func() Algorithm { return &Gradient{} }} {
+		alg := mk()
+		alg.Update(100, clean)
+		l := alg.Update(alg.Update(100, dropped), dropped) // 100 -> 90 -> 81
+		if l != 81 {
+			t.Fatalf("%T: two back-offs from 100 gave %v", alg, l)
+		}
+		if got := alg.Update(l, clean); got != 90.5 {
+			t.Errorf("%T: first clean window after back-offs: %v, want 90.5 (half way back to 100)", alg, got)
+		}
+		alg = mk()
+		alg.Update(100, clean)
+		l = alg.Update(alg.Update(100, dropped), dropped)
+		l = alg.Update(l, queued) // the old level was too much: forget it
+		if got := alg.Update(l, clean); got >= l+(100-l)/2 {
+			t.Errorf("%T: after a queued window the limit still climbs back: %v from %v", alg, got, l)
+		}
+	}
+}

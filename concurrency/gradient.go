@@ -8,9 +8,11 @@ package concurrency
 // such mean since the last probe (see History). Each window the limit
 // moves to limit × gradient + headroom (Headroom of the limit, at least 1
 // request): at once when that is a rise, by Smoothing of the way when it
-// is a fall. A window with a Dropped
-// request multiplies the limit by Backoff; one whose requests never
-// reached half the limit leaves it alone.
+// is a fall. A window with a Dropped request multiplies the limit by
+// Backoff, and once windows show no queue again the limit climbs back half
+// the way to where the back-offs began at each window (a queue forgets
+// that level); a window whose requests never reached half the limit
+// leaves it alone.
 //
 // Gradient2 itself compares a short-term with a long-term average latency;
 // under load that lasts, the long-term average rises to meet the short one
@@ -37,6 +39,7 @@ type Gradient struct {
 	History int
 
 	base noLoad
+	rec  recovery
 }
 
 func (g *Gradient) params() (tol, head, smooth, backoff float64, hist int) {
@@ -61,12 +64,17 @@ func (g *Gradient) Update(limit float64, w Window) float64 {
 	case ok:
 		return probe
 	case w.Drops > 0:
-		return limit * backoff
+		return g.rec.backoff(limit, backoff)
 	case appLimited(limit, w) || w.AvgRTT <= 0:
 		return limit
 	}
 	grad := min(1, max(0.5, tol*float64(base)/float64(w.AvgRTT)))
 	next := limit*grad + max(1, head*limit)
+	if grad < 1 {
+		g.rec.forget()
+	} else {
+		next = g.rec.rise(limit, next)
+	}
 	if next < limit {
 		next = limit + smooth*(next-limit)
 	}

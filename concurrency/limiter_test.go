@@ -157,8 +157,12 @@ func TestInFlightExact(t *testing.T) {
 							continue
 						}
 					} else {
+						// A lost wakeup would block here: fail instead.
+						ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 						var err error
-						if tok, err = l.Acquire(context.Background()); err != nil {
+						tok, err = l.Acquire(ctx)
+						cancel()
+						if err != nil {
 							t.Error(err)
 							return
 						}

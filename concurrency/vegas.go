@@ -7,8 +7,10 @@ package concurrency
 // queue between Alpha and Beta. Below Alpha it raises the limit by the
 // gap to the band's middle; above Beta it lowers it toward the middle, by
 // Smoothing of the gap; a window with a Dropped request multiplies the
-// limit by Backoff. A window whose requests never reached half the limit
-// leaves it alone.
+// limit by Backoff, and once windows show no queue again the limit climbs
+// back half the way to where the back-offs began at each window (a queue
+// forgets that level). A window whose requests never reached half the
+// limit leaves it alone.
 //
 // Fields at zero take their defaults. Use a new Vegas for each Limiter.
 type Vegas struct {
@@ -28,6 +30,7 @@ type Vegas struct {
 	History int
 
 	base noLoad
+	rec  recovery
 }
 
 func (v *Vegas) params() (alpha, beta, smooth, backoff float64, hist int) {
@@ -52,7 +55,7 @@ func (v *Vegas) Update(limit float64, w Window) float64 {
 	case ok:
 		return probe
 	case w.Drops > 0:
-		return limit * backoff
+		return v.rec.backoff(limit, backoff)
 	case appLimited(limit, w) || w.AvgRTT <= 0:
 		return limit
 	}
@@ -61,8 +64,9 @@ func (v *Vegas) Update(limit float64, w Window) float64 {
 	mid := (lo + hi) / 2
 	switch {
 	case queue < lo:
-		return limit + mid - queue
+		return v.rec.rise(limit, limit+mid-queue)
 	case queue > hi:
+		v.rec.forget()
 		return limit - smooth*(queue-mid)
 	}
 	return limit

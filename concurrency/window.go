@@ -102,7 +102,11 @@ func (s *sampler) record(rtt, inflight int64, drop bool) {
 
 // swap closes the current window at now and returns it; the next one
 // starts at now. Only the holder of updating calls it.
-func (s *sampler) swap(now int64) Window {
+func (s *sampler) swap(now int64) Window { return s.close(now).window(now) }
+
+// close makes a fresh window current and returns the old one once no
+// writer is adding to it.
+func (s *sampler) close(now int64) *acc {
 	old := s.cur.Load()
 	nw := &s.accs[0]
 	if old == nw {
@@ -113,5 +117,5 @@ func (s *sampler) swap(now int64) Window {
 	for old.writers.Load() != 0 {
 		runtime.Gosched() // a writer between its announcement and its last add
 	}
-	return old.window(now)
+	return old
 }

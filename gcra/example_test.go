@@ -1,6 +1,7 @@
 package gcra_test
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"time"
@@ -86,4 +87,19 @@ func ExampleNew_paramError() {
 	}
 	// Output:
 	// burst 3 max 2
+}
+
+func ExampleLimiter_Wait() {
+	// One event an hour: the first Wait returns at once; the next one is an
+	// hour away, past ctx's deadline, so WaitN fails at once instead of
+	// sleeping until the deadline.
+	l, _ := gcra.New(1, time.Hour, 1)
+	fmt.Println(l.Wait(context.Background()))
+	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+	defer cancel()
+	err := l.WaitN(ctx, 1)
+	fmt.Println(errors.Is(err, gcra.ErrDeadline), errors.Is(err, context.DeadlineExceeded))
+	// Output:
+	// <nil>
+	// true true
 }

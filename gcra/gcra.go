@@ -1,8 +1,8 @@
 // Package gcra is a lock-free rate limiter (the Generic Cell Rate Algorithm)
 // whose whole state is one 64-bit theoretical arrival time. Use it for the
 // cheapest exact decision of one limit: events per period on average, with
-// bursts of up to burst events. See ExampleLimiter; ExampleLimiter_ReserveAt
-// shows reservations.
+// bursts of up to burst events. See ExampleLimiter; ExampleLimiter_Wait and
+// ExampleLimiter_ReserveAt show waiting and reservations.
 //
 // Allow and AllowN decide at once; Reserve takes events now for a later time
 // and Wait sleeps until then; Refund and Reservation.Cancel give events back.
@@ -101,10 +101,15 @@ func New(events int64, period time.Duration, burst int64, opts ...Option) (*Limi
 }
 
 // NewRate returns a full Limiter that admits rate events per second on
-// average and at most burst at once; see RateParams for how the float is
-// read and which values are refused.
+// average and at most burst at once. The float is read as the fraction
+// num/den nearest to it with den <= 2^32 and within 2^-50 of it relatively
+// (0.5, 1e-3 and 1.0/3 become 1/2, 1/1000 and 1/3 exactly), that is num
+// events per den seconds; use New to give the rate exactly. It returns a
+// *limit.ParamError (Param "rate") for a rate that is not finite and
+// positive, has no such fraction (below about 2^-32), or exceeds one event
+// per nanosecond, and New's errors for burst.
 func NewRate(rate float64, burst int64, opts ...Option) (*Limiter, error) {
-	ps, err := RateParams(rate, burst)
+	ps, err := rateParams(rate, burst)
 	if err != nil {
 		return nil, err
 	}
@@ -112,7 +117,7 @@ func NewRate(rate float64, burst int64, opts ...Option) (*Limiter, error) {
 }
 
 // NewFromParams returns a full Limiter with Params ps, which must come from
-// NewParams or RateParams (the zero Params is a *limit.ParamError).
+// NewParams (the zero Params is a *limit.ParamError).
 func NewFromParams(ps Params, opts ...Option) (*Limiter, error) {
 	if ps.j == 0 {
 		return nil, paramErr("params", ps, nil, nil, "the zero Params: make them with NewParams")

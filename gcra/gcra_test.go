@@ -311,13 +311,13 @@ func TestRateParams(t *testing.T) {
 		events int64
 		period time.Duration
 	}{{0.5, 1, 2 * time.Second}, {1.0 / 3, 1, 3 * time.Second}, {100, 100, time.Second}, {1e9, 1, 1}, {3e8, 3, 10}} {
-		got, err := RateParams(c.rate, 4)
+		got, err := rateParams(c.rate, 4)
 		if err != nil {
 			t.Fatal(err)
 		}
 		want, _ := NewParams(c.events, c.period, 4)
 		if got != want {
-			t.Errorf("RateParams(%v) = %+v, want %+v", c.rate, got, want)
+			t.Errorf("rateParams(%v) = %+v, want %+v", c.rate, got, want)
 		}
 	}
 }

@@ -59,15 +59,8 @@ func NewParams(events int64, period time.Duration, burst int64) (Params, error) 
 	})
 }
 
-// RateParams returns the Params of a limiter that admits rate events per
-// second on average and at most burst at once. The float is read as the
-// fraction num/den nearest to it with den <= 2^32 and within 2^-50 of it
-// relatively (0.5, 1e-3 and 1.0/3 become 1/2, 1/1000 and 1/3 exactly), that
-// is num events per den seconds; use NewParams to give the rate exactly. It
-// returns a *limit.ParamError (Param "rate") for a rate that is not finite
-// and positive, has no such fraction (below about 2^-32), or exceeds one
-// event per nanosecond, and the errors of NewParams for burst.
-func RateParams(rate float64, burst int64) (Params, error) {
+// rateParams returns the Params of NewRate's limiter (see NewRate).
+func rateParams(rate float64, burst int64) (Params, error) {
 	num, den, ok := ratio.Fraction(rate)
 	if !ok {
 		return Params{}, paramErr("rate", rate, 0x1p-32, 1e9, "not a finite number of events per second in range")

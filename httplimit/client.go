@@ -1,42 +1,150 @@
 package httplimit
 
 import (
+	"errors"
 	"net/http"
 	"net/netip"
 	"strconv"
 	"strings"
+
+	"github.com/cellrate/cellrate/limit"
 )
 
-// Key names a client: an address (keyed per address, IPv6 grouped by
-// prefix; see WithIPv6Prefix) or a string (an API key, a user id). The zero
-// Key is the empty string key.
+// Key names a client: an address (an IPv6 one is grouped by its prefix;
+// see WithIPv6Prefix), a string (an API key, a user id), or several of
+// these joined (JoinKeys). Keys of different kinds never name the same
+// client: the address 65.66.67.68 and the string "ABCD" are two clients.
+// The zero Key names no client: a request whose KeyFunc returns it is
+// answered with ErrNoKey.
 type Key struct {
 	addr netip.Addr
 	s    string
+	kind keyKind
 }
 
+type keyKind uint8
+
+const (
+	noKey keyKind = iota
+	addrKey
+	stringKey
+	joinedKey // addr (if valid) is the first address part; s the rest
+)
+
+// ErrNoKey is the error for a request whose client has no key: a KeyFunc
+// returned the zero Key, StringKey(""), or ErrNoKey itself. FirstKey
+// passes over it to its next KeyFunc; otherwise the request is handled as
+// any KeyFunc error (WithErrorHandler, WithFailOpen), and never shares one
+// limit with other keyless requests.
+var ErrNoKey = errors.New("httplimit: the request has no client key")
+
 // AddrKey returns the key of a client address. An IPv4-mapped IPv6 address
-// is its IPv4 address; the zone is ignored.
-func AddrKey(a netip.Addr) Key { return Key{addr: a.Unmap().WithZone("")} }
+// is its IPv4 address; the zone is ignored. The invalid Addr is no key.
+func AddrKey(a netip.Addr) Key {
+	if !a.IsValid() {
+		return Key{}
+	}
+	return Key{addr: a.Unmap().WithZone(""), kind: addrKey}
+}
 
-// StringKey returns the key of a client named by a string.
-func StringKey(s string) Key { return Key{s: s} }
+// StringKey returns the key of a client named by a string; the empty
+// string is no key (see ErrNoKey).
+func StringKey(s string) Key {
+	if s == "" {
+		return Key{}
+	}
+	return Key{s: s, kind: stringKey}
+}
 
-// Addr returns the key's address, or the invalid Addr for a string key.
-func (k Key) Addr() netip.Addr { return k.addr }
-
-// String returns the address in its text form, or the string key.
+// String returns the key in text: an address, the string key, or a joined
+// key's parts joined by "+", each string part quoted.
 func (k Key) String() string {
-	if k.addr.IsValid() {
+	switch k.kind {
+	case addrKey:
 		return k.addr.String()
+	case joinedKey:
+		if k.addr.IsValid() {
+			return strings.Replace(k.s, "\x00", k.addr.String(), 1)
+		}
 	}
 	return k.s
 }
 
 // A KeyFunc returns the key of the client that sent r. An error means the
 // client cannot be named: the request is handled as WithFailOpen says (by
-// default it is refused: fail closed).
+// default it is refused: fail closed), and counted in Stats.Errors (or
+// Stats.Unnamed).
 type KeyFunc func(r *http.Request) (Key, error)
+
+// JoinKeys returns a KeyFunc whose key joins the keys of fs, in order: a
+// client is one value of every part, as an address and a route. An error
+// or no key from any part is the joined KeyFunc's error.
+func JoinKeys(fs ...KeyFunc) KeyFunc {
+	fs = append([]KeyFunc(nil), fs...)
+	return func(r *http.Request) (Key, error) {
+		var j Key
+		var b []byte
+		for i, f := range fs {
+			k, err := f(r)
+			if err == nil && k.kind == noKey {
+				err = ErrNoKey
+			}
+			if err != nil {
+				return Key{}, err
+			}
+			if i > 0 {
+				b = append(b, '+')
+			}
+			switch {
+			case k.kind == addrKey && !j.addr.IsValid():
+				j.addr = k.addr
+				b = append(b, 0) // where the address goes in String
+			case k.kind == stringKey:
+				b = strconv.AppendQuote(b, k.s)
+			default:
+				b = append(b, k.String()...)
+			}
+		}
+		if len(fs) == 0 {
+			return Key{}, ErrNoKey
+		}
+		j.s, j.kind = string(b), joinedKey
+		return j, nil
+	}
+}
+
+// FirstKey returns a KeyFunc whose key is the first of fs to name the
+// client: an fs[i] that returns ErrNoKey (or no key) passes to fs[i+1]; any
+// other error is FirstKey's error. FirstKey(HeaderKey("X-Api-Key"),
+// PeerAddr) keys a request by its API key, else by its address.
+func FirstKey(fs ...KeyFunc) KeyFunc {
+	fs = append([]KeyFunc(nil), fs...)
+	return func(r *http.Request) (Key, error) {
+		for _, f := range fs {
+			k, err := f(r)
+			if errors.Is(err, ErrNoKey) || err == nil && k.kind == noKey {
+				continue
+			}
+			return k, err
+		}
+		return Key{}, ErrNoKey
+	}
+}
+
+// HeaderKey returns a KeyFunc whose key is the string value of the request
+// header name (its first value), and ErrNoKey when it is absent or empty.
+// A value a client invents is a new client, with a full limit: key by a
+// header only once it is checked, or put the policy behind a limit by
+// address.
+func HeaderKey(name string) KeyFunc {
+	name = http.CanonicalHeaderKey(name)
+	return func(r *http.Request) (Key, error) {
+		if v := r.Header[name]; len(v) > 0 && v[0] != "" {
+			return StringKey(v[0]), nil
+		}
+		return Key{}, ErrNoKey
+	}
+}
 
 // ClientError reports a client that cannot be named from the request: an
 // unparsable RemoteAddr, or a malformed, overlong or too deep proxy header
@@ -62,9 +170,9 @@ func clientError(src, v, reason string) *ClientError {
 	return &ClientError{Source: src, Value: v, Reason: reason}
 }
 
-// MaxHops is the most proxy header elements a ProxyKey walks through: a
+// maxHops is the most proxy header elements a ProxyKey walks through: a
 // chain of more trusted proxies is refused with a ClientError.
-const MaxHops = 32
+const maxHops = 32
 
 // maxElem is the longest element of a proxy header read as an address
 // (an IPv6 address with a zone and a port fits well within it).
@@ -82,6 +190,9 @@ func PeerAddr(r *http.Request) (Key, error) {
 }
 
 func peer(s string) (netip.Addr, error) {
+	if a, ok := parse4Port(s); ok {
+		return a, nil
+	}
 	if ap, err := netip.ParseAddrPort(s); err == nil {
 		return ap.Addr(), nil
 	}
@@ -91,29 +202,12 @@ func peer(s string) (netip.Addr, error) {
 	return netip.Addr{}, clientError("RemoteAddr", s, "not an IP address with or without a port")
 }
 
-// ProxyHeader is a header through which proxies pass on the client's
-// address.
-type ProxyHeader int
-
-const (
-	// XForwardedFor is X-Forwarded-For: a comma-separated list of
-	// addresses, each proxy appending its peer's.
-	XForwardedFor ProxyHeader = iota
-	// Forwarded is RFC 7239's Forwarded: comma-separated elements whose
-	// for= parameter is the address a proxy received the request from.
-	Forwarded
-)
-
-func (h ProxyHeader) String() string {
-	if h == Forwarded {
-		return "Forwarded"
-	}
-	return "X-Forwarded-For"
-}
-
 // ProxyKey returns a KeyFunc for a server behind proxies: it starts at the
 // peer address and, while that address is in a trusted prefix, steps to
-// the address that proxy passed on in header h, reading the header's
+// the address that proxy passed on in the header, X-Forwarded-For (a
+// comma-separated list of addresses, each proxy appending its peer's) or
+// Forwarded (RFC 7239: elements whose for= parameter is the address a
+// proxy received the request from), reading the header's
 // elements right to left (the last line first). The client is the first
 // address outside the trusted prefixes, or the leftmost one if every hop
 // is trusted. A header from a peer that is not trusted is never read, so a
@@ -122,32 +216,53 @@ func (h ProxyHeader) String() string {
 //
 // An element the walk reaches that is not an address (malformed,
 // "unknown", an obfuscated Forwarded node, longer than 128 bytes) or a walk
-// of more than MaxHops elements is a *ClientError: a trusted proxy sent
+// of more than 32 elements is a *ClientError: a trusted proxy sent
 // what no client address can be read from. Elements left of the client's
 // are never read. A Forwarded element's for= value may be a quoted string,
-// and a port is ignored in either header.
-func ProxyKey(h ProxyHeader, trusted ...netip.Prefix) KeyFunc {
+// and a port is ignored in either header. An address with a zone
+// (fe80::1%eth0) is trusted by its address.
+//
+// ProxyKey returns a *limit.ParamError for no trusted prefix (every peer
+// would be the client: use PeerAddr), an invalid one, or another header.
+func ProxyKey(header string, trusted ...netip.Prefix) (KeyFunc, error) {
+	perr := func(v any, reason string) error {
+		return &limit.ParamError{Pkg: "httplimit", Param: "trusted", Value: v, Reason: reason}
+	}
+	name := http.CanonicalHeaderKey(header)
+	switch {
+	case name != "X-Forwarded-For" && name != "Forwarded":
+		return nil, &limit.ParamError{Pkg: "httplimit", Param: "header", Value: header, Reason: "the header is X-Forwarded-For or Forwarded"}
+	case len(trusted) == 0:
+		return nil, perr(0, "ProxyKey needs at least one trusted proxy prefix")
+	}
 	trusted = append([]netip.Prefix(nil), trusted...)
 	for i, p := range trusted {
+		if !p.IsValid() {
+			return nil, perr(p, "an invalid prefix")
+		}
 		trusted[i] = p.Masked()
 	}
-	name := h.String()
+	return proxyKey(name, trusted), nil
+}
+
+func proxyKey(name string, trusted []netip.Prefix) KeyFunc {
+	forwarded := name == "Forwarded"
 	return func(r *http.Request) (Key, error) {
 		a, err := peer(r.RemoteAddr)
 		if err != nil {
 			return Key{}, err
 		}
-		it := elems{vals: r.Header[name], forwarded: h == Forwarded} // name is canonical
+		it := elems{vals: r.Header[name], forwarded: forwarded} // name is canonical
 		for hops := 0; trustedAddr(trusted, a); hops++ {
 			e, ok := it.next()
 			if !ok {
 				break
 			}
-			if hops == MaxHops {
-				return Key{}, clientError(name, e, "more than MaxHops trusted proxies")
+			if hops == maxHops {
+				return Key{}, clientError(name, e, "more than 32 trusted proxies")
 			}
 			var reason string
-			if h == Forwarded {
+			if forwarded {
 				a, reason = forwardedFor(e)
 			} else {
 				a, reason = node(e, false)
@@ -160,8 +275,10 @@ func ProxyKey(h ProxyHeader, trusted ...netip.Prefix) KeyFunc {
 	}
 }
 
+// trustedAddr reports whether a, unmapped and without its zone, is in a
+// trusted prefix (a Prefix never contains a zoned address).
 func trustedAddr(trusted []netip.Prefix, a netip.Addr) bool {
-	a = a.Unmap()
+	a = a.Unmap().WithZone("")
 	for _, p := range trusted {
 		if p.Contains(a) {
 			return true
@@ -186,13 +303,13 @@ func (it *elems) next() (string, bool) {
 				return "", false
 			}
 			it.rest, it.vals = it.vals[len(it.vals)-1], it.vals[:len(it.vals)-1]
-			if strings.TrimSpace(it.rest) == "" {
+			if trim(it.rest) == "" {
 				continue // an empty line holds no element
 			}
 			it.inLine = true
 		}
 		i := it.cut()
-		e := strings.TrimSpace(it.rest[i+1:])
+		e := trim(it.rest[i+1:])
 		if i < 0 {
 			it.inLine = false
 		} else {
@@ -298,6 +415,9 @@ func node(v string, token bool) (netip.Addr, string) {
 		}
 		return a, ""
 	}
+	if a, ok := parse4(v); ok {
+		return a, ""
+	}
 	if a, err := netip.ParseAddr(v); err == nil && (a.Is4() || !token) {
 		return a, ""
 	}
@@ -309,11 +429,67 @@ func node(v string, token bool) (netip.Addr, string) {
 	return netip.Addr{}, "not an IP address"
 }
 
+// trim is strings.TrimSpace without its call when there is nothing to
+// trim, as in most elements.
+func trim(s string) string {
+	if s == "" || s[0] > ' ' && s[len(s)-1] > ' ' && s[0] < 0x80 && s[len(s)-1] < 0x80 {
+		return s
+	}
+	return strings.TrimSpace(s)
+}
+
+// parse4 parses a dotted-decimal IPv4 address as netip.ParseAddr does
+// (four decimal fields in [0, 255], no leading zeros), faster; ok is
+// false for anything else, which the caller then gives to netip.
+func parse4(s string) (netip.Addr, bool) {
+	var b [4]byte
+	f, digits, v := 0, 0, 0
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		switch {
+		case c >= '0' && c <= '9':
+			if digits == 1 && v == 0 {
+				return netip.Addr{}, false // a leading zero
+			}
+			v = v*10 + int(c-'0')
+			digits++
+			if v > 255 {
+				return netip.Addr{}, false
+			}
+		case c == '.' && digits > 0 && f < 3:
+			b[f], f, digits, v = byte(v), f+1, 0, 0
+		default:
+			return netip.Addr{}, false
+		}
+	}
+	if f != 3 || digits == 0 {
+		return netip.Addr{}, false
+	}
+	b[3] = byte(v)
+	return netip.AddrFrom4(b), true
+}
+
+// parse4Port parses "a.b.c.d:port" (the RemoteAddr of an IPv4 peer) as
+// netip.ParseAddrPort does, faster; ok is false for anything else.
+func parse4Port(s string) (netip.Addr, bool) {
+	i := strings.LastIndexByte(s, ':')
+	if i < 0 || !validPort(s[i:]) {
+		return netip.Addr{}, false
+	}
+	return parse4(s[:i])
+}
+
 // validPort reports whether p is ":" and a port number.
 func validPort(p string) bool {
 	if len(p) < 2 || len(p) > 6 || p[0] != ':' {
 		return false
 	}
-	n, err := strconv.ParseUint(p[1:], 10, 16)
-	return err == nil && n <= 65535
+	n := 0
+	for i := 1; i < len(p); i++ {
+		if p[i] < '0' || p[i] > '9' {
+			return false
+		}
+		n = n*10 + int(p[i]-'0')
+	}
+	return n <= 65535
 }

@@ -9,6 +9,17 @@ import (
 	"testing"
 )
 
+const xff, fwd = "X-Forwarded-For", "Forwarded"
+
+func mustProxy(t testing.TB, h string, trusted ...netip.Prefix) KeyFunc {
+	t.Helper()
+	f, err := ProxyKey(h, trusted...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return f
+}
+
 var loopback = []netip.Prefix{netip.MustParsePrefix("127.0.0.0/8"), netip.MustParsePrefix("::1/128")}
 
 func TestPeerAddr(t *testing.T) {
@@ -43,59 +54,59 @@ func TestProxyKey(t *testing.T) {
 	trusted := []netip.Prefix{netip.MustParsePrefix("10.0.0.0/8"), netip.MustParsePrefix("2001:db8:ffff::/48")}
 	cases := []struct {
 		name   string
-		h      ProxyHeader
+		h      string
 		remote string
 		vals   []string
 		want   string // "" for a ClientError
 	}{
-		{"untrusted peer ignores the header", XForwardedFor, "192.0.2.9:1", []string{"1.2.3.4"}, "192.0.2.9"},
-		{"untrusted peer ignores garbage", XForwardedFor, "192.0.2.9:1", []string{"garbage,,"}, "192.0.2.9"},
-		{"trusted peer, one hop", XForwardedFor, "10.0.0.1:1", []string{"1.2.3.4"}, "1.2.3.4"},
-		{"spoofed left part is never read", XForwardedFor, "10.0.0.1:1", []string{"6.6.6.6, 1.2.3.4"}, "1.2.3.4"},
-		{"garbage left of the client", XForwardedFor, "10.0.0.1:1", []string{"not an ip, 1.2.3.4"}, "1.2.3.4"},
-		{"two trusted hops", XForwardedFor, "10.0.0.1:1", []string{"6.6.6.6, 1.2.3.4, 10.9.9.9"}, "1.2.3.4"},
-		{"lines read last first", XForwardedFor, "10.0.0.1:1", []string{"6.6.6.6", "1.2.3.4, 10.0.0.2"}, "1.2.3.4"},
-		{"across lines", XForwardedFor, "10.0.0.1:1", []string{"1.2.3.4", "10.0.0.2"}, "1.2.3.4"},
-		{"all trusted: the leftmost", XForwardedFor, "10.0.0.1:1", []string{"10.0.0.3, 10.0.0.2"}, "10.0.0.3"},
-		{"trusted peer, no header", XForwardedFor, "10.0.0.1:1", nil, "10.0.0.1"},
-		{"empty line", XForwardedFor, "10.0.0.1:1", []string{""}, "10.0.0.1"},
-		{"ipv6 and ports", XForwardedFor, "[2001:db8:ffff::1]:1", []string{"[2001:db8::7]:443"}, "2001:db8::7"},
-		{"bare ipv6", XForwardedFor, "10.0.0.1:1", []string{"2001:db8::7"}, "2001:db8::7"},
-		{"ipv4 with port", XForwardedFor, "10.0.0.1:1", []string{"1.2.3.4:5678"}, "1.2.3.4"},
-		{"mapped", XForwardedFor, "10.0.0.1:1", []string{"::ffff:1.2.3.4"}, "1.2.3.4"},
-		{"malformed from a trusted proxy", XForwardedFor, "10.0.0.1:1", []string{"1.2.3"}, ""},
-		{"empty element", XForwardedFor, "10.0.0.1:1", []string{"1.2.3.4,"}, ""},
-		{"unknown", XForwardedFor, "10.0.0.1:1", []string{"unknown"}, ""},
-		{"overlong", XForwardedFor, "10.0.0.1:1", []string{strings.Repeat("1", 200)}, ""},
-		{"bad port", XForwardedFor, "10.0.0.1:1", []string{"1.2.3.4:x"}, ""},
-		{"bad brackets", XForwardedFor, "10.0.0.1:1", []string{"[1.2.3.4]"}, ""},
-		{"too many hops", XForwardedFor, "10.0.0.1:1", []string{strings.Repeat("10.0.0.5, ", MaxHops+1) + "10.0.0.5"}, ""},
-		{"fwd: untrusted ignored", Forwarded, "192.0.2.9:1", []string{"for=1.2.3.4"}, "192.0.2.9"},
-		{"fwd: one hop", Forwarded, "10.0.0.1:1", []string{"for=1.2.3.4;proto=https;by=10.0.0.1"}, "1.2.3.4"},
-		{"fwd: case and spaces", Forwarded, "10.0.0.1:1", []string{"proto=http; For = 1.2.3.4"}, "1.2.3.4"},
-		{"fwd: quoted ipv6 with port", Forwarded, "10.0.0.1:1", []string{`for="[2001:db8::17]:4711"`}, "2001:db8::17"},
-		{"fwd: quoted ipv4 port", Forwarded, "10.0.0.1:1", []string{`for="1.2.3.4:80"`}, "1.2.3.4"},
-		{"fwd: two elements", Forwarded, "10.0.0.1:1", []string{`for=6.6.6.6, for=1.2.3.4;by="a,b", for=10.0.0.2`}, "1.2.3.4"},
-		{"fwd: comma in quotes", Forwarded, "10.0.0.1:1", []string{`for=1.2.3.4;host="x,y\",z"`}, "1.2.3.4"},
-		{"fwd: escaped backslash", Forwarded, "10.0.0.1:1", []string{`for=1.2.3.4;host="x\\"`}, "1.2.3.4"},
-		{"fwd: unquoted ipv6", Forwarded, "10.0.0.1:1", []string{"for=[2001:db8::1]"}, ""},
-		{"fwd: obfuscated", Forwarded, "10.0.0.1:1", []string{"for=_hidden"}, ""},
-		{"fwd: unknown", Forwarded, "10.0.0.1:1", []string{"for=unknown"}, ""},
-		{"fwd: no for", Forwarded, "10.0.0.1:1", []string{"proto=https"}, ""},
-		{"fwd: no value", Forwarded, "10.0.0.1:1", []string{"for"}, ""},
-		{"fwd: unterminated quote", Forwarded, "10.0.0.1:1", []string{`for="1.2.3.4`}, ""},
-		{"fwd: garbage left of the client", Forwarded, "10.0.0.1:1", []string{`for="oops, for=1.2.3.4`}, "1.2.3.4"},
+		{"untrusted peer ignores the header", xff, "192.0.2.9:1", []string{"1.2.3.4"}, "192.0.2.9"},
+		{"untrusted peer ignores garbage", xff, "192.0.2.9:1", []string{"garbage,,"}, "192.0.2.9"},
+		{"trusted peer, one hop", xff, "10.0.0.1:1", []string{"1.2.3.4"}, "1.2.3.4"},
+		{"spoofed left part is never read", xff, "10.0.0.1:1", []string{"6.6.6.6, 1.2.3.4"}, "1.2.3.4"},
+		{"garbage left of the client", xff, "10.0.0.1:1", []string{"not an ip, 1.2.3.4"}, "1.2.3.4"},
+		{"two trusted hops", xff, "10.0.0.1:1", []string{"6.6.6.6, 1.2.3.4, 10.9.9.9"}, "1.2.3.4"},
+		{"lines read last first", xff, "10.0.0.1:1", []string{"6.6.6.6", "1.2.3.4, 10.0.0.2"}, "1.2.3.4"},
+		{"across lines", xff, "10.0.0.1:1", []string{"1.2.3.4", "10.0.0.2"}, "1.2.3.4"},
+		{"all trusted: the leftmost", xff, "10.0.0.1:1", []string{"10.0.0.3, 10.0.0.2"}, "10.0.0.3"},
+		{"trusted peer, no header", xff, "10.0.0.1:1", nil, "10.0.0.1"},
+		{"empty line", xff, "10.0.0.1:1", []string{""}, "10.0.0.1"},
+		{"ipv6 and ports", xff, "[2001:db8:ffff::1]:1", []string{"[2001:db8::7]:443"}, "2001:db8::7"},
+		{"bare ipv6", xff, "10.0.0.1:1", []string{"2001:db8::7"}, "2001:db8::7"},
+		{"ipv4 with port", xff, "10.0.0.1:1", []string{"1.2.3.4:5678"}, "1.2.3.4"},
+		{"mapped", xff, "10.0.0.1:1", []string{"::ffff:1.2.3.4"}, "1.2.3.4"},
+		{"malformed from a trusted proxy", xff, "10.0.0.1:1", []string{"1.2.3"}, ""},
+		{"empty element", xff, "10.0.0.1:1", []string{"1.2.3.4,"}, ""},
+		{"unknown", xff, "10.0.0.1:1", []string{"unknown"}, ""},
+		{"overlong", xff, "10.0.0.1:1", []string{strings.Repeat("1", 200)}, ""},
+		{"bad port", xff, "10.0.0.1:1", []string{"1.2.3.4:x"}, ""},
+		{"bad brackets", xff, "10.0.0.1:1", []string{"[1.2.3.4]"}, ""},
+		{"too many hops", xff, "10.0.0.1:1", []string{strings.Repeat("10.0.0.5, ", maxHops+1) + "10.0.0.5"}, ""},
+		{"fwd: untrusted ignored", fwd, "192.0.2.9:1", []string{"for=1.2.3.4"}, "192.0.2.9"},
+		{"fwd: one hop", fwd, "10.0.0.1:1", []string{"for=1.2.3.4;proto=https;by=10.0.0.1"}, "1.2.3.4"},
+		{"fwd: case and spaces", fwd, "10.0.0.1:1", []string{"proto=http; For = 1.2.3.4"}, "1.2.3.4"},
+		{"fwd: quoted ipv6 with port", fwd, "10.0.0.1:1", []string{`for="[2001:db8::17]:4711"`}, "2001:db8::17"},
+		{"fwd: quoted ipv4 port", fwd, "10.0.0.1:1", []string{`for="1.2.3.4:80"`}, "1.2.3.4"},
+		{"fwd: two elements", fwd, "10.0.0.1:1", []string{`for=6.6.6.6, for=1.2.3.4;by="a,b", for=10.0.0.2`}, "1.2.3.4"},
+		{"fwd: comma in quotes", fwd, "10.0.0.1:1", []string{`for=1.2.3.4;host="x,y\",z"`}, "1.2.3.4"},
+		{"fwd: escaped backslash", fwd, "10.0.0.1:1", []string{`for=1.2.3.4;host="x\\"`}, "1.2.3.4"},
+		{"fwd: unquoted ipv6", fwd, "10.0.0.1:1", []string{"for=[2001:db8::1]"}, ""},
+		{"fwd: obfuscated", fwd, "10.0.0.1:1", []string{"for=_hidden"}, ""},
+		{"fwd: unknown", fwd, "10.0.0.1:1", []string{"for=unknown"}, ""},
+		{"fwd: no for", fwd, "10.0.0.1:1", []string{"proto=https"}, ""},
+		{"fwd: no value", fwd, "10.0.0.1:1", []string{"for"}, ""},
+		{"fwd: unterminated quote", fwd, "10.0.0.1:1", []string{`for="1.2.3.4`}, ""},
+		{"fwd: garbage left of the client", fwd, "10.0.0.1:1", []string{`for="oops, for=1.2.3.4`}, "1.2.3.4"},
 	}
 	for _, c := range cases {
 		r := httptest.NewRequest("GET", "/", nil)
 		r.RemoteAddr = c.remote
 		for _, v := range c.vals {
-			r.Header.Add(c.h.String(), v)
+			r.Header.Add(c.h, v)
 		}
-		k, err := ProxyKey(c.h, trusted...)(r)
+		k, err := mustProxy(t, c.h, trusted...)(r)
 		var ce *ClientError
 		switch {
-		case c.want == "" && (!errors.As(err, &ce) || ce.Source != c.h.String() || len(ce.Value) > 64):
+		case c.want == "" && (!errors.As(err, &ce) || ce.Source != c.h || len(ce.Value) > 64):
 			t.Errorf("%s: %v, %v; want a %s ClientError", c.name, k, err, c.h)
 		case c.want != "" && (err != nil || k.String() != c.want):
 			t.Errorf("%s: %v, %v; want %s", c.name, k, err, c.want)
@@ -103,7 +114,7 @@ func TestProxyKey(t *testing.T) {
 	}
 	r := httptest.NewRequest("GET", "/", nil)
 	r.RemoteAddr = ""
-	if _, err := ProxyKey(XForwardedFor, trusted...)(r); err == nil {
+	if _, err := mustProxy(t, xff, trusted...)(r); err == nil {
 		t.Error("an empty RemoteAddr named a client")
 	}
 }
@@ -115,17 +126,17 @@ func TestProxyKeyHuge(t *testing.T) {
 	r := httptest.NewRequest("GET", "/", nil)
 	r.RemoteAddr = "127.0.0.1:1"
 	r.Header.Set("X-Forwarded-For", huge)
-	k, err := ProxyKey(XForwardedFor, loopback...)(r)
+	k, err := mustProxy(t, xff, loopback...)(r)
 	if err != nil || k.String() != "1.2.3.4" {
 		t.Fatalf("%v, %v", k, err)
 	}
 	r.Header.Set("X-Forwarded-For", strings.Repeat("x", 1<<20))
-	if _, err := ProxyKey(XForwardedFor, loopback...)(r); err == nil {
+	if _, err := mustProxy(t, xff, loopback...)(r); err == nil {
 		t.Fatal("a 1 MiB element named a client")
 	}
 	r.Header.Del("X-Forwarded-For")
 	r.Header.Set("Forwarded", strings.Repeat(`for="`, 1<<16))
-	if _, err := ProxyKey(Forwarded, loopback...)(r); err == nil {
+	if _, err := mustProxy(t, fwd, loopback...)(r); err == nil {
 		t.Fatal("unbalanced quotes named a client")
 	}
 }
@@ -133,13 +144,50 @@ func TestProxyKeyHuge(t *testing.T) {
 func FuzzProxyKey(f *testing.F) {
 	f.Add("10.0.0.1:1", "for=1.2.3.4, for=\"[::1]:8\"", "1.2.3.4, 10.0.0.2")
 	f.Add("[::1]:1", `for="\\\",`, ",,,")
-	f.Fuzz(func(t *testing.T, remote, fwd, xff string) {
-		r := &http.Request{RemoteAddr: remote, Header: http.Header{"Forwarded": {fwd}, "X-Forwarded-For": {xff}}}
-		for _, h := range []ProxyHeader{Forwarded, XForwardedFor} {
-			k, err := ProxyKey(h, netip.MustParsePrefix("0.0.0.0/0"), netip.MustParsePrefix("::/0"))(r)
-			if err == nil && !k.Addr().IsValid() {
+	f.Fuzz(func(t *testing.T, remote, fwdV, xffV string) {
+		r := &http.Request{RemoteAddr: remote, Header: http.Header{"Forwarded": {fwdV}, "X-Forwarded-For": {xffV}}}
+		for _, h := range []string{fwd, xff} {
+			k, err := mustProxy(t, h, netip.MustParsePrefix("0.0.0.0/0"), netip.MustParsePrefix("::/0"))(r)
+			if err == nil && (k.kind != addrKey || !k.addr.IsValid()) {
 				t.Fatalf("%s: no error and no address", h)
 			}
 		}
+	})
+}
+
+// TestParse4: the fast IPv4 parsers agree with netip on what they accept,
+// and accept every dotted-decimal IPv4 address and IPv4 address and port.
+func TestParse4(t *testing.T) {
+	for _, s := range []string{"1.2.3.4", "0.0.0.0", "255.255.255.255", "10.0.0.1", "256.1.1.1", "01.2.3.4", "1.2.3", "1.2.3.4.5",
+		"1..2.3", ".1.2.3", "1.2.3.", "", "1.2.3.4 ", "::1", "1.2.3.4%x", "00.1.1.1", "1.2.3.0", "1.2.3.00", "9999.1.1.1", "1.2.3.4a"} {
+		checkParse4(t, s)
+		for _, port := range []string{":80", ":0", ":65535", ":65536", ":", ":x", ":+1", ":080", ":123456"} {
+			checkParse4Port(t, s+port)
+		}
+	}
+}
+
+func checkParse4(t *testing.T, s string) {
+	a, ok := parse4(s)
+	want, err := netip.ParseAddr(s)
+	if ok && (err != nil || a != want) || !ok && err == nil && want.Is4() {
+		t.Errorf("parse4(%q) = %v %v; netip %v %v", s, a, ok, want, err)
+	}
+}
+
+func checkParse4Port(t *testing.T, s string) {
+	a, ok := parse4Port(s)
+	want, err := netip.ParseAddrPort(s)
+	if ok && (err != nil || a != want.Addr()) || !ok && err == nil && want.Addr().Is4() {
+		t.Errorf("parse4Port(%q) = %v %v; netip %v %v", s, a, ok, want, err)
+	}
+}
+
+func FuzzParse4(f *testing.F) {
+	f.Add("1.2.3.4:80")
+	f.Add("01.2.3.4")
+	f.Fuzz(func(t *testing.T, s string) {
+		checkParse4(t, s)
+		checkParse4Port(t, s)
 	})
 }

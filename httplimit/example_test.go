@@ -11,13 +11,23 @@ import (
 	"github.com/cellrate/cellrate/httplimit"
 )
 
-// Each client may make 2 requests at once and 1 more a second; all
-// clients together 100 a second. The third request at once is denied.
+// A policy per route, each with its own key: /login by client address, 3
+// attempts at once and 1 more every 10 s; /api/ by API key, else by
+// address, 100 a second; and all of /api/ together 1000 a second. The
+// fourth login attempt at once is denied.
 func Example() {
 	lim, err := httplimit.New([]httplimit.Policy{{
-		Name:   "perip",
-		Client: httplimit.Limit{Events: 1, Period: time.Second, Burst: 2},
-		Global: httplimit.Limit{Name: "global", Events: 100, Period: time.Second, Burst: 100},
+		Name:       "login",
+		Methods:    []string{"POST"},
+		PathPrefix: "/login",
+		Key:        httplimit.PeerAddr,
+		Client:     httplimit.Limit{Events: 1, Period: 10 * time.Second, Burst: 3},
+	}, {
+		Name:       "api",
+		PathPrefix: "/api/",
+		Key:        httplimit.FirstKey(httplimit.HeaderKey("X-Api-Key"), httplimit.PeerAddr),
+		Client:     httplimit.Limit{Events: 100, Period: time.Second, Burst: 100},
+		Global:     httplimit.Limit{Events: 1000, Period: time.Second, Burst: 1000},
 	}})
 	if err != nil {
 		panic(err)
@@ -25,22 +35,32 @@ func Example() {
 	h := lim.Wrap(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		io.WriteString(w, "hello")
 	}))
-	for range 3 {
+	for range 4 {
 		w := httptest.NewRecorder()
-		h.ServeHTTP(w, httptest.NewRequest("GET", "/", nil)) // from 192.0.2.1:1234
-		fmt.Printf("%d %s Retry-After=%q\n", w.Code, w.Header().Get("RateLimit-Policy"), w.Header().Get("Retry-After"))
+		h.ServeHTTP(w, httptest.NewRequest("POST", "/login", nil)) // from 192.0.2.1:1234
+		fmt.Println(w.Code, w.Header().Values("Retry-After"))
 	}
+	w := httptest.NewRecorder()
+	r := httptest.NewRequest("GET", "/api/items", nil)
+	r.Header.Set("X-Api-Key", "k-42")
+	h.ServeHTTP(w, r)
+	fmt.Println(w.Code, w.Header().Get("RateLimit-Policy"))
 	// Output:
-	// 200 "perip";q=2;w=2, "global";q=100;w=1 Retry-After=""
-	// 200 "perip";q=2;w=2, "global";q=100;w=1 Retry-After=""
-	// 429 "perip";q=2;w=2, "global";q=100;w=1 Retry-After="1"
+	// 200 []
+	// 200 []
+	// 200 []
+	// 429 [10]
+	// 200 "api";q=100;w=1, "api-global";q=1000;w=1
 }
 
 // Behind a load balancer at 10.0.0.0/8, clients are named by the address
 // it appends to X-Forwarded-For; a header sent by any other peer is
 // ignored.
 func ExampleProxyKey() {
-	key := httplimit.ProxyKey(httplimit.XForwardedFor, netip.MustParsePrefix("10.0.0.0/8"))
+	key, err := httplimit.ProxyKey("X-Forwarded-For", netip.MustParsePrefix("10.0.0.0/8"))
+	if err != nil {
+		panic(err)
+	}
 	for _, remote := range []string{"10.1.2.3:5000", "203.0.113.7:5000"} {
 		r := httptest.NewRequest("GET", "/", nil)
 		r.RemoteAddr = remote
@@ -51,4 +71,15 @@ func ExampleProxyKey() {
 	// Output:
 	// 10.1.2.3:5000 -> 198.51.100.20 <nil>
 	// 203.0.113.7:5000 -> 203.0.113.7 <nil>
+}
+
+// A client named by its address and the route together: each path has
+// its own limit per address.
+func ExampleJoinKeys() {
+	path := func(r *http.Request) (httplimit.Key, error) { return httplimit.StringKey(r.URL.Path), nil }
+	key := httplimit.JoinKeys(httplimit.PeerAddr, path)
+	k, err := key(httptest.NewRequest("GET", "/items/7", nil))
+	fmt.Println(k, err)
+	// Output:
+	// 192.0.2.1+"/items/7" <nil>
 }

@@ -1,19 +1,20 @@
 package httplimit
 
 import (
-	"expvar"
-
 	"github.com/cellrate/cellrate/keyed"
 )
 
-// Stats are one policy's counts since New, each read on its own (see
-// striped.Counter's Load): they add up once the requests they count have
-// been decided.
+// Stats are one policy's counts since New, each read on its own: they add
+// up once the requests they count have been decided. A Stats slice is
+// JSON for expvar as it is:
+//
+//	expvar.Publish("httplimit", expvar.Func(func() any { return lim.Stats() }))
 type Stats struct {
 	// Policy is the policy's name.
 	Policy string
-	// Admitted and Denied count the requests decided.
-	Admitted, Denied int64
+	// Admitted and Denied count the requests decided; Busy those a cap on
+	// requests in flight denied.
+	Admitted, Denied, Busy int64
 	// Errors counts requests the error handler answered (a client that
 	// could not be named, a cost out of range); Unnamed counts those
 	// WithFailOpen let through unlimited.
@@ -23,29 +24,19 @@ type Stats struct {
 	Clients keyed.Stats
 }
 
-// Stats returns each policy's counts, in the policies' order.
+// Stats returns each policy's counts, in the policies' order (none for
+// the zero Limiter).
 func (l *Limiter) Stats() []Stats {
+	if l == nil || len(l.policies) == 0 {
+		return nil
+	}
 	out := make([]Stats, len(l.policies))
 	for i, p := range l.policies {
-		out[i] = Stats{Policy: p.name, Admitted: p.admitted.Load(), Denied: p.denied.Load(),
+		out[i] = Stats{Policy: p.name, Admitted: p.admitted.Load(), Denied: p.denied.Load(), Busy: p.busy.Load(),
 			Errors: p.errored.Load(), Unnamed: p.unnamed.Load()}
 		if p.table != nil {
 			out[i].Clients = p.table.Stats()
 		}
 	}
 	return out
-}
-
-// Var returns an expvar.Var whose value is the JSON object of Stats by
-// policy name, for expvar.Publish (httplimit publishes nothing itself):
-//
-//	expvar.Publish("httplimit", lim.Var())
-func (l *Limiter) Var() expvar.Var {
-	return expvar.Func(func() any {
-		m := make(map[string]Stats, len(l.policies))
-		for _, s := range l.Stats() {
-			m[s.Policy] = s
-		}
-		return m
-	})
 }

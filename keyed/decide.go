@@ -1,6 +1,7 @@
 package keyed
 
 import (
+	"math"
 	"math/bits"
 	"time"
 
@@ -145,10 +146,11 @@ func (t *Table) run(s *slot, tag, w uint64, now, n int64, one, live bool) (limit
 // when it was idle lies at or before that time: under a clock that never
 // goes back, only the debt of a key that was not idle can delay a new key.
 func (t *Table) start(tag uint64, now int64, live bool) (uint64, int64, int64) {
-	w, nb := t.k.start(t.sk.owed(tag))
+	o := t.sk.owed(tag)
 	if live {
 		now = t.clock()
 	}
+	w, nb := t.k.start(o, t.k.ref(), now)
 	return w, nb, now
 }
 
@@ -209,38 +211,51 @@ func (t *Table) insert(p *probe, now, n int64, live bool) (limit.Result, error, 
 		}
 	}
 	if n == 0 {
-		// A query: answered as for a fresh limiter, claiming nothing.
-		w, nb, now := t.start(p.tag, now, live)
-		if now < nb {
-			return notBefore(nb, now, n), nil, true
-		}
-		_, r, _, _ := t.k.step(w, now, t.k.ref(), 0)
-		return r, nil, true
+		return t.query(p.tag, now, live), nil, true
 	}
-	victim, class, owed, retry, held := t.choose(p, &tags, &words, now)
+	v := t.choose(p, &tags, &words, now)
 	switch {
-	case class == none && !held:
+	case v.class == none && !v.held:
 		return limit.Result{}, nil, false // every slot is a pending claim
-	case class == none:
+	case v.class == none:
 		t.refusals.Add(1)
-		return limit.Result{RetryAfter: retry}, ErrFull, true
+		return limit.Result{RetryAfter: v.retry}, ErrFull, true
 	}
-	// What the victim's key owes goes to the sketch before its slot is
-	// taken, so that when it comes back (after seeing the slot taken) it
-	// starts owing at least that.
-	if class != empty {
-		t.sk.record(tags[victim], owed)
+	if !t.claim(p, v, tags[v.i], words[v.i]) {
+		return limit.Result{}, nil, false
+	}
+	return t.settle(p, v.i, now, n, live)
+}
+
+// query answers n = 0 for a key the table does not hold, as its fresh
+// limiter would, claiming nothing.
+func (t *Table) query(tag uint64, now int64, live bool) limit.Result {
+	w, nb, now := t.start(tag, now, live)
+	if now < nb {
+		return notBefore(nb, now, 0)
+	}
+	_, r, _, _ := t.k.step(w, now, t.k.ref(), 0)
+	return r
+}
+
+// claim takes victim v's slot, which held tag and w, for p's key (pending)
+// and counts it. What the victim's key owes goes to the sketch before its
+// slot is taken, so that when it comes back (after seeing the slot taken)
+// it starts owing at least that.
+func (t *Table) claim(p *probe, v victim, tag, w uint64) bool {
+	if v.class != empty {
+		t.sk.record(tag, v.owed)
 		if t.evicted != nil {
-			t.evicted(tags[victim], owed)
+			t.evicted(tag, v.owed)
 		}
 	}
 	if t.claiming != nil {
 		t.claiming()
 	}
-	if !atomic128.CompareAndSwapAligned(p.s[victim], tags[victim], words[victim], p.tag|pending, 0) {
-		return limit.Result{}, nil, false
+	if !atomic128.CompareAndSwapAligned(p.s[v.i], tag, w, p.tag|pending, 0) {
+		return false
 	}
-	switch class {
+	switch v.class {
 	case empty:
 		t.claims.Add(1)
 	case busy:
@@ -248,21 +263,60 @@ func (t *Table) insert(p *probe, now, n int64, live bool) (limit.Result, error, 
 	default:
 		t.reuses.Add(1)
 	}
-	return t.settle(p, victim, now, n, live)
+	return true
 }
 
-// choose returns the slot a new key takes: an empty slot, else an idle
-// one, from the group with more of them (so groups fill evenly), else
-// (Evict) the slot of the key that owes most; the first of equals. It
-// returns the victim's debt (what the sketch records), and when it takes
-// none, the wait until a slot becomes idle, held false if every slot is a
-// pending claim.
-func (t *Table) choose(p *probe, tags, words *[2 * groupSlots]uint64, now int64) (victim, class int, owed uint64, retry time.Duration, held bool) {
+// grace is how long a key must have owed nothing before its slot is
+// reused as idle. The sketch keeps the debt of every key whose slot is
+// taken, idle or not, for callers of that key with times older than the
+// taker's; with the grace, a debt kept for an idle key lies at least grace
+// before the taker's now, so a new key decided at a time read up to grace
+// before another caller's never meets it.
+const grace = int64(10 * time.Millisecond)
+
+// subSat returns a - b for b >= 0, saturated at math.MinInt64.
+func subSat(a, b int64) int64 {
+	if a < math.MinInt64+b {
+		return math.MinInt64
+	}
+	return a - b
+}
+
+// victim is the slot a new key takes (i, of class), what its key owes,
+// and when there is none, the wait until a slot becomes idle (held false
+// if every slot is a pending claim).
+type victim struct {
+	i, class int
+	owed     uint64
+	retry    time.Duration
+	held     bool
+}
+
+// choose returns the slot a new key takes: an empty slot, else an idle one
+// (owing nothing since grace before now) from the group with more of them
+// (so groups fill evenly), else (Evict) the slot of the key that owes
+// most; the first of equals.
+func (t *Table) choose(p *probe, tags, words *[2 * groupSlots]uint64, now int64) victim {
+	classes, owes, free := t.classify(p, tags, words, now)
+	v := victim{class: none, retry: limit.Never}
+	for i, c := range classes {
+		switch {
+		case c == busy:
+			v.retry, v.held = min(v.retry, t.k.wait(owes[i], subSat(now, grace))), true
+			if t.policy == Evict && v.class <= busy && (v.class == none || owes[i] > v.owed) {
+				v.i, v.class, v.owed = i, busy, owes[i]
+			}
+		case c > v.class || c == v.class && c >= idle && free[i/groupSlots] > free[v.i/groupSlots]:
+			v.i, v.class, v.owed = i, c, owes[i]
+		}
+	}
+	return v
+}
+
+// classify returns the class of each slot of p, what its key owes, and
+// each group's count of empty and idle slots.
+func (t *Table) classify(p *probe, tags, words *[2 * groupSlots]uint64, now int64) (classes [2 * groupSlots]int, owes [2 * groupSlots]uint64, free [2]int) {
 	ref := t.k.ref()
-	retry = limit.Never
-	var classes [2 * groupSlots]int
-	var owes [2 * groupSlots]uint64
-	var free [2]int
 	for i := range p.s {
 		switch {
 		case tags[i]&pending != 0:
@@ -272,7 +326,7 @@ func (t *Table) choose(p *probe, tags, words *[2 * groupSlots]uint64, now int64)
 		default:
 			owes[i] = t.k.owed(words[i], ref)
 			classes[i] = busy
-			if t.k.paid(owes[i], now) {
+			if t.k.paid(owes[i], subSat(now, grace)) {
 				classes[i] = idle
 			}
 		}
@@ -280,20 +334,7 @@ func (t *Table) choose(p *probe, tags, words *[2 * groupSlots]uint64, now int64)
 			free[i/groupSlots]++
 		}
 	}
-	class = none
-	for i := range p.s {
-		c := classes[i]
-		switch {
-		case c == busy:
-			retry, held = min(retry, t.k.wait(owes[i], now)), true
-			if t.policy == Evict && class <= busy && (class == none || owes[i] > owed) {
-				victim, class, owed = i, busy, owes[i]
-			}
-		case c > class || c == class && c >= idle && free[i/groupSlots] > free[victim/groupSlots]:
-			victim, class, owed = i, c, owes[i]
-		}
-	}
-	return victim, class, owed, retry, held
+	return classes, owes, free
 }
 
 // settle turns the pending claim of the key in slot i of p into the key's
@@ -305,29 +346,10 @@ func (t *Table) choose(p *probe, tags, words *[2 * groupSlots]uint64, now int64)
 // limiter owes at least what the old one did, and its admissions continue
 // the old limiter's as if it had never lost its slot.
 func (t *Table) settle(p *probe, i int, now, n int64, live bool) (limit.Result, error, bool) {
-	tag := p.tag
-	for j, s := range p.s {
-		if j == i || s == p.s[i] {
-			continue
-		}
-		tg, w := atomic128.LoadAligned(s)
-		switch {
-		case tg == tag|pending && j > i:
-			// A later claim of the key: remove it, so that its settle
-			// cannot succeed too.
-			if atomic128.CompareAndSwapAligned(s, tg, w, 0, 0) {
-				t.releases.Add(1)
-				continue
-			}
-			fallthrough // it settled (or went): give this claim up
-		case tg == tag || tg == tag|pending:
-			// The key has a slot, or an earlier claim: give this one up.
-			if atomic128.CompareAndSwapAligned(p.s[i], tag|pending, 0, 0, 0) {
-				t.releases.Add(1)
-			}
-			return limit.Result{}, nil, false
-		}
+	if !t.alone(p, i) {
+		return limit.Result{}, nil, false
 	}
+	tag := p.tag
 	var next uint64
 	var r limit.Result
 	from, nb, now := t.start(tag, now, live)
@@ -348,4 +370,34 @@ func (t *Table) settle(p *probe, i int, now, n int64, live bool) (limit.Result, 
 	}
 	p.settled, p.word = p.groupOf(i)*groupSlots+uint64(i%groupSlots), next
 	return r, nil, true
+}
+
+// alone makes sure no slot of p but the i-th holds its key (see insert):
+// it removes the key's pending claims after slot i, and reports false,
+// having given slot i up, if the key has a slot or an earlier claim.
+func (t *Table) alone(p *probe, i int) bool {
+	tag := p.tag
+	for j, s := range p.s {
+		if j == i || s == p.s[i] {
+			continue
+		}
+		tg, w := atomic128.LoadAligned(s)
+		switch {
+		case tg == tag|pending && j > i:
+			// A later claim of the key: remove it, so that its settle
+			// cannot succeed too.
+			if atomic128.CompareAndSwapAligned(s, tg, w, 0, 0) {
+				t.releases.Add(1)
+				continue
+			}
+			fallthrough // it settled (or went): give this claim up
+		case tg == tag || tg == tag|pending:
+			// The key has a slot, or an earlier claim: give this one up.
+			if atomic128.CompareAndSwapAligned(p.s[i], tag|pending, 0, 0, 0) {
+				t.releases.Add(1)
+			}
+			return false
+		}
+	}
+	return true
 }

@@ -24,7 +24,7 @@
 // least of them: an innocent key can be delayed by a flood of other keys
 // that do not fit the table, never admitted early. While the keys that owe
 // something fit the table, only keys that owed nothing lose their slots,
-// and under the plain forms no key is delayed that way (see below). Under
+// and no key is delayed that way (see below). Under
 // a flood far larger than the table, most keys that lose their slot are
 // delayed, by up to a burst (a window: two windows). With the Refuse
 // policy a new key that finds no idle slot is denied with ErrFull instead,
@@ -32,12 +32,13 @@
 // stay busy.
 //
 // A key never seen before is denied only by the sketch, that is only for
-// other keys' debts: under the plain forms (Allow, AllowN, ...), which read
-// the table's clock after consulting the sketch, never while the keys that
-// owe something fit the table, with any number of goroutines, as long as
-// the clock never goes back. The ...At forms decide at the time given; a
-// time read before another goroutine's decision can meet the debt that
-// decision recorded.
+// other keys' debts, and never while the keys that owed something in the
+// last 10ms fit the table (a slot is reused as idle only once its key has
+// owed nothing for 10ms): under the plain forms (Allow, AllowN, ...), which
+// read the table's clock after consulting the sketch, with any number of
+// goroutines, as long as the clock never goes back; under the ...At forms,
+// which decide at the time given, as long as no time given is more than
+// 10ms older than one given before it.
 //
 // A key is its hash (hash/maphash under seeds made at random for each
 // table, so keys chosen by a client cannot be aimed at one group): keys of
@@ -65,13 +66,15 @@
 //
 // The sketch is one max-register a slot; a key has two, chosen by
 // independent hashes of its tag. A key new to the table starts from the
-// least of its registers: a GCRA at that TAT, a window admitting nothing
-// before that time. A key whose slot was taken had both of its registers
+// least of its registers: a GCRA at that TAT, a window counting its whole
+// limit in the two windows that end at that time. A key whose slot was taken had both of its registers
 // raised to its debt before the slot went, so its new limiter owes at least
 // what the old one did and its admissions continue the old ones' under the
-// same bound; the bound's proof only uses that a GCRA's TAT rises by at
-// least the cost of each admission and is at most burst ahead of it. A
-// debt in the past is no debt, so registers expire by time alone.
+// same bound. The bound's proof only uses, for a GCRA, that its TAT rises
+// by at least the cost of each admission and is at most burst ahead of it;
+// for a window, that each of its windows counts at least the units
+// admitted in it. A debt in the past is no debt, so registers expire by
+// time alone.
 //
 // A new key is placed in two steps (claim, then settle) so that concurrent
 // first decisions on one key never leave it in two slots; settle reads the

@@ -47,8 +47,9 @@ func ExampleTable_AllowAddrAt() {
 }
 
 // With the Refuse policy a new key that finds its group busy is denied
-// (fail closed), with the time at which a slot frees; no key loses what it
-// has taken.
+// (fail closed), with the time at which a slot frees: 500ms for the keys
+// to refill, and 10ms more in which they must have owed nothing. No key
+// loses what it has taken.
 func ExampleRefuse() {
 	t, _ := keyed.New(10, time.Second, 5, keyed.WithCapacity(4), keyed.WithPolicy(keyed.Refuse))
 	now := int64(time.Hour)
@@ -62,7 +63,7 @@ func ExampleRefuse() {
 	s := t.Stats()
 	fmt.Println("reuses", s.Reuses, "refusals", s.Refusals, "evictions", s.Evictions)
 	// Output:
-	// false true 500ms
+	// false true 510ms
 	// true
 	// reuses 1 refusals 1 evictions 0
 }

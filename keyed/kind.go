@@ -155,18 +155,33 @@ func (k *kind) wait(o uint64, now int64) time.Duration {
 	return 0
 }
 
-// start returns the word a key new to the table starts in, given the
-// least value o the sketch holds for it, and for a window the time before
-// which it admits nothing (math.MinInt64 if none): a GCRA starts at TAT o,
-// so it owes what the key it may be owed; a window starts empty and waits.
-func (k *kind) start(o uint64) (w uint64, notBefore int64) {
+// start returns the word a key new to the table starts in at now, given
+// the least value o the sketch holds for it, and the time before which it
+// admits nothing (math.MinInt64 if none). A GCRA starts at TAT o, so it
+// owes what the key it may be owed. A window owing until x starts as a
+// window whose two counted windows end at x, each counting the whole
+// limit: it admits nothing before x - W and then what the old word's
+// count, decaying, would at most leave, since an evicted window owing
+// until x counted its units in those two windows. A debt whose windows
+// start after ref (where the word would not unwrap), or at the ends of
+// time, admits nothing before x. A debt paid by now is none: a window
+// counting nothing from x on decides as a fresh one (and an old x would
+// not unwrap).
+func (k *kind) start(o uint64, ref, now int64) (w uint64, notBefore int64) {
 	if !k.window {
 		return o, math.MinInt64
 	}
-	if o == 0 {
+	x := int64(o ^ signBit)
+	if o == 0 || x <= now && x != math.MaxInt64 {
 		return 0, math.MinInt64
 	}
-	return 0, int64(o ^ signBit)
+	xu := x >> k.shift
+	if x == math.MaxInt64 || xu < math.MinInt64>>k.shift+2*k.wu || xu-2*k.wu > ref>>k.shift {
+		return 0, x
+	}
+	lim := uint64(k.w.Limit())
+	f := packword.WindowFields{Start: uint64(xu-2*k.wu) & k.mask, Prev: lim, Cur: lim}
+	return packword.PackWindow(f), math.MinInt64
 }
 
 // addSat returns a + b for b >= 0, saturated at math.MaxInt64.

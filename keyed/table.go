@@ -19,7 +19,8 @@ import (
 var ErrFull = errors.New("keyed: no idle slot for a new key")
 
 // Policy is what a new key does when every slot of its two groups holds a
-// key that still owes something (a bucket not full, a window counting).
+// key that owes something (a bucket not full, a window counting) or did in
+// the last 10ms.
 type Policy int
 
 const (
@@ -227,10 +228,11 @@ type Stats struct {
 	// Keys is the number of slots holding a key, idle or not (at most
 	// Capacity).
 	Keys int64
-	// Reuses counts new keys placed in a slot whose key owed nothing.
+	// Reuses counts new keys placed in a slot whose key had owed nothing
+	// for 10ms.
 	Reuses int64
-	// Evictions counts new keys placed in a slot whose key still owed
-	// something (Evict), which the sketch keeps.
+	// Evictions counts new keys placed in a slot whose key owed something
+	// in the last 10ms (Evict); the sketch keeps what it owed.
 	Evictions int64
 	// Refusals counts new keys denied for want of an idle slot (Refuse).
 	Refusals int64

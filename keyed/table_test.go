@@ -184,9 +184,9 @@ func (m *own) step(key string, now, n int64) (limit.Result, error) {
 }
 
 // TestMatchesOwnLimiters: on times that only move forward, while the keys
-// that owe something fit the table, every decision is the key's own
-// limiter's, though keys far more than the slots come and go (their idle
-// slots reused).
+// that owed something in the last 10ms (the grace) fit the table, every
+// decision is the key's own limiter's, though keys far more than the slots
+// come and go (their idle slots reused).
 func TestMatchesOwnLimiters(t *testing.T) {
 	kinds(t, func(t *testing.T, mk func(...Option) *Table) {
 		seeds := uint64(10)
@@ -196,13 +196,13 @@ func TestMatchesOwnLimiters(t *testing.T) {
 		for _, policy := range []Policy{Evict, Refuse} {
 			for seed := range seeds {
 				r := rand.New(rand.NewPCG(seed, 1))
-				tb := mk(WithCapacity(64), WithPolicy(policy))
-				keys := keyNames(500)
+				tb := mk(WithCapacity(512), WithPolicy(policy))
+				keys := keyNames(2000)
 				m := newOwn(tb)
 				now := int64(r.Uint64N(1<<50)) - 1<<49
 				for i := range 4000 {
-					// About 8 keys' worth of requests in a burst's time: they
-					// fit 64 slots.
+					// About 100 keys' worth of requests in the grace and a
+					// burst's time: they fit 512 slots.
 					now += int64(r.Uint64N(uint64(2 * tok)))
 					key := keys[r.IntN(len(keys))]
 					n := int64(r.IntN(3))
@@ -409,7 +409,7 @@ func TestBound(t *testing.T) {
 // owes exactly what it did, no more, once it comes back.
 func TestComesBackOwing(t *testing.T) {
 	const ms = int64(time.Millisecond)
-	for _, at := range []int64{ms, 2 * ms} { // four keys take the group after a is idle, or at once
+	for _, at := range []int64{ms, ms + tBurst*tok + grace} { // four keys take the group at once, or after a is idle
 		tb := newBucketTable(t, WithCapacity(4))
 		if r, _ := tb.AllowNAt("a", ms, tBurst); !r.OK {
 			t.Fatal("burst denied")
@@ -571,7 +571,7 @@ func TestNewKeyAgainstBothRegisters(t *testing.T) {
 		// It is paid when the lesser debt (o1's key's burst, taken at
 		// now+10tok) is: admitted then, with the limiter that debt left.
 		var want limit.Result
-		if w, nb := tb2.k.start(o1); now < nb {
+		if w, nb := tb2.k.start(o1, tb2.k.ref(), now); now < nb {
 			want = notBefore(nb, now, 1)
 		} else {
 			_, want, _, _ = tb2.k.step(w, now, tb2.k.ref(), 1)
@@ -668,6 +668,31 @@ func TestConcurrentBound(t *testing.T) {
 				}
 				seen[tag] = tag != 0
 			}
+		}
+	})
+}
+
+// TestPaidDebtIsNone: a debt the sketch holds that was paid long before
+// now (for a window, further back than a window word's time field
+// reaches) starts a key fresh.
+func TestPaidDebtIsNone(t *testing.T) {
+	kinds(t, func(t *testing.T, mk func(...Option) *Table) {
+		tb := mk(WithCapacity(1024))
+		const now = int64(1 << 50)
+		tb.AllowAt("other", now) // the table has seen now
+		// Paid an hour ago; for a window, three wraps of its time field and
+		// a quarter window ago, which a word's field would misread as a
+		// quarter window ago.
+		at := now - int64(time.Hour)
+		if tb.k.window {
+			at = now - 3*int64(tb.k.w.Wrap()) - int64(tWindow)/4
+		}
+		old := tb.newTable(t).owedAfterBurst(at)
+		i, j := tb.sk.regs(tb.tag("k"))
+		tb.sk[i].Store(old)
+		tb.sk[j].Store(old)
+		if r, _ := tb.AllowNAt("k", now, tb.burst()); !r.OK {
+			t.Fatalf("a debt paid long ago delayed a key: %+v", r)
 		}
 	})
 }

@@ -1,10 +1,13 @@
-// Command httpserver is a small HTTP server behind httplimit: each client
-// address may make 5 requests at once and 1 more each second, and all
-// clients together 100 a second. It listens on loopback only.
+// Command httpserver is a small HTTP server behind httplimit, with a
+// policy per route, each keyed its own way: POST /login by client
+// address, 3 attempts at once and 1 more every 10 s; /api/ by API key
+// (X-Api-Key), else by address, 5 requests at once and 1 more each
+// second, and all of /api/ together 100 a second. It listens on loopback
+// only.
 //
 //	go run ./examples/httpserver
-//	for i in 1 2 3 4 5 6; do curl -si localhost:8080/hello | head -n 1; done
-//	curl -si localhost:8080/hello
+//	for i in 1 2 3 4; do curl -s -o /dev/null -w "%{http_code} " -X POST localhost:8080/login; done
+//	curl -si -H 'X-Api-Key: k1' localhost:8080/api/items
 //
 // Its counts are at /debug/vars (expvar).
 package main
@@ -29,30 +32,46 @@ func main() {
 	if err != nil || !ap.Addr().IsLoopback() {
 		log.Fatalf("httpserver: -addr %q: want a loopback address and port, as 127.0.0.1:8080", *addr)
 	}
-
-	lim, err := httplimit.New([]httplimit.Policy{{
-		Name:   "perip",
-		Client: httplimit.Limit{Events: 1, Period: time.Second, Burst: 5},
-		Global: httplimit.Limit{Name: "global", Events: 100, Period: time.Second, Burst: 100},
-	}}, httplimit.WithOnDeny(func(r *http.Request, d httplimit.Decision) {
-		log.Printf("denied %s %s: %s, retry in %v", d.Key, r.URL.Path, d.Limit, d.RetryAfter)
-	}))
+	h, lim, err := handler()
 	if err != nil {
 		log.Fatal(err)
 	}
-	expvar.Publish("httplimit", lim.Var())
-
-	mux := http.NewServeMux()
-	mux.Handle("/hello", lim.Wrap(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		fmt.Fprintln(w, "hello")
-	})))
-	mux.Handle("/debug/vars", expvar.Handler()) // not limited
-
+	expvar.Publish("httplimit", expvar.Func(func() any { return lim.Stats() }))
 	ln, err := net.Listen("tcp", ap.String())
 	if err != nil {
 		log.Fatal(err)
 	}
 	log.Printf("listening on http://%s", ln.Addr())
-	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
+	srv := &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second}
 	log.Fatal(srv.Serve(ln))
+}
+
+// handler is the server's mux behind the limiter (opts: a test's clock).
+func handler(opts ...httplimit.Option) (http.Handler, *httplimit.Limiter, error) {
+	opts = append(opts, httplimit.WithDenyHandler(func(w http.ResponseWriter, r *http.Request, d httplimit.Decision) {
+		log.Printf("denied %s %s: %s, retry in %v", d.Key, r.URL.Path, d.Limit, d.RetryAfter)
+		http.Error(w, "Too Many Requests", http.StatusTooManyRequests)
+	}))
+	lim, err := httplimit.New([]httplimit.Policy{{
+		Name:       "login",
+		Methods:    []string{"POST"},
+		PathPrefix: "/login",
+		Key:        httplimit.PeerAddr,
+		Client:     httplimit.Limit{Events: 1, Period: 10 * time.Second, Burst: 3},
+	}, {
+		Name:       "api",
+		PathPrefix: "/api/",
+		Key:        httplimit.FirstKey(httplimit.HeaderKey("X-Api-Key"), httplimit.PeerAddr),
+		Client:     httplimit.Limit{Events: 1, Period: time.Second, Burst: 5},
+		Global:     httplimit.Limit{Name: "api-all", Events: 100, Period: time.Second, Burst: 100},
+	}}, opts...)
+	if err != nil {
+		return nil, nil, err
+	}
+
+	mux := http.NewServeMux()
+	mux.HandleFunc("POST /login", func(w http.ResponseWriter, r *http.Request) { fmt.Fprintln(w, "welcome") })
+	mux.HandleFunc("GET /api/items", func(w http.ResponseWriter, r *http.Request) { fmt.Fprintln(w, "[]") })
+	mux.Handle("/debug/vars", expvar.Handler()) // not limited
+	return lim.Wrap(mux), lim, nil
 }

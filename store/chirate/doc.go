@@ -22,9 +22,11 @@
 // IncrementBy; it holds its own lock around the pair. So the counter's
 // one duty is to return exactly what was added to each window of each key,
 // and to never lose a count: a lost count is a request admitted over the
-// limit. Each key's two counts live in one keyed sliding-window word, read
-// back exactly (see the table's comment in the code); the counts are
-// integers, never estimates.
+// limit. Each key's two counts live in one keyed sliding-window counter
+// whose limit is MaxCount, read at window starts only: at the start of a
+// window the counter weighs the previous window in full, so its estimate
+// is the sum of the two counts, and at the start of the next window it is
+// the current count alone. Two reads give both counts, integers, exactly.
 //
 // # How each call maps
 //

@@ -58,9 +58,12 @@ func (t *table) add(key string, i, n int64) (ok bool, err error) {
 	return r.OK, nil
 }
 
-// counts returns key's counts in window i and in window i-1.
+// counts returns key's counts in window i and in window i-1. The current
+// count is read first: an increment landing between the two reads is
+// then counted once more in prev, never less (an estimate too high,
+// never too low).
 func (t *table) counts(key string, i int64) (curr, prev int64) {
-	both := MaxCount - t.t.RemainingAt(key, i*t.unit)
 	curr = MaxCount - t.t.RemainingAt(key, (i+1)*t.unit)
+	both := MaxCount - t.t.RemainingAt(key, i*t.unit)
 	return curr, both - curr
 }

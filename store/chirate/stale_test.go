@@ -29,3 +29,45 @@ func TestStaleWindow(t *testing.T) {
 		t.Fatalf("after an increment two windows back: Get = %d, %d; want 2, 3", curr, prev)
 	}
 }
+
+// Get during increments from other goroutines (outside httprate's lock):
+// the previous window's count never reads low, whatever lands between
+// Get's two reads.
+func TestGetDuringIncrements(t *testing.T) {
+	c := newCounter(t, 0, time.Second)
+	w0 := time.Unix(1000, 0)
+	w1 := w0.Add(time.Second)
+	const prev, writers, each = 100, 4, 3000
+	if err := c.IncrementBy("k", w0, prev); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan struct{})
+	for range writers {
+		go func() {
+			defer func() { done <- struct{}{} }()
+			for range each {
+				if err := c.Increment("k", w1); err != nil {
+					t.Error(err)
+					return
+				}
+			}
+		}()
+	}
+	low := 0
+	for running := writers; running > 0; {
+		select {
+		case <-done:
+			running--
+		default:
+			if _, p, _ := c.Get("k", w1, w0); p < prev {
+				low++
+			}
+		}
+	}
+	if low > 0 {
+		t.Fatalf("prev read below %d in %d Gets", prev, low)
+	}
+	if curr, p, _ := c.Get("k", w1, w0); curr != writers*each || p != prev {
+		t.Fatalf("at rest: Get = %d, %d; want %d, %d", curr, p, writers*each, prev)
+	}
+}

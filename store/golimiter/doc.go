@@ -50,14 +50,17 @@
 //     memorystore does not hold raises that key's limit for good there;
 //     here the tokens are extra for one interval, as for any key.
 //   - reset is when the bucket refills, not the end of a tick.
-//   - When Interval/Tokens is not a whole number of ns, the bucket refills
-//     in steps of about 1ns, so remaining right after a take can read one
-//     less than memorystore's until a few ns later.
+//   - remaining is read at the take's own time, so it can be one less than
+//     memorystore's when that time is a few ns behind another take's
+//     (concurrent callers), or when Interval/Tokens is not a whole number
+//     of ns (the bucket refills in steps of about 1ns). Which takes are
+//     admitted is exact either way.
 //
 // # The bound
 //
 // Each key is held to its bucket's bound plus the extra tokens Burst gave
-// it, under any number of concurrent callers, and to the eviction rules of
-// package keyed (its Stats count what eviction forgave) when more keys are
-// busy at once than Capacity holds.
+// it, exactly, under any number of concurrent callers, also when more keys
+// are busy at once than Capacity holds: package keyed then keeps what an
+// evicted key owes, so a flood of new keys can delay other keys but never
+// frees one from its debt.
 package golimiter

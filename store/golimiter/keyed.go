@@ -14,6 +14,7 @@ type table struct {
 	t      *keyed.Table
 	tokens uint64
 	period uint64 // interval in ns
+	token  uint64 // period/tokens when a whole number of ns, else 0
 }
 
 func newTable(tokens uint64, interval time.Duration, capacity int) (*table, error) {
@@ -28,7 +29,7 @@ func newTable(tokens uint64, interval time.Duration, capacity int) (*table, erro
 	if err != nil {
 		return nil, err
 	}
-	return &table{t: t, tokens: tokens, period: uint64(interval)}, nil
+	return &table{t: t, tokens: tokens, period: uint64(interval), token: wholeToken(uint64(interval), tokens)}, nil
 }
 
 // take takes one token of key at now; wait is when one token is there
@@ -53,6 +54,9 @@ func (t *table) untilFull(remaining uint64) int64 {
 	if remaining >= t.tokens {
 		return 0
 	}
+	if t.token != 0 {
+		return int64((t.tokens - remaining) * t.token) // at most period
+	}
 	hi, lo := bits.Mul64(t.tokens-remaining, t.period)
 	if hi >= t.tokens {
 		return 1<<63 - 1
@@ -62,4 +66,13 @@ func (t *table) untilFull(remaining uint64) int64 {
 		q++
 	}
 	return int64(min(q, 1<<63-1))
+}
+
+// wholeToken returns period/n when it is a whole number of ns (so that
+// untilFull needs no division), else 0.
+func wholeToken(period, n uint64) uint64 {
+	if period%n != 0 {
+		return 0
+	}
+	return period / n
 }

@@ -42,7 +42,8 @@ var ErrTooMany = errors.New("golimiter: no room for another key's own limit or e
 // safe for concurrent use. Make one with New.
 type Store struct {
 	def      *table
-	wallBase int64 // wall-clock ns minus nanotime at New
+	now      func() int64 // nanotime.Now; tests freeze it
+	wallBase int64        // wall-clock ns minus nanotime at New
 	stopped  atomic.Bool
 
 	nset   atomic.Int64
@@ -82,6 +83,7 @@ func New(c *Config) (*Store, error) {
 	}
 	s := &Store{
 		def:      def,
+		now:      nanotime.Now,
 		wallBase: time.Now().UnixNano() - nanotime.Now(),
 		limits:   make(map[limitKey]*table),
 		maxSet:   orDefault(c.MaxSet, 1024),
@@ -115,7 +117,7 @@ func (s *Store) Take(_ context.Context, key string) (tokens, remaining, reset ui
 	if s.stopped.Load() {
 		return 0, 0, 0, false, limiter.ErrStopped
 	}
-	now := nanotime.Now()
+	now := s.now()
 	t := s.tableOf(key)
 	if took, left := s.extra.take(key, now); took {
 		rem := t.remaining(key, now)
@@ -138,7 +140,7 @@ func (s *Store) Get(_ context.Context, key string) (tokens, remaining uint64, er
 	if s.stopped.Load() {
 		return 0, 0, limiter.ErrStopped
 	}
-	now := nanotime.Now()
+	now := s.now()
 	t := s.tableOf(key)
 	return t.tokens, t.remaining(key, now) + s.extra.get(key, now), nil
 }
@@ -204,7 +206,7 @@ func (s *Store) Burst(_ context.Context, key string, tokens uint64) error {
 	if s.stopped.Load() {
 		return limiter.ErrStopped
 	}
-	now := nanotime.Now()
+	now := s.now()
 	return s.extra.add(key, tokens, now, int64(s.tableOf(key).period))
 }
 

@@ -75,6 +75,11 @@ func TestTakeConcurrent(t *testing.T) {
 	for _, tokens := range []uint64{5, 10} {
 		t.Run(fmt.Sprint(tokens), func(t *testing.T) {
 			s := newStore(t, &Config{Tokens: tokens, Interval: time.Hour})
+			// One instant for every take: with the clock running, a take
+			// whose time was read before another's reads its Remaining at
+			// that earlier time, a token lower.
+			frozen := s.now()
+			s.now = func() int64 { return frozen }
 			type res struct {
 				rem uint64
 				ok  bool

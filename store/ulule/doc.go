@@ -52,7 +52,9 @@
 //
 // # The bound
 //
-// Each key is held to its bucket's bound between Resets, under any number
-// of concurrent callers, and to package keyed's eviction rules when more
-// keys are busy at once than Capacity holds.
+// Each key is held to its bucket's bound between Resets, exactly, under
+// any number of concurrent callers, also when more keys are busy at once
+// than Capacity holds: package keyed then keeps what an evicted key owes,
+// so a flood of new keys can delay other keys but never frees one from
+// its debt.
 package ulule

@@ -15,6 +15,7 @@ type table struct {
 	t      *keyed.Table
 	limit  uint64
 	period uint64 // ns
+	token  uint64 // period/limit when a whole number of ns, else 0
 }
 
 func newTable(lim int64, period time.Duration, capacity int) (*table, error) {
@@ -22,7 +23,7 @@ func newTable(lim int64, period time.Duration, capacity int) (*table, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &table{t: t, limit: uint64(lim), period: uint64(period)}, nil
+	return &table{t: t, limit: uint64(lim), period: uint64(period), token: wholeToken(uint64(period), uint64(lim))}, nil
 }
 
 // take takes n units of key at now if all n are there. A cost over the
@@ -50,6 +51,9 @@ func (t *table) untilFull(remaining int64) int64 {
 	if uint64(remaining) >= t.limit {
 		return 0
 	}
+	if t.token != 0 {
+		return int64((t.limit - uint64(remaining)) * t.token) // at most period
+	}
 	hi, lo := bits.Mul64(t.limit-uint64(remaining), t.period)
 	if hi >= t.limit {
 		return 1<<63 - 1
@@ -59,4 +63,13 @@ func (t *table) untilFull(remaining int64) int64 {
 		q++
 	}
 	return int64(min(q, 1<<63-1))
+}
+
+// wholeToken returns period/n when it is a whole number of ns (so that
+// untilFull needs no division), else 0.
+func wholeToken(period, n uint64) uint64 {
+	if period%n != 0 {
+		return 0
+	}
+	return period / n
 }

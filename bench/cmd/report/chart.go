@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"image/color"
 	"math"
-	"slices"
 	"strconv"
 
 	"gonum.org/v1/plot"
@@ -65,10 +64,10 @@ func charts(res results) []chart {
 	lim := []string{"limiters/admit", "limiters/deny"}
 	limT := []string{"admitting (nearly every call admitted)", "denying (nearly every call denied)"}
 	add(mk("limiters", "How many times faster than golang.org/x/time/rate? One goroutine, each limiter's own clock",
-		"times faster than x/time/rate (log scale; 1 = as fast; whisker: 95% interval)", speedup, true, lim, limT, 1))
+		"times faster than x/time/rate (log scale; 1 = as fast; whisker: 95% interval; grey: no difference shown)", speedup, true, lim, limT, 1))
 	if p := res.Machine.GOMAXPROCS; p > 1 {
 		add(mk("limiters-contended", fmt.Sprintf("The same on %d goroutines at once, one per CPU (contention)", p),
-			"times faster than x/time/rate (log scale; 1 = as fast; whisker: 95% interval)", speedup, false, lim, limT, p))
+			"times faster than x/time/rate (log scale; 1 = as fast; whisker: 95% interval; grey: no difference shown)", speedup, false, lim, limT, p))
 	}
 	var kid, kt []string
 	for _, n := range res.Config.KeyCounts {
@@ -76,13 +75,13 @@ func charts(res results) []chart {
 		kt = append(kt, fmt.Sprintf("%s keys, one drawn at random per decision", thousands(n)))
 	}
 	add(mk("keyed", "How many times faster is cellrate's keyed than each per-key limiter? One goroutine",
-		"times faster than the peer (log scale; 1 = as fast; whisker: 95% interval)", speedup, true, kid, kt, 1))
+		"times faster than the peer (log scale; 1 = as fast; whisker: 95% interval; grey: no difference shown)", speedup, true, kid, kt, 1))
 	add(mk("http-added", "How many ns does each middleware add to a request? In process, one goroutine",
-		"ns added per request over the bare handler (whisker: 95% interval)", added, true,
+		"ns added per request over the bare handler (log scale; whisker: 95% interval; grey: none shown)", added, true,
 		[]string{"http/10/added", "http/100000/added"},
 		[]string{"10 clients: nearly every request denied (the 429 path)", "100,000 clients: nearly every request admitted"}, 1))
 	add(mk("http", "How many times faster is cellrate's httplimit than each middleware? In process, one goroutine",
-		"times faster than the peer (log scale; 1 = as fast; whisker: 95% interval)", speedup, false,
+		"times faster than the peer (log scale; 1 = as fast; whisker: 95% interval; grey: no difference shown)", speedup, false,
 		[]string{"http/10", "http/100000"},
 		[]string{"10 clients: nearly every request denied (the 429 path)", "100,000 clients: nearly every request admitted"}, 1))
 	return out
@@ -99,7 +98,8 @@ func (c chart) png() (b []byte, err error) {
 	}()
 	const titleH = 0.45 * vg.Inch
 	width := vg.Length(800) / dpi * vg.Inch
-	height := titleH + 0.55*vg.Inch // the x axis and its label
+	const captionH = 0.3 * vg.Inch
+	height := titleH + 0.3*vg.Inch + captionH // the x axis's tick labels and its caption
 	for _, p := range c.panels {
 		height += vg.Length(len(p.bars))*0.3*vg.Inch + 0.45*vg.Inch
 	}
@@ -112,14 +112,14 @@ func (c chart) png() (b []byte, err error) {
 	ts.Font.Variant = "Sans"
 	dc.FillText(ts, vg.Point{X: width / 2, Y: height - 0.12*vg.Inch}, c.title)
 
-	lo, hi := c.span()
+	lo, hi, cutLo, cutHi := c.span()
 	plots := make([]*plot.Plot, len(c.panels))
 	heights := make([]vg.Length, len(c.panels))
 	for i, p := range c.panels {
-		plots[i] = c.plot(p, lo, hi, i == len(c.panels)-1)
+		plots[i] = c.plot(p, lo, hi, cutLo, cutHi, i == len(c.panels)-1)
 		heights[i] = vg.Length(len(p.bars))*0.3*vg.Inch + 0.45*vg.Inch
 		if i == len(c.panels)-1 {
-			heights[i] += 0.55 * vg.Inch
+			heights[i] += 0.3 * vg.Inch
 		}
 	}
 	// Panels stacked from the top, their y axes aligned: the widest
@@ -131,11 +131,17 @@ func (c chart) png() (b []byte, err error) {
 	top := height - titleH
 	for i, p := range plots {
 		area := draw.Canvas{Canvas: dc.Canvas, Rectangle: vg.Rectangle{Min: vg.Point{X: dc.Min.X, Y: top - heights[i]}, Max: vg.Point{X: dc.Max.X - 0.15*vg.Inch, Y: top}}}
-		pad := left - p.Y.Tick.Label.Width(longest(p))
+		pad := left - p.Y.Tick.Label.Width(longest(p)) + 0.12*vg.Inch // the labels' own measure falls a little short
 		area.Min.X += pad
 		p.Draw(area)
 		top -= heights[i]
 	}
+	// The axis caption, drawn here rather than as the last panel's axis
+	// label, which would narrow that panel alone.
+	cs := ts
+	cs.Font = font.From(plot.DefaultFont, 11)
+	cs.YAlign = draw.YBottom
+	dc.FillText(cs, vg.Point{X: width / 2, Y: 0.08 * vg.Inch}, c.axis)
 	var buf bytes.Buffer
 	if _, err := (vgimg.PngCanvas{Canvas: img}).WriteTo(&buf); err != nil {
 		return nil, err
@@ -154,46 +160,58 @@ func longest(p *plot.Plot) string {
 	return l
 }
 
-// span returns the x range every panel shows: the whiskers, 1 (or 0),
-// and room on the right for the values.
-func (c chart) span() (lo, hi float64) {
+// span returns the x range every panel shows: the values, 1 (or 0),
+// the whiskers up to a factor of 2 past the values (a wilder interval is
+// cut at the edge, and its label says where it ends), and room on the
+// right for the labels.
+func (c chart) span() (lo, hi, cutLo, cutHi float64) {
 	lo, hi = math.Inf(1), math.Inf(-1)
+	wlo, whi := math.Inf(1), math.Inf(-1)
 	for _, p := range c.panels {
 		for _, b := range p.bars {
-			for _, v := range []float64{b.lo, b.hi, b.center} {
-				if !math.IsInf(v, 0) && !math.IsNaN(v) {
-					lo, hi = min(lo, v), max(hi, v)
-				}
+			if !math.IsInf(b.center, 0) && !math.IsNaN(b.center) {
+				lo, hi = min(lo, b.center), max(hi, b.center)
+			}
+			if !math.IsInf(b.lo, 0) && !math.IsInf(b.hi, 0) {
+				wlo, whi = min(wlo, b.lo), max(whi, b.hi)
 			}
 		}
 	}
 	if lo > hi { // nothing finite
 		lo, hi = 1, 1
 	}
+	if c.kind == added && c.logAdded() {
+		lo, hi = max(wlo, lo/1.5), min(max(hi, whi), 1.5*hi)
+		return lo / 1.3, hi * math.Pow(hi/lo, 0.75) * 1.1, lo, hi
+	}
 	if c.kind == added {
 		lo, hi = min(lo, 0), max(hi, 1)
-		return lo - 0.02*(hi-lo), hi + 0.28*(hi-lo)
+		lo, hi = max(min(lo, wlo), lo-hi), min(max(hi, whi), 1.3*hi)
+		return lo - 0.02*(hi-lo), hi + 0.6*(hi-lo), lo, hi
 	}
 	lo, hi = min(lo, 1), max(hi, 1)
-	return lo / 1.15, hi * math.Pow(hi/lo, 0.3) * 1.1
+	lo, hi = max(min(lo, wlo), lo/1.5), min(max(hi, whi), 1.5*hi)
+	return lo / 1.15, hi * math.Pow(hi/lo, 0.45) * 1.1, lo, hi
 }
 
-func (c chart) plot(p panel, lo, hi float64, last bool) *plot.Plot {
+func (c chart) plot(p panel, lo, hi, cutLo, cutHi float64, last bool) *plot.Plot {
 	pl := plot.New()
 	pl.Title.Text = p.title
 	pl.Title.TextStyle.Font.Size = 11
 	pl.X.Min, pl.X.Max = lo, hi
-	if c.kind == speedup {
+	switch {
+	case c.kind == speedup:
 		pl.X.Scale = plot.LogScale{}
-		pl.X.Tick.Marker = ratioTicks{}
-	} else {
+		pl.X.Tick.Marker = ratioTicks{1.3 * cutHi}
+	case c.logAdded():
+		pl.X.Scale = plot.LogScale{}
+		pl.X.Tick.Marker = nsLogTicks{1.3 * cutHi}
+	default:
 		pl.X.Tick.Marker = nsTicks{}
 	}
-	if last {
-		pl.X.Label.Text = c.axis
-		pl.X.Label.TextStyle.Font.Size = 11
-	} else {
-		pl.X.Tick.Label.Font.Size = 0.1 // ticks and grid only: the last panel labels the axis
+	if !last {
+		// Tick labels drawn in white: the same room as the last panel's (so that
+		// the panels line up) and only that one labels the axis.
 		pl.X.Tick.Label.Color = color.White
 	}
 	// NominalY puts the first name at the bottom: the fastest goes on top.
@@ -204,7 +222,7 @@ func (c chart) plot(p panel, lo, hi float64, last bool) *plot.Plot {
 	pl.NominalY(names...)
 	pl.Y.Tick.Label.Font.Size = 11
 	pl.Add(plotter.NewGrid())
-	pl.Add(bars{p.bars, c.kind})
+	pl.Add(bars{p.bars, c.kind, cutLo, cutHi, c.logAdded()})
 	pl.X.Min, pl.X.Max = lo, hi // every panel the same axis (Add widened it)
 	return pl
 }
@@ -212,8 +230,11 @@ func (c chart) plot(p panel, lo, hi float64, last bool) *plot.Plot {
 // bars draws a panel's bars from the reference (1, or 0) to each value,
 // the interval's whisker and the value in words.
 type bars struct {
-	b []bar
-	k kind
+	b      []bar
+	k      kind
+	lo, hi float64 // where whiskers are cut
+	// logAdded: ns added on a log axis, the bars starting at its left end.
+	logAdded bool
 }
 
 var (
@@ -225,12 +246,15 @@ var (
 func (bs bars) Plot(c draw.Canvas, p *plot.Plot) {
 	trX, trY := p.Transforms(&c)
 	ref := 1.0
-	if bs.k == added {
+	switch {
+	case bs.logAdded:
+		ref = p.X.Min
+	case bs.k == added:
 		ref = 0
 	}
 	half := 0.1 * vg.Inch
 	ts := draw.TextStyle{Color: color.Black, Font: font.From(plot.DefaultFont, 10), Handler: plot.DefaultTextHandler, XAlign: draw.XLeft, YAlign: draw.YCenter}
-	clamp := func(v float64) float64 { return min(max(v, p.X.Min), p.X.Max) }
+	clamp := func(v float64) float64 { return min(max(v, bs.lo, p.X.Min), bs.hi) }
 	for i, b := range bs.b {
 		y := trY(float64(len(bs.b) - 1 - i))
 		col := fasterColor
@@ -242,6 +266,9 @@ func (bs bars) Plot(c draw.Canvas, p *plot.Plot) {
 			col = slowerColor
 		}
 		x0, x1 := trX(clamp(ref)), trX(clamp(b.center))
+		if bs.logAdded {
+			x0 = c.Min.X
+		}
 		c.SetColor(col)
 		c.Fill(vg.Rectangle{Min: vg.Point{X: min(x0, x1), Y: y - half}, Max: vg.Point{X: max(x0, x1), Y: y + half}}.Path())
 		ls := draw.LineStyle{Color: color.Black, Width: vg.Points(1.2)}
@@ -253,12 +280,21 @@ func (bs bars) Plot(c draw.Canvas, p *plot.Plot) {
 		if bs.k == added {
 			label = ns(b.center) + " ns"
 		}
+		if b.hi > bs.hi || b.lo < bs.lo {
+			if bs.k == added {
+				label += " (interval " + ns(b.lo) + " to " + ns(b.hi) + ")"
+			} else {
+				label += " (interval " + ratio(b.lo) + "-" + ratio(b.hi) + ")"
+			}
+		}
 		if math.IsInf(b.hi, 0) {
 			label += " (no interval: too few rounds)"
 		}
 		c.FillText(ts, vg.Point{X: max(wh, x0, x1) + 0.06*vg.Inch, Y: y}, label)
 	}
-	c.StrokeLine2(draw.LineStyle{Color: color.Black, Width: vg.Points(0.8)}, trX(clamp(ref)), c.Min.Y, trX(clamp(ref)), c.Max.Y)
+	if !bs.logAdded {
+		c.StrokeLine2(draw.LineStyle{Color: color.Black, Width: vg.Points(0.8)}, trX(clamp(ref)), c.Min.Y, trX(clamp(ref)), c.Max.Y)
+	}
 }
 
 func (bs bars) DataRange() (xmin, xmax, ymin, ymax float64) {
@@ -271,21 +307,64 @@ func (bs bars) DataRange() (xmin, xmax, ymin, ymax float64) {
 
 // ratioTicks marks powers of two (and halves between them on a narrow
 // range) labelled "0.5x", "1x", "2x".
-type ratioTicks struct{}
+type ratioTicks struct{ last float64 }
 
-func (ratioTicks) Ticks(lo, hi float64) []plot.Tick {
-	var ts []plot.Tick
-	steps := []float64{1, 2}
-	if hi/lo < 6 {
-		steps = []float64{1, 1.5, 2, 3}
+func (r ratioTicks) Ticks(lo, hi float64) []plot.Tick {
+	hi = min(hi, r.last) // none over the labels' room: a label at the edge shrinks the panel
+	// Powers of 2, or of 4 or 16 on a wide range, so that at most about
+	// eight labels share the axis; halves between them on a narrow one.
+	step := 1.0
+	for math.Log2(hi/lo)/step > 8 {
+		step *= 2
 	}
-	for e := math.Floor(math.Log2(lo)) - 1; e <= math.Ceil(math.Log2(hi)); e++ {
-		for _, s := range steps {
-			v := math.Pow(2, e) * s
-			if s == 2 || v < lo || v > hi || slices.ContainsFunc(ts, func(t plot.Tick) bool { return t.Value == v }) {
-				continue
+	var ts []plot.Tick
+	for e := math.Floor(math.Log2(lo)/step) * step; e <= math.Ceil(math.Log2(hi)); e += step {
+		vs := []float64{math.Pow(2, e)}
+		if hi/lo < 6 {
+			vs = append(vs, 1.5*math.Pow(2, e))
+		}
+		for _, v := range vs {
+			if v >= lo && v <= hi {
+				ts = append(ts, plot.Tick{Value: v, Label: strconv.FormatFloat(v, 'g', 3, 64) + "x"})
 			}
-			ts = append(ts, plot.Tick{Value: v, Label: strconv.FormatFloat(v, 'g', 3, 64) + "x"})
+		}
+	}
+	return ts
+}
+
+// logAdded reports whether the chart draws ns added on a log axis:
+// when every value is positive, so that a few slow peers do not flatten
+// the rest.
+func (c chart) logAdded() bool {
+	if c.kind != added {
+		return false
+	}
+	for _, p := range c.panels {
+		for _, b := range p.bars {
+			if !(b.center > 0) {
+				return false
+			}
+		}
+	}
+	return true
+}
+
+// nsLogTicks mark the powers of ten, and 2 and 5 times them on a
+// narrow range, up to last.
+type nsLogTicks struct{ last float64 }
+
+func (r nsLogTicks) Ticks(lo, hi float64) []plot.Tick {
+	hi = min(hi, r.last)
+	ms := []float64{1, 2, 5}
+	if hi/lo > 50 {
+		ms = []float64{1, 3}
+	}
+	var ts []plot.Tick
+	for e := math.Floor(math.Log10(lo)); e <= math.Ceil(math.Log10(hi)); e++ {
+		for _, m := range ms {
+			if v := m * math.Pow(10, e); v >= lo && v <= hi {
+				ts = append(ts, plot.Tick{Value: v, Label: strconv.FormatFloat(v, 'f', -1, 64)})
+			}
 		}
 	}
 	return ts

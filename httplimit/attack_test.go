@@ -1,0 +1,336 @@
+package httplimit
+
+import (
+	"errors"
+	"net/http"
+	"net/http/httptest"
+	"net/netip"
+	"strconv"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/cellrate/cellrate/keyed"
+	"github.com/cellrate/cellrate/limit"
+)
+
+// do sends a request with the given method and headers over c.
+func do(t *testing.T, c *http.Client, method, url string, hdr ...string) *http.Response {
+	t.Helper()
+	req, _ := http.NewRequest(method, url, nil)
+	for i := 0; i+1 < len(hdr); i += 2 {
+		req.Header.Set(hdr[i], hdr[i+1])
+	}
+	res, err := c.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res.Body.Close()
+	return res
+}
+
+// TestHEADLimitedAsGET: a GET policy in front of a ServeMux pattern
+// "GET /x" (which serves HEAD too) and in front of a plain handler (which
+// serves any method, "get" too) runs the handler no more than the limit,
+// whatever the mix of GET, HEAD and a lower-case get.
+func TestHEADLimitedAsGET(t *testing.T) {
+	var clk clock
+	for _, viaMux := range []bool{true, false} {
+		var runs atomic.Int64
+		count := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { runs.Add(1) })
+		lim := mustNew(t, []Policy{{Name: "get", Methods: []string{"GET"}, Client: Limit{Events: 1, Period: time.Hour, Burst: 2}}},
+			WithClock(clk.now))
+		var h http.Handler = count
+		if viaMux {
+			mux := http.NewServeMux()
+			mux.Handle("GET /x", count)
+			h = mux
+		}
+		url, c := startServer(t, "tcp4", lim.Wrap(h))
+		methods := []string{"HEAD", "HEAD", "HEAD", "GET", "HEAD", "HEAD", "HEAD"}
+		if !viaMux {
+			methods = append(methods, "get", "get")
+		}
+		denied := 0
+		for _, m := range methods {
+			if do(t, c, m, url+"/x").StatusCode == 429 {
+				denied++
+			}
+		}
+		if runs.Load() != 2 || denied != len(methods)-2 {
+			t.Fatalf("mux %v: the handler ran %d times, %d denied, against a limit of 2", viaMux, runs.Load(), denied)
+		}
+		// A POST is not the GET policy's.
+		if res := do(t, c, "POST", url+"/y"); res.StatusCode == 429 || res.Header.Get("RateLimit") != "" {
+			t.Fatalf("POST: %d %v", res.StatusCode, res.Header)
+		}
+	}
+}
+
+// TestZonedTrustedProxy: a trusted proxy whose address carries a zone
+// (a link-local peer) is trusted by its address, in both headers.
+func TestZonedTrustedProxy(t *testing.T) {
+	ll := netip.MustParsePrefix("fe80::/10")
+	for _, tc := range []struct{ h, v string }{{xff, "203.0.113.9"}, {fwd, "for=203.0.113.9"}} {
+		r := httptest.NewRequest("GET", "/", nil)
+		r.RemoteAddr = "[fe80::1%eth0]:80"
+		r.Header.Set(tc.h, tc.v)
+		if k, err := mustProxy(t, tc.h, ll)(r); err != nil || k.String() != "203.0.113.9" {
+			t.Errorf("%s: %v %v, want 203.0.113.9", tc.h, k, err)
+		}
+		// A zoned hop inside the header is trusted by its address too.
+		r.RemoteAddr = "10.0.0.1:80"
+		r.Header.Set(tc.h, "203.0.113.9, fe80::2%eth1")
+		if tc.h == fwd {
+			r.Header.Set(tc.h, `for=203.0.113.9, for="[fe80::2%eth1]"`)
+		}
+		key := mustProxy(t, tc.h, ll, netip.MustParsePrefix("10.0.0.0/8"))
+		if k, err := key(r); err != nil || k.String() != "203.0.113.9" {
+			t.Errorf("%s, zoned hop: %v %v, want 203.0.113.9", tc.h, k, err)
+		}
+	}
+}
+
+// TestKeyKinds: keys of different kinds whose bytes agree are different
+// clients (the string "ABCD" and the address 65.66.67.68; the address
+// and the same address joined with nothing else); IPv6 clients are their
+// /64, alone and inside a joined key.
+func TestKeyKinds(t *testing.T) {
+	var clk clock
+	keyOf := map[string]Key{
+		"s":     StringKey("ABCD"),
+		"a":     AddrKey(netip.MustParseAddr("65.66.67.68")),
+		"m":     AddrKey(netip.MustParseAddr("::ffff:65.66.67.68")),
+		"j":     must(JoinKeys(constKey(AddrKey(netip.MustParseAddr("65.66.67.68"))))(nil)),
+		"six1":  AddrKey(netip.MustParseAddr("2001:db8::1")),
+		"six2":  AddrKey(netip.MustParseAddr("2001:db8::ffff:2")),
+		"six3":  AddrKey(netip.MustParseAddr("2001:db8:0:1::1")),
+		"j6a":   joined(t, "2001:db8::1", "r"),
+		"j6b":   joined(t, "2001:db8::2", "r"),
+		"j6c":   joined(t, "2001:db8:0:1::1", "r"),
+		"jrev":  must(JoinKeys(constKey(StringKey("r")), constKey(AddrKey(netip.MustParseAddr("2001:db8::1"))))(nil)),
+		"plain": StringKey(`"r"`),
+	}
+	lim := mustNew(t, []Policy{{Name: "p", Client: Limit{Events: 1, Period: time.Hour, Burst: 1},
+		Key: func(r *http.Request) (Key, error) { return keyOf[r.Header.Get("K")], nil }}}, WithClock(clk.now))
+	url, c := startServer(t, "tcp4", lim.Wrap(okHandler))
+	for _, tc := range []struct {
+		k    string
+		want int
+	}{
+		{"s", 200}, {"a", 200}, {"m", 429}, {"j", 200}, {"s", 429}, {"a", 429},
+		{"six1", 200}, {"six2", 429}, {"six3", 200},
+		{"j6a", 200}, {"j6b", 429}, {"j6c", 200}, {"jrev", 200}, {"plain", 200},
+	} {
+		if res := get(t, c, url, "K", tc.k); res.StatusCode != tc.want {
+			t.Errorf("key %s (%v): %d, want %d", tc.k, keyOf[tc.k], res.StatusCode, tc.want)
+		}
+	}
+	// With /48 clients, 2001:db8:0:1::/64 is 2001:db8::/64's client, alone
+	// and joined.
+	lim = mustNew(t, []Policy{{Name: "p", Client: Limit{Events: 1, Period: time.Hour, Burst: 1},
+		Key: func(r *http.Request) (Key, error) { return keyOf[r.Header.Get("K")], nil }}}, WithClock(clk.now), WithIPv6Prefix(48))
+	url, c = startServer(t, "tcp4", lim.Wrap(okHandler))
+	for _, tc := range []struct {
+		k    string
+		want int
+	}{{"six1", 200}, {"six3", 429}, {"j6a", 200}, {"j6c", 429}} {
+		if res := get(t, c, url, "K", tc.k); res.StatusCode != tc.want {
+			t.Errorf("/48: key %s (%v): %d, want %d", tc.k, keyOf[tc.k], res.StatusCode, tc.want)
+		}
+	}
+}
+
+func must(k Key, err error) Key {
+	if err != nil {
+		panic(err)
+	}
+	return k
+}
+
+func constKey(k Key) KeyFunc { return func(*http.Request) (Key, error) { return k, nil } }
+
+func joined(t *testing.T, addr, s string) Key {
+	t.Helper()
+	k, err := JoinKeys(constKey(AddrKey(netip.MustParseAddr(addr))), constKey(StringKey(s)))(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return k
+}
+
+// TestKeyFuncs: what JoinKeys, FirstKey and HeaderKey name, and their
+// errors.
+func TestKeyFuncs(t *testing.T) {
+	boom := errors.New("boom")
+	fail := func(*http.Request) (Key, error) { return Key{}, boom }
+	none := func(*http.Request) (Key, error) { return Key{}, nil }
+	path := func(r *http.Request) (Key, error) { return StringKey(r.URL.Path), nil }
+	r := httptest.NewRequest("GET", "/items", nil)
+	for _, tc := range []struct {
+		name string
+		f    KeyFunc
+		want string
+		err  error
+	}{
+		{"join", JoinKeys(PeerAddr, path), `192.0.2.1+"/items"`, nil},
+		{"join, string first", JoinKeys(path, PeerAddr), `"/items"+192.0.2.1`, nil},
+		{"join, missing part", JoinKeys(PeerAddr, HeaderKey("X-Api-Key")), "", ErrNoKey},
+		{"join, failing part", JoinKeys(PeerAddr, fail), "", boom},
+		{"join, no key", JoinKeys(none), "", ErrNoKey},
+		{"join of nothing", JoinKeys(), "", ErrNoKey},
+		{"first: no header, then the address", FirstKey(HeaderKey("X-Api-Key"), PeerAddr), "192.0.2.1", nil},
+		{"first: no key passes on", FirstKey(none, path), "/items", nil},
+		{"first: an error stops", FirstKey(fail, PeerAddr), "", boom},
+		{"first: none at all", FirstKey(HeaderKey("X-Api-Key")), "", ErrNoKey},
+	} {
+		k, err := tc.f(r)
+		if k.String() != tc.want || !errors.Is(err, tc.err) || (tc.err == nil) != (err == nil) {
+			t.Errorf("%s: %q %v, want %q %v", tc.name, k, err, tc.want, tc.err)
+		}
+	}
+	r.Header.Set("X-API-KEY", "k1")
+	if k, err := FirstKey(HeaderKey("x-api-key"), PeerAddr)(r); k != StringKey("k1") || err != nil {
+		t.Errorf("header key: %v %v", k, err)
+	}
+	if StringKey("") != (Key{}) || AddrKey(netip.Addr{}) != (Key{}) {
+		t.Error("an empty string or an invalid address is a key")
+	}
+}
+
+// TestKeyErrors: a KeyFunc's error reaches the error handler as it is and
+// is counted; no key (StringKey("")) is ErrNoKey, never a bucket shared
+// by every keyless client; a full Refuse table answers 503.
+func TestKeyErrors(t *testing.T) {
+	var clk clock
+	boom := errors.New("no api key header")
+	var got []error
+	pol := func(k KeyFunc) []Policy {
+		return []Policy{{Name: "p", Key: k, Client: Limit{Events: 1, Period: time.Hour, Burst: 1}}}
+	}
+	lim := mustNew(t, pol(func(r *http.Request) (Key, error) {
+		if v := r.Header.Get("Api-Key"); v != "" {
+			return StringKey(v), nil
+		}
+		return Key{}, boom
+	}), WithClock(clk.now), WithErrorHandler(func(w http.ResponseWriter, r *http.Request, err error) {
+		got = append(got, err)
+		w.WriteHeader(401)
+	}))
+	url, c := startServer(t, "tcp4", lim.Wrap(okHandler))
+	for range 3 {
+		if res := get(t, c, url); res.StatusCode != 401 {
+			t.Fatalf("no key: %d", res.StatusCode)
+		}
+	}
+	if len(got) != 3 || got[0] != boom || lim.Stats()[0].Errors != 3 || lim.Stats()[0].Admitted != 0 {
+		t.Fatalf("handler got %v, stats %+v", got, lim.Stats()[0])
+	}
+
+	// StringKey("") by default: 400 each time, none admitted, counted.
+	lim = mustNew(t, pol(func(r *http.Request) (Key, error) { return StringKey(r.Header.Get("Api-Key")), nil }), WithClock(clk.now))
+	url, c = startServer(t, "tcp4", lim.Wrap(okHandler))
+	for range 3 {
+		if res := get(t, c, url); res.StatusCode != 400 {
+			t.Fatalf("empty key: %d", res.StatusCode)
+		}
+	}
+	if res := get(t, c, url, "Api-Key", "k"); res.StatusCode != 200 {
+		t.Fatalf("keyed: %d", res.StatusCode)
+	}
+	if st := lim.Stats()[0]; st.Errors != 3 || st.Admitted != 1 {
+		t.Fatalf("stats %+v", st)
+	}
+
+	// A full table under keyed.Refuse: a new client is answered 503 and
+	// counted, never admitted past the table.
+	lim = mustNew(t, []Policy{{Name: "p", Key: HeaderKey("Api-Key"), Client: Limit{Events: 1, Period: time.Hour, Burst: 2},
+		Table: []keyed.Option{keyed.WithCapacity(8), keyed.WithPolicy(keyed.Refuse)}}}, WithClock(clk.now))
+	url, c = startServer(t, "tcp4", lim.Wrap(okHandler))
+	full := 0
+	for i := range 40 {
+		switch res := get(t, c, url, "Api-Key", strconv.Itoa(i)); res.StatusCode {
+		case 503:
+			full++
+		case 200:
+		default:
+			t.Fatalf("client %d: %d", i, res.StatusCode)
+		}
+	}
+	if st := lim.Stats()[0]; full < 32 || st.Errors != int64(full) || st.Admitted != int64(40-full) {
+		t.Fatalf("%d refused by a full table of 8, stats %+v", full, st)
+	}
+}
+
+// TestZeroLimiter: a Limiter not made by New (the zero value, a nil
+// pointer) runs no handler: every request is answered 500.
+func TestZeroLimiter(t *testing.T) {
+	var runs atomic.Int64
+	h := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { runs.Add(1) })
+	var zero Limiter
+	var nilLim *Limiter
+	for _, l := range []*Limiter{&zero, nilLim} {
+		url, c := startServer(t, "tcp4", l.Wrap(h))
+		for range 3 {
+			if res := get(t, c, url); res.StatusCode != 500 {
+				t.Fatalf("zero Limiter: %d", res.StatusCode)
+			}
+		}
+		if l.Stats() != nil {
+			t.Fatal("the zero Limiter has Stats")
+		}
+	}
+	if runs.Load() != 0 {
+		t.Fatalf("the handler ran %d times behind a zero Limiter", runs.Load())
+	}
+}
+
+// TestProxyKeyRefusals: ProxyKey refuses what could only key every
+// client by its peer, or nothing.
+func TestProxyKeyRefusals(t *testing.T) {
+	for _, tc := range []struct {
+		name, h, param string
+		trusted        []netip.Prefix
+	}{
+		{"no trusted prefix", xff, "trusted", nil},
+		{"an invalid prefix", fwd, "trusted", []netip.Prefix{loopback[0], {}}},
+		{"another header", "X-Real-Ip", "header", loopback},
+	} {
+		f, err := ProxyKey(tc.h, tc.trusted...)
+		var pe *limit.ParamError
+		if f != nil || !errors.As(err, &pe) || pe.Param != tc.param || pe.Pkg != "httplimit" {
+			t.Errorf("%s: %v", tc.name, err)
+		}
+	}
+	if _, err := ProxyKey("x-forwarded-for", loopback...); err != nil {
+		t.Errorf("a header name in lower case: %v", err)
+	}
+}
+
+// TestPathPrefixSegment: a prefix without a trailing slash is that path
+// and its subtree, never a longer segment ("/api" is not "/apiary"); one
+// with a trailing slash is the subtree only.
+func TestPathPrefixSegment(t *testing.T) {
+	var clk clock
+	lim := mustNew(t, []Policy{
+		{Name: "api", PathPrefix: "/api", Client: Limit{Events: 1, Period: time.Hour, Burst: 1}},
+		{Name: "docs", PathPrefix: "/docs/", Client: Limit{Events: 1, Period: time.Hour, Burst: 1}},
+	}, WithClock(clk.now))
+	url, c := startServer(t, "tcp4", lim.Wrap(okHandler))
+	for _, tc := range []struct {
+		path, policy string
+		status       int
+	}{
+		{"/apiary", "", 200}, {"/apiary", "", 200}, {"/api", "api", 200}, {"/api/x", "api", 429}, {"/api", "api", 429},
+		{"/apix/y", "", 200}, {"/docs", "", 200}, {"/docsy", "", 200}, {"/docs/a", "docs", 200}, {"/docs/", "docs", 429},
+	} {
+		res := get(t, c, url+tc.path)
+		name := ""
+		if v := res.Header.Get("RateLimit"); v != "" {
+			name, _, _ = rateLimitField(t, v)
+		}
+		if res.StatusCode != tc.status || name != tc.policy {
+			t.Errorf("%s: %d by %q, want %d by %q", tc.path, res.StatusCode, name, tc.status, tc.policy)
+		}
+	}
+}

@@ -1,0 +1,166 @@
+package httplimit
+
+import (
+	"math"
+	"net/http"
+	"time"
+
+	"github.com/cellrate/cellrate/concurrency"
+	"github.com/cellrate/cellrate/limit"
+)
+
+type outcome int
+
+const (
+	serve    outcome = iota
+	denied           // the deny handler answers
+	answered         // the error handler has answered
+)
+
+// decide fills d with the request's Decision and returns what to do with
+// it, with the response's fields set.
+func (l *Limiter) decide(w http.ResponseWriter, r *http.Request, d *Decision, h *hold) outcome {
+	var p *policy
+	for _, q := range l.policies {
+		if q.match(r) {
+			p = q
+			break
+		}
+	}
+	if p == nil {
+		return serve
+	}
+	key, err := p.key(r)
+	if err == nil && key.kind == noKey {
+		err = ErrNoKey
+	}
+	if err != nil {
+		if l.cfg.failOpen {
+			p.unnamed.Add(1)
+			return serve
+		}
+		return l.fail(w, r, p, err)
+	}
+	cost := p.cost
+	if p.costFunc != nil {
+		cost = p.costFunc(r)
+	}
+	now := l.cfg.clock()
+	d.Policy, d.Key, d.Cost = p.name, key, cost
+	if !p.takeFlight(h, key, now) {
+		p.busy.Add(1)
+		d.Busy, d.RetryAfter, d.Reset = true, time.Second, 1
+		p.fields.busy(w.Header())
+		return denied
+	}
+	v, err := p.admit(key, now, cost)
+	if !v.ok || err != nil {
+		h.release(concurrency.Ignored)
+	}
+	if err != nil {
+		return l.fail(w, r, p, err)
+	}
+	d.OK = v.ok
+	if p.table == nil && p.global == nil {
+		p.admitted.Add(1)
+		return serve
+	}
+	if v.ok {
+		p.admitted.Add(1)
+		s := p.report(&v, d)
+		if l.cfg.admitHdrs {
+			p.fields.admitted(w.Header(), s, d, l.cfg.legacy)
+		}
+		return serve
+	}
+	p.denied.Add(1)
+	s := p.explain(&v, now, cost, d)
+	p.fields.denied(w.Header(), s, d, l.cfg.legacy)
+	return denied
+}
+
+// fail counts a request that cannot be decided and answers it.
+func (l *Limiter) fail(w http.ResponseWriter, r *http.Request, p *policy, err error) outcome {
+	p.errored.Add(1)
+	l.cfg.onErr(w, r, err)
+	return answered
+}
+
+// verdict is one decision over the policy's limits: each limit's Result,
+// when it was asked.
+type verdict struct {
+	ok             bool
+	client, global limit.Result
+	askedC, askedG bool
+}
+
+// admit takes n at now from the client's limit and then the global one if
+// both admit it, else from neither: the all-or-nothing decision of
+// limit.All, with the shared limit last so that it is never refunded.
+func (p *policy) admit(k Key, now, n int64) (v verdict, err error) {
+	var rc limit.Receipt
+	v.ok = true
+	if p.table != nil {
+		v.client, rc, err = p.take(k, now, n)
+		v.askedC = true
+		if err != nil || !v.client.OK {
+			v.ok = false
+			return v, err
+		}
+	}
+	if p.global != nil {
+		v.global, err = p.global.AllowNAt(now, n)
+		v.askedG = true
+		if err != nil || !v.global.OK {
+			v.ok = false
+			if p.table != nil {
+				p.table.Refund(rc)
+				v.client.Remaining += n // given back, exactly
+			}
+			return v, err
+		}
+	}
+	return v, nil
+}
+
+// report fills an admitted Decision from the limit with the fewest units
+// left, and returns it.
+func (p *policy) report(v *verdict, d *Decision) *limitSpec {
+	s, rem := &p.gl, v.global.Remaining
+	if v.askedC && (!v.askedG || v.client.Remaining <= v.global.Remaining) {
+		s, rem = &p.client, v.client.Remaining
+	}
+	d.Limit, d.Quota, d.Window, d.Remaining = s.name, s.quota, s.window, max(rem, 0)
+	d.Reset = s.fullIn(s.quota - d.Remaining)
+	return s
+}
+
+// explain fills a denied Decision: the wait is the longest of the limits'
+// waits at now (a client limit that denies leaves the global one unasked,
+// so it is read here by a pure step that takes nothing), the limit named
+// is the one that waits longest (the client's on a tie), and Remaining the
+// least any limit holds, since the denial took nothing.
+func (p *policy) explain(v *verdict, now, n int64, d *Decision) *limitSpec {
+	var s *limitSpec
+	wait, rem := time.Duration(0), int64(math.MaxInt64)
+	if p.table != nil {
+		s, wait, rem = &p.client, v.client.RetryAfter, v.client.Remaining
+	}
+	if p.global != nil {
+		g := v.global
+		if !v.askedG {
+			_, g, _ = p.gparams.Step(p.global.State(), now, n)
+			if g.OK {
+				g.Remaining += n // what the step would have taken is still there
+			}
+		}
+		rem = min(rem, g.Remaining)
+		if s == nil || g.RetryAfter > wait {
+			s, wait = &p.gl, g.RetryAfter
+		}
+	}
+	d.Limit, d.Quota, d.Window, d.Remaining = s.name, s.quota, s.window, max(rem, 0)
+	d.RetryAfter = wait
+	d.Reset = retrySeconds(wait)
+	return s
+}

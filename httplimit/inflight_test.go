@@ -1,0 +1,209 @@
+package httplimit
+
+import (
+	"net/http"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/cellrate/cellrate/concurrency"
+)
+
+// gate is a handler that holds each request until the test opens it, and
+// tells the test when a request has entered.
+type gate struct {
+	entered chan struct{}
+	open    chan struct{}
+}
+
+func newGate() *gate { return &gate{entered: make(chan struct{}, 64), open: make(chan struct{})} }
+
+func (g *gate) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	g.entered <- struct{}{}
+	<-g.open
+}
+
+// inFlight sends n requests from client key at once, waits until want of
+// them are in the handler, and returns the status of each one that was
+// answered without entering it (their count is n - want).
+func inFlight(t *testing.T, c *http.Client, url, key string, n, want int, g *gate) []int {
+	t.Helper()
+	codes := make(chan int, n)
+	var wg sync.WaitGroup
+	for range n {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			req, _ := http.NewRequest("GET", url, nil)
+			req.Header.Set("K", key)
+			res, err := c.Do(req)
+			if err != nil {
+				t.Error(err)
+				return
+			}
+			res.Body.Close()
+			codes <- res.StatusCode
+		}()
+	}
+	for range want {
+		select {
+		case <-g.entered:
+		case <-time.After(10 * time.Second):
+			t.Fatal("requests did not reach the handler")
+		}
+	}
+	var out []int
+	for range n - want {
+		select {
+		case code := <-codes:
+			out = append(out, code)
+		case <-time.After(10 * time.Second):
+			t.Fatal("a request over the cap was not answered")
+		}
+	}
+	t.Cleanup(wg.Wait)
+	return out
+}
+
+// TestClientInFlight: a client's requests in flight never pass its cap
+// (the rest are answered 503 at once, taking no rate), other clients are
+// not held by it, and every slot is given back when the handler returns.
+func TestClientInFlight(t *testing.T) {
+	var clk clock
+	g := newGate()
+	lim := mustNew(t, []Policy{{Name: "p", Key: HeaderKey("K"), ClientInFlight: 2,
+		Client: Limit{Events: 1, Period: time.Hour, Burst: 3}}}, WithClock(clk.now))
+	url, c := startServer(t, "tcp4", lim.Wrap(g))
+	if got := inFlight(t, c, url, "a", 4, 2, g); len(got) != 2 || got[0] != 503 || got[1] != 503 {
+		t.Fatalf("over the cap: %v, want two 503s", got)
+	}
+	if got := inFlight(t, c, url, "b", 1, 1, g); len(got) != 0 {
+		t.Fatalf("another client: %v", got)
+	}
+	close(g.open)
+	// The 503s took no rate: "a" has one of its burst of 3 left.
+	deadline := time.Now().Add(10 * time.Second)
+	for lim.policies[0].flights.held() != 0 && time.Now().Before(deadline) {
+		time.Sleep(time.Millisecond)
+	}
+	if n := lim.policies[0].flights.held(); n != 0 {
+		t.Fatalf("%d slots held after every request ended", n)
+	}
+	for i, want := range []int{200, 429} {
+		if res := get(t, c, url, "K", "a"); res.StatusCode != want {
+			t.Fatalf("request %d after: %d, want %d", i, res.StatusCode, want)
+		}
+	}
+	// A rate denial holds no slot.
+	if n := lim.policies[0].flights.held(); n != 0 {
+		t.Fatalf("%d slots held after a rate denial", n)
+	}
+	if st := lim.Stats()[0]; st.Busy != 2 || st.Admitted != 4 || st.Denied != 1 {
+		t.Fatalf("stats %+v", st)
+	}
+}
+
+// held is the requests the sketch counts in flight (each counts once in
+// every row).
+func (f *flights) held() int {
+	n := 0
+	for i := range f.rows[0] {
+		n += int(f.rows[0][i].Load())
+	}
+	return n
+}
+
+// TestGlobalInFlight: a concurrency.Limiter shared by two policies caps
+// their requests in flight together; its slots come back when the handler
+// returns, and a request the rates deny takes none.
+func TestGlobalInFlight(t *testing.T) {
+	var clk clock
+	g := newGate()
+	cl, err := concurrency.NewFixed(3)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lim := mustNew(t, []Policy{
+		{Name: "a", PathPrefix: "/a", Key: HeaderKey("K"), InFlight: cl, Client: Limit{Events: 1, Period: time.Hour, Burst: 5}},
+		{Name: "b", PathPrefix: "/b", Key: HeaderKey("K"), InFlight: cl},
+	}, WithClock(clk.now))
+	url, c := startServer(t, "tcp4", lim.Wrap(g))
+	if got := inFlight(t, c, url+"/a", "x", 2, 2, g); len(got) != 0 {
+		t.Fatalf("/a: %v", got)
+	}
+	if got := inFlight(t, c, url+"/b", "y", 3, 1, g); len(got) != 2 || got[0] != 503 || got[1] != 503 {
+		t.Fatalf("/b over the shared cap: %v, want two 503s", got)
+	}
+	if cl.InFlight() != 3 {
+		t.Fatalf("%d in flight, want 3", cl.InFlight())
+	}
+	close(g.open)
+	deadline := time.Now().Add(10 * time.Second)
+	for cl.InFlight() != 0 && time.Now().Before(deadline) {
+		time.Sleep(time.Millisecond)
+	}
+	// "x" spent 2 of 5 on /a; 3 more pass, the fourth is a rate denial and
+	// holds no slot.
+	for i, want := range []int{200, 200, 200, 429} {
+		if res := get(t, c, url+"/a", "K", "x"); res.StatusCode != want {
+			t.Fatalf("request %d after: %d, want %d", i, res.StatusCode, want)
+		}
+	}
+	if cl.InFlight() != 0 {
+		t.Fatalf("%d in flight after every request ended", cl.InFlight())
+	}
+}
+
+// TestFlightsSketch: a key refused in its second row gives back what it
+// counted in the first; a key never holds more than the cap, alone or
+// sharing a counter, also from many goroutines at once.
+func TestFlightsSketch(t *testing.T) {
+	f := newFlights(2)
+	// a and b share their row-1 counter and not their row-0 one.
+	a := StringKey("a")
+	var b Key
+	for i := 0; ; i++ {
+		b = StringKey("b" + strconv.Itoa(i))
+		if f.slot(1, b, 64) == f.slot(1, a, 64) && f.slot(0, b, 64) != f.slot(0, a, 64) {
+			break
+		}
+	}
+	for range 2 {
+		if _, ok := f.acquire(a, 64); !ok {
+			t.Fatal("a refused under its cap")
+		}
+	}
+	if _, ok := f.acquire(b, 64); ok {
+		t.Fatal("b admitted past a full shared counter")
+	}
+	if n := f.rows[0][f.slot(0, b, 64)].Load(); n != 0 {
+		t.Fatalf("b's refusal left %d counted in its first row", n)
+	}
+	// Many goroutines, one key: never more than the cap at once.
+	g := newFlights(3)
+	var now, most atomic.Int32
+	var wg sync.WaitGroup
+	for range 8 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for range 2000 {
+				s, ok := g.acquire(a, 64)
+				if !ok {
+					continue
+				}
+				n := now.Add(1)
+				for m := most.Load(); n > m && !most.CompareAndSwap(m, n); m = most.Load() {
+				}
+				now.Add(-1)
+				g.release(s)
+			}
+		}()
+	}
+	wg.Wait()
+	if most.Load() > 3 || g.held() != 0 {
+		t.Fatalf("%d in flight at once under a cap of 3, %d left held", most.Load(), g.held())
+	}
+}
