@@ -16,7 +16,24 @@ generate-check: generate ## regenerate, fail if any file differs from the commit
 	test -z "$$(git status --porcelain --untracked-files=all)" || { git status --short; exit 1; }
 	$(GO) -C gen test -count=1 ./...
 
-test: ## vet, the unit tests, the unit tests again under -race (-short), bench/'s accuracy tests, cross/'s own tests, redis-test, store-test
+# What make test needs beyond Go: gcc (-race needs cgo) and redis-server
+# (redis/ and store/ululeredis start real servers). Installed through apt
+# when missing and run as root (as make cross installs qemu); otherwise one
+# line says what to run.
+TEST_DEPS := gcc redis-server
+.PHONY: deps
+deps: ## install gcc and redis-server when missing (as root, via apt-get), else say what to run
+	@missing=""; for c in $(TEST_DEPS); do command -v $$c >/dev/null 2>&1 || missing="$$missing $$c"; done; \
+	if [ -z "$$missing" ]; then exit 0; fi; \
+	if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then \
+		echo "make deps: installing$$missing"; \
+		export DEBIAN_FRONTEND=noninteractive; \
+		apt-get update -qq && apt-get install -y -qq$$missing >/dev/null || exit 1; \
+	else \
+		echo "make: missing$$missing; run: sudo apt-get install -y$$missing" >&2; exit 1; \
+	fi
+
+test: deps ## vet, the unit tests, the unit tests again under -race (-short), bench/'s accuracy tests, cross/'s own tests, redis-test, store-test
 	$(GO) vet ./...
 	$(GO) test -count=1 ./...
 	$(GO) test -count=1 -race -short ./...
@@ -27,10 +44,10 @@ test: ## vet, the unit tests, the unit tests again under -race (-short), bench/'
 
 STORES := store/chirate store/golimiter store/ulule store/ululeredis
 .PHONY: store-test
-store-test: ## store/'s modules (httprate, go-limiter, ulule stores on keyed; ulule in Redis, on real redis-server): vet, tests, -race -short
+store-test: deps ## store/'s modules (httprate, go-limiter, ulule stores on keyed; ulule in Redis, on real redis-server): vet, tests, -race -short
 	for m in $(STORES); do (cd $$m && $(GO) vet ./... && $(GO) test -count=1 ./... && $(GO) test -count=1 -race -short ./...) || exit 1; done
 
-redis-test: ## redis/'s tests on real redis-server processes (apt-get install -y redis-server), then -race -short
+redis-test: deps ## redis/'s tests on real redis-server processes, then -race -short
 	cd redis && $(GO) vet ./... && $(GO) test -count=1 ./... && $(GO) test -count=1 -race -short ./...
 
 lint: ## staticcheck, at a pinned version, on every module

@@ -76,7 +76,6 @@ var loads = []struct {
 	{"deny", 100, 1},
 }
 
-
 func BenchmarkLimiter(b *testing.B) {
 	for _, load := range loads {
 		for _, clock := range []string{"clock", "injected"} {

@@ -8,6 +8,11 @@
 // HoldUp design (keyed_peers.go).
 //
 // It is its own module so that none of the peers becomes a dependency of
-// github.com/cellrate/cellrate. The benchmarks are in bench_test.go; the
-// accuracy runs in accuracy.go; cmd/report runs both and writes report/.
+// github.com/cellrate/cellrate. The implementations and the cases the
+// report measures are here (LimiterCase, KeyedCase, HTTPCase); package
+// paired measures them in pairs and estimates each comparison with its
+// interval; cmd/report runs every comparison, the accuracy schedules
+// (accuracy.go) and the runs over real connections (http.go), and writes
+// report/. The go test benchmarks (bench_test.go and beside it) drive the
+// same implementations for benchstat.
 package bench

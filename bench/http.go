@@ -168,7 +168,7 @@ var (
 	// latency and throughput over loopback, in one process with the load
 	// generator, cannot be paired; the in-process runs measure the cost.
 	HTTPQuick = HTTPConfig{Rate: 2000, Duration: time.Second, Workers: 16, Distinct: 100_000, Memory: 100_000, Rounds: 1, Scenarios: []string{"hot10"}}
-	HTTPFull  = HTTPConfig{Rate: 2000, Duration: 3 * time.Second, Workers: 16, Distinct: 100_000, Memory: 1_000_000, Rounds: 1, Scenarios: []string{"hot10"}}
+	HTTPFull  = HTTPConfig{Rate: 2000, Duration: 3 * time.Second, Workers: 16, Distinct: 100_000, Memory: 250_000, Rounds: 1, Scenarios: []string{"hot10"}}
 )
 
 // HTTPRow is one middleware in one scenario.

@@ -2,7 +2,9 @@ package httplimit
 
 import (
 	"net/http"
+	"strconv"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -151,5 +153,57 @@ func TestGlobalInFlight(t *testing.T) {
 	}
 	if cl.InFlight() != 0 {
 		t.Fatalf("%d in flight after every request ended", cl.InFlight())
+	}
+}
+
+// TestFlightsSketch: a key refused in its second row gives back what it
+// counted in the first; a key never holds more than the cap, alone or
+// sharing a counter, also from many goroutines at once.
+func TestFlightsSketch(t *testing.T) {
+	f := newFlights(2)
+	// a and b share their row-1 counter and not their row-0 one.
+	a := StringKey("a")
+	var b Key
+	for i := 0; ; i++ {
+		b = StringKey("b" + strconv.Itoa(i))
+		if f.slot(1, b, 64) == f.slot(1, a, 64) && f.slot(0, b, 64) != f.slot(0, a, 64) {
+			break
+		}
+	}
+	for range 2 {
+		if _, ok := f.acquire(a, 64); !ok {
+			t.Fatal("a refused under its cap")
+		}
+	}
+	if _, ok := f.acquire(b, 64); ok {
+		t.Fatal("b admitted past a full shared counter")
+	}
+	if n := f.rows[0][f.slot(0, b, 64)].Load(); n != 0 {
+		t.Fatalf("b's refusal left %d counted in its first row", n)
+	}
+	// Many goroutines, one key: never more than the cap at once.
+	g := newFlights(3)
+	var now, most atomic.Int32
+	var wg sync.WaitGroup
+	for range 8 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for range 2000 {
+				s, ok := g.acquire(a, 64)
+				if !ok {
+					continue
+				}
+				n := now.Add(1)
+				for m := most.Load(); n > m && !most.CompareAndSwap(m, n); m = most.Load() {
+				}
+				now.Add(-1)
+				g.release(s)
+			}
+		}()
+	}
+	wg.Wait()
+	if most.Load() > 3 || g.held() != 0 {
+		t.Fatalf("%d in flight at once under a cap of 3, %d left held", most.Load(), g.held())
 	}
 }

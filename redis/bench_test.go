@@ -234,7 +234,7 @@ func TestReport(t *testing.T) {
 	}
 }
 
-func serverCPU(t *testing.T, s *redistest.Server) time.Duration {
+func serverCPU(t testing.TB, s *redistest.Server) time.Duration {
 	info, err := s.Do("INFO", "cpu")
 	if err != nil {
 		t.Fatal(err)
@@ -268,4 +268,48 @@ func commandCalls(t *testing.T, s *redistest.Server) int64 {
 		calls += n
 	}
 	return calls
+}
+
+// BenchmarkPaired compares cellrate's GCRA with redis_rate at 1 and 16
+// goroutines, one key per goroutine, admitting. Besides ns/op (wall time
+// per decision, of all goroutines together) it reports cpu-ns/op: the CPU
+// time of this process and of redis-server per decision. -count repeats
+// each sub-benchmark in a row, so for rounds that alternate run the binary
+// several times:
+//
+//	go test -c -o /tmp/paired.test . && for i in 1 2 3 4 5 6; do
+//	  /tmp/paired.test -test.run '^$' -test.bench Paired -test.benchtime 1s; done > paired.txt
+//	go run golang.org/x/perf/cmd/benchstat@latest -col /lib paired.txt
+func BenchmarkPaired(b *testing.B) {
+	c := benchClient(b)
+	ds := deciders(b, c, 1e8, 1<<17)
+	for _, g := range []int{1, 16} {
+		for _, lib := range []string{"cellrate-gcra", "redis_rate"} {
+			d := ds[lib]
+			b.Run("g="+strconv.Itoa(g)+"/lib="+lib, func(b *testing.B) {
+				b.ReportAllocs()
+				cpu0, srv0 := processCPU(), serverCPU(b, benchServer)
+				var next atomic.Int64
+				var wg sync.WaitGroup
+				b.ResetTimer()
+				for i := range g {
+					wg.Add(1)
+					go func() {
+						defer wg.Done()
+						key := "p" + strconv.Itoa(i)
+						for next.Add(1) <= int64(b.N) {
+							if _, err := d(bg, key); err != nil {
+								b.Error(err)
+								return
+							}
+						}
+					}()
+				}
+				wg.Wait()
+				b.StopTimer()
+				cpu := processCPU() - cpu0 + serverCPU(b, benchServer) - srv0
+				b.ReportMetric(float64(cpu.Nanoseconds())/float64(b.N), "cpu-ns/op")
+			})
+		}
+	}
 }

@@ -1,7 +1,10 @@
-// Package redis keeps cellrate's limiters in Redis, so that one limit is
-// shared by every process and machine that uses the same Redis (a single
-// server or a Redis Cluster), and adds a two-tier limiter whose processes
-// answer most requests without a round trip.
+// Package redis shares one rate limit among every process and machine that
+// uses the same Redis (a single server or a Redis Cluster). Use NewGCRA
+// (a token bucket: a rate and a burst) or NewWindow (at most a limit per
+// sliding window) when every decision may cost a round trip to Redis; use
+// NewTwoTier when it may not: each process borrows units in batches and
+// answers most requests without a round trip, with the same global bound.
+// See ExampleNewGCRA, ExampleNewWindow and ExampleNewTwoTier.
 //
 // It is a module of its own (github.com/cellrate/cellrate/redis, on
 // github.com/redis/go-redis/v9), so the main module gains no dependency.
@@ -9,60 +12,52 @@
 //
 //	import goredis "github.com/redis/go-redis/v9"
 //
-// # Limiters in Redis
+// # Contract
 //
-// NewGCRA and NewWindow return a Limiter: package gcra's or package
-// window's integer rules run by a Lua script on the server that holds the
-// key, one round trip per decision (EVALSHA, and EVAL when a server
-// answers NOSCRIPT: after a restart, on a new cluster node). Decisions,
-// Remaining, RetryAfter and the state kept are the same as those of the Go
-// step (gcra.Params.Step, window.Params.Step) at the same times, so the
-// same exact bounds hold across all callers; the tests run random
-// schedules with stale, repeated and jumping times through both, on a real
-// server, and compare every result and state.
-//
-// Lua numbers are IEEE doubles, exact for integers below 2^53 only, and
-// nanoseconds since 1970 do not fit. The scripts keep every number far
-// below 2^53: a time is Unix seconds and nanoseconds apart; a GCRA key
-// holds its TAT as steps from an origin of its own, moved to now on each
-// write; and the products and quotients the rules need (up to 100 bits
-// wide) go through one exact multiply-divide that estimates in doubles and
-// corrects the quotient from a remainder computed exactly in 26-bit
-// halves. This bounds the parameters: a GCRA's burst times its interval
-// below 2^48 steps (about 3.2 days), a fractional interval's reduced ratio
-// below 2^48, a window below 2^50 ns (about 13 days).
-//
-// # Time
-//
-// A decision's time is the clock of the Redis server holding the key
-// (TIME, inside the script), so the calling machines need no synchronised
-// clocks; AllowNAt takes the caller's time instead, for tests. A time
-// behind the state's (a failover to a replica whose clock is behind, a
-// caller's stale time) never admits more than the bound: the rules treat
-// it as the Go steps do.
-//
-// # Keys
+// A Limiter decides each request with one script run on the server that
+// holds the key: the same integer rules, decisions, Remaining and
+// RetryAfter as package gcra's or package window's limiter at the same
+// times, so the same exact bounds hold across all callers together. The
+// time of a decision is the Redis server's clock, so the calling machines
+// need no synchronised clocks; AllowNAt takes the caller's time instead,
+// for tests. A time behind the state's (a failover to a replica whose
+// clock is behind, a caller's stale time) never admits more than the
+// bound. Decisions one process makes at once are sent together, one
+// pipeline per Redis node, without waiting for company.
 //
 // A key's state lives at prefix + "{" + key + "}": the braces are a hash
-// tag, so everything kept for one key is in one Redis Cluster slot, and a
-// decision touches one key on one node. A key leaves Redis (by its expiry)
-// once its state is the same as no key: a GCRA full again, a window two
-// windows past its start. Redis drops a key only when its own clock has
-// passed the expiry, and TIME is not behind that clock, so no decision
-// finds a key gone whose state still counted; WithGrace keeps keys longer,
-// for a caller's time or a clock stepped back.
+// tag, so a key's state is in one Redis Cluster slot and keys spread over
+// the cluster (a prefix with braces is refused: it would put every key in
+// one slot). A key leaves Redis by its expiry once its state is the same
+// as no key (a GCRA full again, a window two windows past its start);
+// WithGrace keeps keys longer, for callers' times behind the server's.
 //
 // # Failures
 //
 // A Limiter fails closed: on an error from Redis (down, stopped, a
 // failover under way, the timeout passed) it returns a Result that is not
-// OK and the error. Every call is bounded by WithTimeout (go-redis applies
-// a context's deadline only on a client with ContextTimeoutEnabled; its
-// ReadTimeout otherwise). On a network error through a ClusterClient the
-// limiter asks go-redis to reload the slot map, which go-redis otherwise
-// does once a minute, so decisions find a promoted replica at once. Redis
-// replicates asynchronously: a failover can lose the last decisions
-// before it, which then count as never made.
+// OK and the error. WithTimeout bounds every call (go-redis applies a
+// context's deadline only on a client with ContextTimeoutEnabled; its
+// ReadTimeout otherwise). After a network error through a ClusterClient
+// the limiter asks go-redis to reload the slot map, so decisions find a
+// promoted replica at once. Redis replicates asynchronously: a failover can
+// lose the last decisions before it, which then count as never made. A
+// Redis restarted without persistence has lost every key: each key of a
+// Limiter is then new, and can admit up to its burst (a window: its limit)
+// more than the bound, once per restart; persistence (appendonly, fsync
+// everysec) narrows this to the decisions of the last second. TwoTier's
+// policies are its own: see its documentation.
 //
-// TwoTier's policy is its own: see its documentation.
+// # Exact arithmetic in Lua
+//
+// Lua numbers are IEEE doubles, exact for integers below 2^53 only, and
+// nanoseconds since 1970 do not fit. The scripts keep every number far
+// below 2^53: a time is Unix seconds and nanoseconds apart; a GCRA key
+// holds its theoretical arrival time as steps from an origin of its own,
+// moved to now on each write; and the wide products and quotients the
+// rules need go through one exact multiply-divide that estimates in
+// doubles and corrects the quotient from a remainder computed exactly in
+// 26-bit halves. This bounds the parameters: a GCRA's burst times its
+// interval below 2^48 steps (about 3.2 days), a fractional interval's
+// reduced ratio below 2^48, a window below 2^50 ns (about 13 days).
 package redis

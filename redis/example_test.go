@@ -45,9 +45,10 @@ func ExampleNewWindow() {
 	fmt.Println(ok, err)
 }
 
-// A two-tier limiter: each process borrows 50 units at a time and answers
-// from them without a round trip; 5000 per second in all, bursts of 2000,
-// and while Redis is down each process admits a tenth of that on its own.
+// A two-tier limiter: each process borrows up to 50 units at a time (what
+// it spends, at its pace) and answers from them without a round trip; 5000
+// per second in all, bursts of 2000, and while Redis is down each process
+// admits a tenth of that on its own.
 func ExampleNewTwoTier() {
 	c := goredis.NewClient(&goredis.Options{Addr: "localhost:6379", ContextTimeoutEnabled: true})
 	l, err := redis.NewTwoTier(c, "tt:", 5000, time.Second, 2000,
@@ -55,6 +56,7 @@ func ExampleNewTwoTier() {
 	if err != nil {
 		panic(err)
 	}
+	defer l.Close(context.Background())         // gives back the units this process holds
 	fmt.Println("Redis burst:", l.RedisBurst()) // 2000 - 5000*0.1s
 	ok, err := l.Allow(context.Background(), "global")
 	fmt.Println(ok, err)

@@ -133,7 +133,22 @@ func TestFaultSlow(t *testing.T) {
 	if _, err := l.Allow(bg, "k"); err != nil {
 		t.Fatal(err)
 	}
+	if ok, err := tt.Allow(bg, "h"); !ok || err != nil {
+		t.Fatal(ok, err)
+	}
+	held := tt.pool("h")
 	s.Stop()
+	// While the server is stopped, a TwoTier admits at most the units it
+	// holds, within their lease.
+	admitted := int64(0)
+	for range 10 {
+		if ok, _ := tt.Allow(bg, "h"); ok {
+			admitted++
+		}
+	}
+	if admitted > held {
+		t.Fatalf("TwoTier admitted %d with the server stopped, holding %d", admitted, held)
+	}
 	for range 3 {
 		within(t, faultTimeout+slack, "Limiter, server stopped", func() {
 			var ne net.Error

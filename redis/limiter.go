@@ -28,14 +28,16 @@ const (
 // round trip running one script on the server holding the key. It is safe
 // for concurrent use by many goroutines and many processes.
 type Limiter struct {
-	c      Client
-	script *goredis.Script
-	prefix string
-	alg    algorithm
-	max    int64 // the largest n: the burst or the limit
-	gp     gcraParams
-	tail   []any // the script's arguments after the decision's own
-	cfg    config
+	c       Client
+	script  *goredis.Script
+	batch   *batcher // for a single server
+	batches sync.Map // per node of a cluster or ring: *goredis.Client -> *batcher
+	prefix  string
+	alg     algorithm
+	max     int64 // the largest n: the burst or the limit
+	gp      gcraParams
+	tail    []any // the script's arguments after the decision's own
+	cfg     config
 }
 
 type config struct {
@@ -95,6 +97,12 @@ func newConfig(opts []Option) (config, error) {
 // burst whose span (burst times the interval) passes 2^48 steps of about
 // 1ns (3.2 days).
 func NewGCRA(c Client, prefix string, events int64, period time.Duration, burst int64, opts ...Option) (*Limiter, error) {
+	if err := checkClient(c); err != nil {
+		return nil, err
+	}
+	if err := checkPrefix(prefix); err != nil {
+		return nil, err
+	}
 	gp, err := newGCRAParams(events, period, burst)
 	if err != nil {
 		return nil, err
@@ -103,7 +111,7 @@ func NewGCRA(c Client, prefix string, events int64, period time.Duration, burst 
 	if err != nil {
 		return nil, err
 	}
-	l := &Limiter{c: c, script: gcraScript, prefix: prefix, alg: algGCRA, max: burst, gp: gp, cfg: cfg}
+	l := &Limiter{c: c, script: gcraScript, batch: new(batcher), prefix: prefix, alg: algGCRA, max: burst, gp: gp, cfg: cfg}
 	l.tail = []any{u64(gp.p), u64(gp.e), u64(gp.j), u64(gp.burst), u64(gp.c1), u64(gp.c2), graceMs(cfg.grace)}
 	return l, nil
 }
@@ -115,6 +123,12 @@ func NewGCRA(c Client, prefix string, events int64, period time.Duration, burst 
 // [1ns, 2^50-1 ns] (about 13 days); other values return a
 // *limit.ParamError.
 func NewWindow(c Client, prefix string, limit int64, w time.Duration, opts ...Option) (*Limiter, error) {
+	if err := checkClient(c); err != nil {
+		return nil, err
+	}
+	if err := checkPrefix(prefix); err != nil {
+		return nil, err
+	}
 	switch {
 	case limit < 1 || limit > 1<<32-1:
 		return nil, paramError("limit", limit, int64(1), int64(1<<32-1), "")
@@ -125,7 +139,7 @@ func NewWindow(c Client, prefix string, limit int64, w time.Duration, opts ...Op
 	if err != nil {
 		return nil, err
 	}
-	l := &Limiter{c: c, script: windowScript, prefix: prefix, alg: algWindow, max: limit, cfg: cfg}
+	l := &Limiter{c: c, script: windowScript, batch: new(batcher), prefix: prefix, alg: algWindow, max: limit, cfg: cfg}
 	l.tail = []any{strconv.FormatInt(limit, 10), strconv.FormatInt(int64(w), 10), graceMs(cfg.grace)}
 	return l, nil
 }
@@ -139,7 +153,12 @@ func graceMs(d time.Duration) any {
 // Key returns the Redis key that holds key's state: the prefix and key in
 // braces, a hash tag, so that in a Redis Cluster everything kept for one
 // key lives in one slot.
-func (l *Limiter) Key(key string) string { return l.prefix + "{" + key + "}" }
+func (l *Limiter) Key(key string) string {
+	if l == nil {
+		return "{" + key + "}"
+	}
+	return l.prefix + "{" + key + "}"
+}
 
 // Allow reports whether one unit may be taken now for key, and takes it
 // if so.
@@ -174,6 +193,9 @@ func (l *Limiter) AllowNAt(ctx context.Context, key string, now, n int64) (Resul
 
 // Reset removes key's state: the key becomes full (GCRA) or empty (window).
 func (l *Limiter) Reset(ctx context.Context, key string) error {
+	if l == nil || l.c == nil {
+		return ErrZeroValue
+	}
 	ctx, cancel := l.ctx(ctx)
 	defer cancel()
 	c, ok := l.c.(goredis.Cmdable)
@@ -198,6 +220,8 @@ func (l *Limiter) run(ctx context.Context, key string, caller bool, now, n int64
 // last, and it returns the value it writes ("" if none).
 func (l *Limiter) decide(ctx context.Context, key string, caller bool, now, n int64, take, tier bool, give int64, last string) (Result, int64, string, error) {
 	switch {
+	case l == nil || l.c == nil:
+		return zeroResult, 0, "", ErrZeroValue
 	case n < 0:
 		return Result{RetryAfter: Never}, 0, "", errNegativeCost
 	case n > l.max && !take:
@@ -228,7 +252,8 @@ func (l *Limiter) decide(ctx context.Context, key string, caller bool, now, n in
 	b.keys[0] = l.Key(key)
 	ctx, cancel := l.ctx(ctx)
 	defer cancel()
-	cmd := l.script.Run(ctx, l.c, b.keys[:], args...)
+	b.args = args
+	cmd := l.send(ctx, b)
 	var v []int64
 	var written string
 	err := cmd.Err()
@@ -253,7 +278,7 @@ func (l *Limiter) decide(ctx context.Context, key string, caller bool, now, n in
 		return Result{}, 0, "", fmt.Errorf("redis: the script returned %d values, want 5", len(v))
 	}
 	r := Result{OK: v[0] == 1, Remaining: v[2]}
-	if !r.OK {
+	if !r.OK || take {
 		r.RetryAfter = retryAfter(v[3], v[4])
 	}
 	return r, v[1], written, nil
@@ -296,12 +321,16 @@ func retryAfter(s, ns int64) time.Duration {
 
 func nop() {}
 
+// argBuf is one decision's command: its key and arguments, the reply, and
+// the channel on which the batch that sent it says it is done.
 type argBuf struct {
 	args []any
 	keys [1]string
+	cmd  *goredis.Cmd
+	done chan bool // true: lead the next batch
 }
 
-var argPool = sync.Pool{New: func() any { return &argBuf{args: make([]any, 0, 12)} }}
+var argPool = sync.Pool{New: func() any { return &argBuf{args: make([]any, 0, 14), done: make(chan bool, 1)} }}
 
 func (l *Limiter) ctx(ctx context.Context) (context.Context, context.CancelFunc) {
 	if l.cfg.timeout == 0 {

@@ -12,13 +12,13 @@ import (
 func TestParamErrors(t *testing.T) {
 	type mk func() error
 	gcra := func(ev int64, per time.Duration, b int64, o ...Option) mk {
-		return func() error { _, err := NewGCRA(nil, "", ev, per, b, o...); return err }
+		return func() error { _, err := NewGCRA(offline, "", ev, per, b, o...); return err }
 	}
 	win := func(l int64, w time.Duration) mk {
-		return func() error { _, err := NewWindow(nil, "", l, w); return err }
+		return func() error { _, err := NewWindow(offline, "", l, w); return err }
 	}
 	tt := func(ev int64, per time.Duration, b int64, o ...Option) mk {
-		return func() error { _, err := NewTwoTier(nil, "", ev, per, b, o...); return err }
+		return func() error { _, err := NewTwoTier(offline, "", ev, per, b, o...); return err }
 	}
 	for _, tc := range []struct {
 		name  string

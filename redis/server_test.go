@@ -95,7 +95,7 @@ func TestReset(t *testing.T) {
 
 // TestCostErrors returns package limit's errors without a round trip.
 func TestCostErrors(t *testing.T) {
-	l, err := NewGCRA(nil, "x", 1, time.Second, 3)
+	l, err := NewGCRA(offline, "x", 1, time.Second, 3)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -11,9 +11,12 @@ import (
 	"time"
 )
 
-// WithBatch sets how many units a TwoTier borrows from Redis in one round
-// trip (at least the units a request asks). Default: a quarter of the
-// Redis burst (see NewTwoTier), at least 1.
+// WithBatch caps how many units a TwoTier borrows from Redis in one round
+// trip (a request for more units still borrows them). Below the cap, each
+// process borrows what it spent in half a lease at its recent pace: the
+// size grows (at most doubling) while units run out early and shrinks when
+// they are left over. Default: half the Redis burst (see
+// NewTwoTier), at least 1.
 func WithBatch(units int64) Option { return func(c *config) { c.batch = units } }
 
 // WithLease sets how long a TwoTier may spend the units it borrowed, from
@@ -26,13 +29,14 @@ func WithLease(d time.Duration) Option { return func(c *config) { c.lease = d } 
 // down, at least 1. The default is to fail closed: deny, with the error.
 func WithFailOpen(share float64) Option { return func(c *config) { c.share = share } }
 
-// WithRetry sets how long a TwoTier, after three round trips in a row
-// failed, decides without asking Redis again (denying, or on the fail-open
-// limit). Default 100ms.
+// WithRetry sets how long a TwoTier, after three round trips in a row to
+// one Redis node failed, decides that node's keys without asking it again
+// (denying, or on the fail-open limit). Default 100ms.
 func WithRetry(d time.Duration) Option { return func(c *config) { c.retry = d } }
 
 // ErrUnavailable is what a failing-closed TwoTier returns, without a round
-// trip, in the WithRetry span after Redis failed three times in a row.
+// trip, for a key whose Redis node failed three times in a row, in the
+// WithRetry span after.
 var ErrUnavailable = errors.New("redis: Redis failed; not retried yet")
 
 // tripAfter is how many round trips in a row must fail before a TwoTier
@@ -46,11 +50,13 @@ const (
 	tokMask = 1<<tokBits - 1
 )
 
-// TwoTier is a GCRA shared through Redis, with a lock-free tier in each
-// process (seed 004): a process borrows units from the Redis limiter in
-// batches, one round trip per batch, and admits from them with one atomic
-// compare-and-swap, no round trip; a denial from Redis is kept until its
-// RetryAfter, so a process that is out of units denies without asking.
+// TwoTier is a GCRA shared through Redis that answers most requests
+// without a round trip: each process borrows units from Redis in batches
+// sized to its own demand, and admits from them with one atomic
+// compare-and-swap; a process that Redis leaves without units denies
+// locally until the next unit could be there. Use it when a round trip per
+// request costs too much; call Close when the process stops, so the units
+// it holds go to the others. It is safe for concurrent use.
 //
 // # The bound
 //
@@ -79,14 +85,13 @@ const (
 // # What batching costs
 //
 // The bound is kept by admitting less: the burst available at once is
-// lower by ceil(events*lease/period); units a process holds cannot serve
-// another (up to batch-1 per process and key at any time, more if it asks
-// before its pool is empty); units unspent when the lease ends are lost
-// unless they can go back (no admission on the key since the borrow);
-// and a process that is denied waits the RetryAfter Redis gave it even if
-// another process's lease expires meanwhile. With steady demand in every
-// process the loss is small; with many processes and little demand each,
-// use a small batch.
+// lower by ceil(events*lease/period), and units a process holds cannot
+// serve another. Each process borrows about what it spends in half a
+// lease (see WithBatch), so a light process holds little; units left when
+// a lease ends go back as above or are lost. A process that Redis leaves
+// without units denies locally until the next unit could be there (later
+// when several processes compete for them), with no round trip. Close
+// gives back what a process holds when it stops.
 //
 // # Faults
 //
@@ -94,12 +99,20 @@ const (
 // fails (down, stopped, failing over) a call that sees the error denies
 // and returns it (failing closed), or decides on a limit local to the
 // process (failing open, WithFailOpen: with a nil error, counted in
-// Stats). After three failures in a row, for WithRetry no round trip is
-// made: a TwoTier failing closed denies with ErrUnavailable, one failing
-// open decides on its local limit. Units already borrowed are spent as
-// usual. Then it asks Redis again; a success resets the count. A Redis
-// restarted empty has forgotten what it lent: for one lease after it the
-// bound can be exceeded by what was borrowed before.
+// Stats). After three failures in a row on one Redis node, for WithRetry
+// no round trip is made to that node: a TwoTier failing closed denies its
+// keys with ErrUnavailable, one failing open decides them on its local
+// limit. Units already borrowed are spent as usual. Then it asks the node
+// again; a success resets its count. The count is kept per node (per
+// master of a ClusterClient, per shard of a Ring), so a node's failure is
+// felt only by the keys it serves.
+//
+// A Redis restarted empty (without persistence) has forgotten every key.
+// The first process to borrow a key afterwards rebuilds it from the state
+// its own last borrow wrote, so what is forgotten is only what other
+// processes borrowed of the key after that: nothing when one process uses
+// the key, and never more than the Redis burst. Over the bound, a restart
+// can admit at most that much per key, once.
 type TwoTier struct {
 	r         *Limiter
 	events    int64
@@ -110,13 +123,13 @@ type TwoTier struct {
 	retry     int64 // ns
 	share     float64
 	entries   sync.Map // key -> *entry
-	downUntil atomic.Int64
 	trips     atomic.Int64
 	errs      atomic.Int64
 	fallbacks atomic.Int64
-	failing   atomic.Int64 // round trips failed in a row
+	nodes     nodes // failures in a row and retry spans, per Redis node
 	sweeping  sync.Mutex
 	swept     atomic.Int64 // monotonic ns of the last sweep
+	closed    atomic.Bool
 }
 
 type entry struct {
@@ -125,6 +138,9 @@ type entry struct {
 	mu        sync.Mutex    // one borrower at a time
 	last      string        // the value this process's last borrow wrote (under mu)
 	lastM     int64         // the units it brought, not yet given back (under mu)
+	at, got   int64         // when the last borrow was asked, and the units it brought (under mu)
+	size      int64         // the units the next borrow asks (under mu)
+	zeros     int64         // borrows that found none, halved by each that found some (under mu)
 	fb        atomic.Pointer[localLimiter]
 }
 
@@ -134,6 +150,9 @@ type Stats struct{ RoundTrips, Errors, Fallbacks int64 }
 
 // Stats returns the counts so far.
 func (t *TwoTier) Stats() Stats {
+	if t == nil {
+		return Stats{}
+	}
 	return Stats{t.trips.Load(), t.errs.Load(), t.fallbacks.Load()}
 }
 
@@ -143,6 +162,9 @@ func (t *TwoTier) Stats() Stats {
 // Redis burst, burst - ceil(events*lease/period), must be at least the
 // batch) and be below 2^24. Refused values return a *limit.ParamError.
 func NewTwoTier(c Client, prefix string, events int64, period time.Duration, burst int64, opts ...Option) (*TwoTier, error) {
+	if err := checkClient(c); err != nil {
+		return nil, err
+	}
 	if _, err := newGCRAParams(events, period, burst); err != nil {
 		return nil, err
 	}
@@ -174,7 +196,7 @@ func NewTwoTier(c Client, prefix string, events int64, period time.Duration, bur
 	}
 	rb := burst - keep.Int64()
 	if cfg.batch == 0 {
-		cfg.batch = max(1, rb/4)
+		cfg.batch = max(1, rb/2)
 	}
 	if cfg.batch < 1 || cfg.batch > rb {
 		return nil, paramError("batch", cfg.batch, int64(1), rb, "at most the Redis burst, burst - ceil(events*lease/period)")
@@ -202,7 +224,12 @@ func NewTwoTier(c Client, prefix string, events int64, period time.Duration, bur
 
 // RedisBurst returns the burst of the Redis limiter the processes borrow
 // from: the burst less what the rate refills in a lease.
-func (t *TwoTier) RedisBurst() int64 { return t.r.max }
+func (t *TwoTier) RedisBurst() int64 {
+	if t == nil || t.r == nil {
+		return 0
+	}
+	return t.r.max
+}
 
 // Allow reports whether one unit may be taken now for key.
 func (t *TwoTier) Allow(ctx context.Context, key string) (bool, error) {
@@ -231,6 +258,8 @@ func (t *TwoTier) entry(key string) *entry {
 // allow also returns the monotonic time an admission counts at.
 func (t *TwoTier) allow(ctx context.Context, key string, n int64) (Result, int64, error) {
 	switch {
+	case t == nil || t.r == nil:
+		return zeroResult, 0, ErrZeroValue
 	case n < 0:
 		return Result{RetryAfter: Never}, 0, errNegativeCost
 	case n > t.r.max:
@@ -293,11 +322,15 @@ func (t *TwoTier) slow(ctx context.Context, e *entry, key string, n int64) (Resu
 	if until := e.denyUntil.Load(); now < until {
 		return Result{RetryAfter: time.Duration(until - now)}, 0, nil
 	}
-	if now < t.downUntil.Load() {
-		return t.fallback(e, now, n, ErrUnavailable)
+	h := t.nodes.of(ctx, t.r.c, t.r.Key(key))
+	if now < h.downUntil.Load() {
+		return t.fallback(e, h, now, n, ErrUnavailable)
 	}
 	e.mu.Lock()
 	defer e.mu.Unlock()
+	if t.closed.Load() {
+		return zeroResult, 0, ErrClosed
+	}
 	// Another caller may have borrowed while this one waited.
 	if r, at, ok := e.spend(n); ok {
 		return r, at, nil
@@ -306,30 +339,32 @@ func (t *TwoTier) slow(ctx context.Context, e *entry, key string, n int64) (Resu
 	if until := e.denyUntil.Load(); now < until {
 		return Result{RetryAfter: time.Duration(until - now)}, 0, nil
 	}
-	if now < t.downUntil.Load() {
-		return t.fallback(e, now, n, ErrUnavailable)
+	if now < h.downUntil.Load() {
+		return t.fallback(e, h, now, n, ErrUnavailable)
 	}
 	if t.trips.Add(1)%sweepEvery == 0 {
 		t.sweep(now)
 	}
-	ls := now
-	// Units of the last borrow left in a pool whose lease has ended go
-	// back with this round trip: none can be spent any more (a unit taken
-	// now counts at a clock read later, past the lease), and the pool is
-	// emptied first so that none goes back twice.
-	var give int64
-	for e.lastM > 0 {
-		w := e.word.Load()
-		tok := int64(w & tokMask)
-		if tok == 0 || int64(w>>tokBits)*1e6 > now {
-			break
+	want := max(e.resize(now, t.lease, t.batch), n)
+	give := e.reclaim(now)
+	r, m, err := t.borrow(ctx, e, key, want, give)
+	if err != nil {
+		t.errs.Add(1)
+		now = monotonic()
+		if h.failing.Add(1) >= tripAfter {
+			h.downUntil.Store(now + t.retry)
 		}
-		if e.word.CompareAndSwap(w, 0) {
-			give = min(tok, e.lastM)
-			break
-		}
+		return t.fallback(e, h, now, n, err)
 	}
-	r, m, written, err := t.r.decide(ctx, key, false, 0, max(t.batch, n), true, true, give, e.last)
+	h.failing.Store(0)
+	e.at, e.got = now, m
+	return t.received(e, r, m, n, now)
+}
+
+// borrow asks Redis for up to want units, giving back give units of the
+// last borrow, and keeps the receipt of this one.
+func (t *TwoTier) borrow(ctx context.Context, e *entry, key string, want, give int64) (Result, int64, error) {
+	r, m, written, err := t.r.decide(ctx, key, false, 0, want, true, true, give, e.last)
 	if give > 0 || err != nil {
 		e.lastM = 0 // given back, or lost: never twice
 	}
@@ -339,32 +374,77 @@ func (t *TwoTier) slow(ctx context.Context, e *entry, key string, n int64) (Resu
 	if m > 0 {
 		e.lastM = m
 	}
-	if err != nil {
-		t.errs.Add(1)
-		now = monotonic()
-		if t.failing.Add(1) >= tripAfter {
-			t.downUntil.Store(now + t.retry)
-		}
-		return t.fallback(e, now, n, err)
+	return r, m, err
+}
+
+// received puts the m units borrowed at ls in the pool and decides the
+// request from them. When Redis is left without a whole unit, or had none,
+// a denial is kept until its next unit could be there, later when other
+// processes compete for the units: zeros counts the borrows that found
+// none (halved by each borrow that found some), each standing for a process that
+// takes a unit before this one, so that processes drawing from an empty
+// key do not all ask for each unit.
+func (t *TwoTier) received(e *entry, r Result, m, n, ls int64) (Result, int64, error) {
+	now := monotonic()
+	if m == 0 {
+		e.zeros = min(e.zeros+1, t.r.max)
+		wait := satAdd(int64(r.RetryAfter), t.refill(e.zeros-1))
+		e.denyUntil.Store(satAdd(now, wait))
+		return Result{Remaining: int64(e.word.Load() & tokMask), RetryAfter: time.Duration(wait)}, 0, nil
 	}
-	t.failing.Store(0)
-	// Short of a batch, ask again only when the rate has refilled the
-	// rest: under saturation a round trip then brings a batch, not a unit.
-	now = monotonic()
-	if m > 0 {
-		e.add(m, ls+t.lease)
-		if m < t.batch {
-			e.denyUntil.Store(now + t.refill(t.batch-m))
-		}
-		if r, at, ok := e.spend(n); ok {
-			return r, at, nil
-		}
-		tok := int64(e.word.Load() & tokMask)
-		return Result{Remaining: tok, RetryAfter: time.Duration(t.refill(max(1, n-tok)))}, 0, nil
+	e.add(m, ls+t.lease)
+	e.zeros /= 2
+	if r.Remaining == 0 {
+		e.denyUntil.Store(satAdd(now, satAdd(int64(r.RetryAfter), t.refill(e.zeros))))
 	}
-	wait := int64(r.RetryAfter) + t.refill(t.batch-1)
-	e.denyUntil.Store(now + wait)
-	return Result{Remaining: int64(e.word.Load() & tokMask), RetryAfter: r.RetryAfter}, 0, nil
+	if r, at, ok := e.spend(n); ok {
+		return r, at, nil
+	}
+	tok := int64(e.word.Load() & tokMask)
+	return Result{Remaining: tok, RetryAfter: time.Duration(t.refill(max(1, n-tok)))}, 0, nil
+}
+
+// resize returns how many units to borrow: what this process spent per
+// half lease since its last borrow (at least 1, at most limit). A pool
+// that ran dry early grows the next borrow; a process that spent little
+// of it, or came back late, shrinks it; a borrow at most doubles the one
+// before. Half a lease leaves the other half
+// for the spending rate to vary before units are void.
+func (e *entry) resize(now, lease, limit int64) int64 {
+	if e.got == 0 || now <= e.at {
+		return max(1, e.size)
+	}
+	spent := max(0, e.got-int64(e.word.Load()&tokMask))
+	size := math.Ceil(float64(spent) * float64(lease/2) / float64(now-e.at))
+	// At most double: a burst of requests is not a rate.
+	e.size = int64(max(1, min(size, float64(2*e.got), float64(limit))))
+	return e.size
+}
+
+// reclaim empties a pool whose lease has ended and returns the units of
+// the last borrow in it, to give back with the next round trip: none can
+// be spent any more (a unit taken now counts at a clock read later, past
+// the lease), and none goes back twice.
+func (e *entry) reclaim(now int64) int64 {
+	for e.lastM > 0 {
+		w := e.word.Load()
+		tok := int64(w & tokMask)
+		if tok == 0 || int64(w>>tokBits)*1e6 > now {
+			return 0
+		}
+		if e.word.CompareAndSwap(w, 0) {
+			return min(tok, e.lastM)
+		}
+	}
+	return 0
+}
+
+// satAdd returns a+b for a, b >= 0, at most the largest int64.
+func satAdd(a, b int64) int64 {
+	if a > math.MaxInt64-b {
+		return math.MaxInt64
+	}
+	return a + b
 }
 
 // refill returns the ns the rate takes to refill k units, rounded up.
@@ -403,13 +483,21 @@ func (t *TwoTier) sweep(now int64) {
 		}
 		return true
 	})
+	// Nodes gone from the slot map (failed over, resharded away) leave too;
+	// a caller still holding one's health counts on a fresh one next time.
+	t.nodes.all.Range(func(k, v any) bool {
+		if h := v.(*health); h.failing.Load() == 0 && h.downUntil.Load() <= now {
+			t.nodes.all.Delete(k)
+		}
+		return true
+	})
 }
 
 // fallback decides while Redis fails: deny with err (fail closed), or on
 // the local limit.
-func (t *TwoTier) fallback(e *entry, now, n int64, err error) (Result, int64, error) {
+func (t *TwoTier) fallback(e *entry, h *health, now, n int64, err error) (Result, int64, error) {
 	if t.share == 0 {
-		return Result{RetryAfter: time.Duration(max(1, t.downUntil.Load()-now))}, 0, err
+		return Result{RetryAfter: time.Duration(max(1, h.downUntil.Load()-now))}, 0, err
 	}
 	fb := e.fb.Load()
 	if fb == nil {

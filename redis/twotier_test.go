@@ -2,6 +2,7 @@ package redis
 
 import (
 	"context"
+	"errors"
 	"strconv"
 	"sync"
 	"sync/atomic"
@@ -180,30 +181,77 @@ func TestTwoTierSweep(t *testing.T) {
 
 // TestTwoTierGivesBack: units a process borrowed and left unspent past
 // their lease go back to Redis with its next borrow, when nothing was
-// admitted since; another process can then take them.
+// admitted on the key since; another process can then take them. Every
+// unit of the Redis burst is then spent, held live, or left for others.
 func TestTwoTierGivesBack(t *testing.T) {
 	s := redistest.Start(t)
+	a, b := giveBackPair(t, s, "gb")
+	spend(t, a, 20) // a's borrows grow to 40 units
+	held := a.pool("k")
+	if held == 0 {
+		t.Fatal("a holds nothing after spending fast: its borrows did not grow")
+	}
+	time.Sleep(210 * time.Millisecond)
+	spend(t, a, 1) // gives back what it held, borrows again, spends 1
+	got := spend(t, b, 1000)
+	// 1 per 10 minutes: nothing refills. Redis burst 99.
+	if want := 99 - 21 - a.pool("k"); got != want {
+		t.Fatalf("b got %d, want %d (a held %d, now %d)", got, want, held, a.pool("k"))
+	}
+	// a's last borrow was not the last write (b borrowed since): its
+	// unspent units cannot go back, and do not.
+	time.Sleep(210 * time.Millisecond)
+	if ok, _ := a.Allow(bg, "k"); ok {
+		t.Fatal("a admitted from a key b emptied")
+	}
+}
+
+// TestTwoTierClose: Close gives back the units of a live lease, so another
+// process gets every unit the closed one did not spend; the closed one
+// then denies with ErrClosed.
+func TestTwoTierClose(t *testing.T) {
+	s := redistest.Start(t)
+	a, b := giveBackPair(t, s, "cl")
+	spend(t, a, 20)
+	if a.pool("k") == 0 {
+		t.Fatal("a holds nothing")
+	}
+	if err := a.Close(bg); err != nil {
+		t.Fatal(err)
+	}
+	if got := spend(t, b, 1000); got != 99-20 {
+		t.Fatalf("b got %d after a closed, want %d", got, 99-20)
+	}
+	if ok, err := a.Allow(bg, "k"); ok || !errors.Is(err, ErrClosed) {
+		t.Fatalf("closed: %v %v", ok, err)
+	}
+}
+
+// giveBackPair returns two processes' TwoTiers at 1 per 10 minutes (no
+// refill during a test), burst 100 (Redis burst 99), borrows of up to 40,
+// leases of 200ms.
+func giveBackPair(t *testing.T, s *redistest.Server, prefix string) (a, b *TwoTier) {
 	mk := func() *TwoTier {
 		c := goredis.NewClient(&goredis.Options{Addr: s.Addr})
 		t.Cleanup(func() { c.Close() })
-		// 1 per 10 minutes: nothing refills during the test. Redis burst 99.
-		tt, err := NewTwoTier(c, "gb", 1, 10*time.Minute, 100, WithBatch(40), WithLease(50*time.Millisecond), WithTimeout(5*time.Second))
+		if err := c.Ping(bg).Err(); err != nil { // dialled: a first round trip within the lease
+			t.Fatal(err)
+		}
+		tt, err := NewTwoTier(c, prefix, 1, 10*time.Minute, 100, WithBatch(40), WithLease(200*time.Millisecond), WithTimeout(5*time.Second))
 		if err != nil {
 			t.Fatal(err)
 		}
 		return tt
 	}
-	a, b := mk(), mk()
-	if ok, err := a.Allow(bg, "k"); !ok || err != nil { // a borrows 40, spends 1
-		t.Fatal(ok, err)
-	}
-	time.Sleep(60 * time.Millisecond)
-	if ok, err := a.Allow(bg, "k"); !ok || err != nil { // gives back 39, borrows 40, spends 1
-		t.Fatal(ok, err)
-	}
-	got := 0
-	for {
-		ok, err := b.Allow(bg, "k")
+	return mk(), mk()
+}
+
+// spend takes single units for "k" until one is denied or max are taken.
+func spend(t *testing.T, tt *TwoTier, max int64) int64 {
+	t.Helper()
+	var got int64
+	for got < max {
+		ok, err := tt.Allow(bg, "k")
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -212,14 +260,8 @@ func TestTwoTierGivesBack(t *testing.T) {
 		}
 		got++
 	}
-	// 99 - 40 + 39 - 40 = 58 left for b (19 without the give-back).
-	if got != 58 {
-		t.Fatalf("b got %d, want 58", got)
-	}
-	// a's second batch was not the last write (b borrowed since): its 39
-	// unspent units cannot go back, and do not.
-	time.Sleep(60 * time.Millisecond)
-	if ok, _ := a.Allow(bg, "k"); ok {
-		t.Fatal("a admitted from a key b emptied")
-	}
+	return got
 }
+
+// pool returns the units this process holds for key.
+func (t *TwoTier) pool(key string) int64 { return int64(t.entry(key).word.Load() & tokMask) }

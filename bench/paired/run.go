@@ -89,20 +89,35 @@ func newSide(c Case, g int) *side {
 	return s
 }
 
-// size doubles the operations per goroutine until a turn takes a tenth
-// of want, then scales them to want.
+// minOps is the fewest operations per goroutine a turn runs: on a loaded
+// host, waking the goroutines of a parallel turn can take a millisecond,
+// and a turn sized on such a stall would be a few operations long, its
+// cost per operation mostly the start of the turn.
+const minOps = 2000
+
+// size grows the operations per goroutine until a turn takes a quarter of
+// want and runs at least minOps, then scales them to want, and checks
+// that scale once on a second turn (a stall in the first makes it short).
 func (s *side) size(want time.Duration) {
+	s.n = 1
 	for {
-		start := time.Now()
-		s.run()
-		el := time.Since(start)
-		if el >= want/10 || s.n >= 1<<40 {
-			s.n = max(1, int(float64(s.n)*float64(want)/float64(max(el, 1))))
-			s.run() // warm up at the turn's size
-			return
+		el := s.timed()
+		if (el >= want/4 && s.n >= minOps) || s.n >= 1<<40 {
+			break
 		}
 		s.n *= 2
 	}
+	for range 2 {
+		el := s.timed()
+		s.n = max(minOps, int(float64(s.n)*float64(want)/float64(max(el, 1))))
+	}
+}
+
+// timed runs one turn and returns its wall time.
+func (s *side) timed() time.Duration {
+	start := time.Now()
+	s.run()
+	return time.Since(start)
 }
 
 // allocs returns the heap allocations per operation of one goroutine's

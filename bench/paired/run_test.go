@@ -55,3 +55,16 @@ func TestMeasureAlternates(t *testing.T) {
 		t.Fatal("Rounds 0 accepted")
 	}
 }
+
+// TestSizeFloor: a turn never runs fewer than minOps operations a
+// goroutine, however slow the first turns were (a stall while sizing).
+func TestSizeFloor(t *testing.T) {
+	slow := Case{Name: "slow", New: func() func(int) {
+		return func(n int) { time.Sleep(2 * time.Millisecond) }
+	}}
+	s := newSide(slow, 2)
+	s.size(time.Millisecond)
+	if s.n < minOps {
+		t.Fatalf("sized at %d operations a goroutine, fewer than %d", s.n, minOps)
+	}
+}

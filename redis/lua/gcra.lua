@@ -14,13 +14,14 @@
 --
 -- Two more ARGV, from a TwoTier: units to give back and the key's value its
 -- last borrow wrote. If the key still holds that value (nothing was
--- admitted since, nothing restarted), those units of that borrow are
--- undone, as if it had taken fewer: the state is then exactly the one that
--- smaller borrow would have left.
+-- admitted since), those units of that borrow are undone, as if it had
+-- taken fewer: the state is then exactly the one that smaller borrow would
+-- have left. A missing key is rebuilt from that value.
 --
 -- Returns {ok, admitted, remaining, retry seconds, retry ns}: the wait is
--- retry seconds*1e9 + retry ns; with the two ARGV, also the value written
--- ("" if none).
+-- retry seconds*1e9 + retry ns (for a take that left no whole event, the
+-- wait for the next one); with the two ARGV, also the value written ("" if
+-- none).
 local mode = tonumber(ARGV[1])
 local S, N = now(mode, ARGV[2], ARGV[3])
 local n = tonumber(ARGV[4])
@@ -35,6 +36,12 @@ local giving = ARGV[13] ~= nil
 
 local OS, ON, t
 local raw = redis.call('GET', KEYS[1])
+if not raw and giving and ARGV[14] ~= '' then
+  -- No key, and this process's last borrow wrote one: Redis restarted
+  -- empty, or the key expired full (then the value is a full state too).
+  -- Rebuild it from that value: never less than it, as the key held.
+  raw = ARGV[14]
+end
 if raw then
   OS, ON, t = struct.unpack('<ddd', raw)
   local ds = S - OS
@@ -139,4 +146,11 @@ end
 rem = 0
 if t - q < bj then rem = math.floor((bj - (t - q)) / j) end
 
+if take == 1 and rem == 0 then
+  -- A borrow that emptied the key: also the wait for its next whole event,
+  -- as a denial of one would give it.
+  local w, wr = smuldiv(t - (bj - j), p, e)
+  if wr > 0 then w = w + 1 end
+  return reply({1, m, rem, OS - S, ON - N + w}, store(t))
+end
 return reply({1, m, rem, 0, 0}, store(t))

@@ -64,10 +64,10 @@ func charts(res results) []chart {
 	lim := []string{"limiters/admit", "limiters/deny"}
 	limT := []string{"admitting (nearly every call admitted)", "denying (nearly every call denied)"}
 	add(mk("limiters", "How many times faster than golang.org/x/time/rate? One goroutine, each limiter's own clock",
-		"times faster than x/time/rate (log scale; 1 = as fast; whisker: 95% interval)", speedup, true, lim, limT, 1))
+		"times faster than x/time/rate (log scale; 1 = as fast; whisker: 95% interval; grey: no difference shown)", speedup, true, lim, limT, 1))
 	if p := res.Machine.GOMAXPROCS; p > 1 {
 		add(mk("limiters-contended", fmt.Sprintf("The same on %d goroutines at once, one per CPU (contention)", p),
-			"times faster than x/time/rate (log scale; 1 = as fast; whisker: 95% interval)", speedup, false, lim, limT, p))
+			"times faster than x/time/rate (log scale; 1 = as fast; whisker: 95% interval; grey: no difference shown)", speedup, false, lim, limT, p))
 	}
 	var kid, kt []string
 	for _, n := range res.Config.KeyCounts {
@@ -75,13 +75,13 @@ func charts(res results) []chart {
 		kt = append(kt, fmt.Sprintf("%s keys, one drawn at random per decision", thousands(n)))
 	}
 	add(mk("keyed", "How many times faster is cellrate's keyed than each per-key limiter? One goroutine",
-		"times faster than the peer (log scale; 1 = as fast; whisker: 95% interval)", speedup, true, kid, kt, 1))
+		"times faster than the peer (log scale; 1 = as fast; whisker: 95% interval; grey: no difference shown)", speedup, true, kid, kt, 1))
 	add(mk("http-added", "How many ns does each middleware add to a request? In process, one goroutine",
-		"ns added per request over the bare handler (whisker: 95% interval)", added, true,
+		"ns added per request over the bare handler (log scale; whisker: 95% interval; grey: none shown)", added, true,
 		[]string{"http/10/added", "http/100000/added"},
 		[]string{"10 clients: nearly every request denied (the 429 path)", "100,000 clients: nearly every request admitted"}, 1))
 	add(mk("http", "How many times faster is cellrate's httplimit than each middleware? In process, one goroutine",
-		"times faster than the peer (log scale; 1 = as fast; whisker: 95% interval)", speedup, false,
+		"times faster than the peer (log scale; 1 = as fast; whisker: 95% interval; grey: no difference shown)", speedup, false,
 		[]string{"http/10", "http/100000"},
 		[]string{"10 clients: nearly every request denied (the 429 path)", "100,000 clients: nearly every request admitted"}, 1))
 	return out
@@ -98,7 +98,8 @@ func (c chart) png() (b []byte, err error) {
 	}()
 	const titleH = 0.45 * vg.Inch
 	width := vg.Length(800) / dpi * vg.Inch
-	height := titleH + 0.55*vg.Inch // the x axis and its label
+	const captionH = 0.3 * vg.Inch
+	height := titleH + 0.3*vg.Inch + captionH // the x axis's tick labels and its caption
 	for _, p := range c.panels {
 		height += vg.Length(len(p.bars))*0.3*vg.Inch + 0.45*vg.Inch
 	}
@@ -118,7 +119,7 @@ func (c chart) png() (b []byte, err error) {
 		plots[i] = c.plot(p, lo, hi, cutLo, cutHi, i == len(c.panels)-1)
 		heights[i] = vg.Length(len(p.bars))*0.3*vg.Inch + 0.45*vg.Inch
 		if i == len(c.panels)-1 {
-			heights[i] += 0.55 * vg.Inch
+			heights[i] += 0.3 * vg.Inch
 		}
 	}
 	// Panels stacked from the top, their y axes aligned: the widest
@@ -135,6 +136,12 @@ func (c chart) png() (b []byte, err error) {
 		p.Draw(area)
 		top -= heights[i]
 	}
+	// The axis caption, drawn here rather than as the last panel's axis
+	// label, which would narrow that panel alone.
+	cs := ts
+	cs.Font = font.From(plot.DefaultFont, 11)
+	cs.YAlign = draw.YBottom
+	dc.FillText(cs, vg.Point{X: width / 2, Y: 0.08 * vg.Inch}, c.axis)
 	var buf bytes.Buffer
 	if _, err := (vgimg.PngCanvas{Canvas: img}).WriteTo(&buf); err != nil {
 		return nil, err
@@ -173,6 +180,10 @@ func (c chart) span() (lo, hi, cutLo, cutHi float64) {
 	if lo > hi { // nothing finite
 		lo, hi = 1, 1
 	}
+	if c.kind == added && c.logAdded() {
+		lo, hi = max(wlo, lo/1.5), min(max(hi, whi), 1.5*hi)
+		return lo / 1.3, hi * math.Pow(hi/lo, 0.75) * 1.1, lo, hi
+	}
 	if c.kind == added {
 		lo, hi = min(lo, 0), max(hi, 1)
 		lo, hi = max(min(lo, wlo), lo-hi), min(max(hi, whi), 1.3*hi)
@@ -188,17 +199,19 @@ func (c chart) plot(p panel, lo, hi, cutLo, cutHi float64, last bool) *plot.Plot
 	pl.Title.Text = p.title
 	pl.Title.TextStyle.Font.Size = 11
 	pl.X.Min, pl.X.Max = lo, hi
-	if c.kind == speedup {
+	switch {
+	case c.kind == speedup:
 		pl.X.Scale = plot.LogScale{}
-		pl.X.Tick.Marker = ratioTicks{}
-	} else {
+		pl.X.Tick.Marker = ratioTicks{1.3 * cutHi}
+	case c.logAdded():
+		pl.X.Scale = plot.LogScale{}
+		pl.X.Tick.Marker = nsLogTicks{1.3 * cutHi}
+	default:
 		pl.X.Tick.Marker = nsTicks{}
 	}
-	if last {
-		pl.X.Label.Text = c.axis
-		pl.X.Label.TextStyle.Font.Size = 11
-	} else {
-		pl.X.Tick.Label.Font.Size = 0.1 // ticks and grid only: the last panel labels the axis
+	if !last {
+		// Tick labels drawn in white: the same room as the last panel's (so that
+		// the panels line up) and only that one labels the axis.
 		pl.X.Tick.Label.Color = color.White
 	}
 	// NominalY puts the first name at the bottom: the fastest goes on top.
@@ -209,7 +222,7 @@ func (c chart) plot(p panel, lo, hi, cutLo, cutHi float64, last bool) *plot.Plot
 	pl.NominalY(names...)
 	pl.Y.Tick.Label.Font.Size = 11
 	pl.Add(plotter.NewGrid())
-	pl.Add(bars{p.bars, c.kind, cutLo, cutHi})
+	pl.Add(bars{p.bars, c.kind, cutLo, cutHi, c.logAdded()})
 	pl.X.Min, pl.X.Max = lo, hi // every panel the same axis (Add widened it)
 	return pl
 }
@@ -220,6 +233,8 @@ type bars struct {
 	b      []bar
 	k      kind
 	lo, hi float64 // where whiskers are cut
+	// logAdded: ns added on a log axis, the bars starting at its left end.
+	logAdded bool
 }
 
 var (
@@ -231,12 +246,15 @@ var (
 func (bs bars) Plot(c draw.Canvas, p *plot.Plot) {
 	trX, trY := p.Transforms(&c)
 	ref := 1.0
-	if bs.k == added {
+	switch {
+	case bs.logAdded:
+		ref = p.X.Min
+	case bs.k == added:
 		ref = 0
 	}
 	half := 0.1 * vg.Inch
 	ts := draw.TextStyle{Color: color.Black, Font: font.From(plot.DefaultFont, 10), Handler: plot.DefaultTextHandler, XAlign: draw.XLeft, YAlign: draw.YCenter}
-	clamp := func(v float64) float64 { return min(max(v, bs.lo), bs.hi) }
+	clamp := func(v float64) float64 { return min(max(v, bs.lo, p.X.Min), bs.hi) }
 	for i, b := range bs.b {
 		y := trY(float64(len(bs.b) - 1 - i))
 		col := fasterColor
@@ -248,6 +266,9 @@ func (bs bars) Plot(c draw.Canvas, p *plot.Plot) {
 			col = slowerColor
 		}
 		x0, x1 := trX(clamp(ref)), trX(clamp(b.center))
+		if bs.logAdded {
+			x0 = c.Min.X
+		}
 		c.SetColor(col)
 		c.Fill(vg.Rectangle{Min: vg.Point{X: min(x0, x1), Y: y - half}, Max: vg.Point{X: max(x0, x1), Y: y + half}}.Path())
 		ls := draw.LineStyle{Color: color.Black, Width: vg.Points(1.2)}
@@ -271,7 +292,9 @@ func (bs bars) Plot(c draw.Canvas, p *plot.Plot) {
 		}
 		c.FillText(ts, vg.Point{X: max(wh, x0, x1) + 0.06*vg.Inch, Y: y}, label)
 	}
-	c.StrokeLine2(draw.LineStyle{Color: color.Black, Width: vg.Points(0.8)}, trX(clamp(ref)), c.Min.Y, trX(clamp(ref)), c.Max.Y)
+	if !bs.logAdded {
+		c.StrokeLine2(draw.LineStyle{Color: color.Black, Width: vg.Points(0.8)}, trX(clamp(ref)), c.Min.Y, trX(clamp(ref)), c.Max.Y)
+	}
 }
 
 func (bs bars) DataRange() (xmin, xmax, ymin, ymax float64) {
@@ -284,9 +307,10 @@ func (bs bars) DataRange() (xmin, xmax, ymin, ymax float64) {
 
 // ratioTicks marks powers of two (and halves between them on a narrow
 // range) labelled "0.5x", "1x", "2x".
-type ratioTicks struct{}
+type ratioTicks struct{ last float64 }
 
-func (ratioTicks) Ticks(lo, hi float64) []plot.Tick {
+func (r ratioTicks) Ticks(lo, hi float64) []plot.Tick {
+	hi = min(hi, r.last) // none over the labels' room: a label at the edge shrinks the panel
 	// Powers of 2, or of 4 or 16 on a wide range, so that at most about
 	// eight labels share the axis; halves between them on a narrow one.
 	step := 1.0
@@ -302,6 +326,44 @@ func (ratioTicks) Ticks(lo, hi float64) []plot.Tick {
 		for _, v := range vs {
 			if v >= lo && v <= hi {
 				ts = append(ts, plot.Tick{Value: v, Label: strconv.FormatFloat(v, 'g', 3, 64) + "x"})
+			}
+		}
+	}
+	return ts
+}
+
+// logAdded reports whether the chart draws ns added on a log axis:
+// when every value is positive, so that a few slow peers do not flatten
+// the rest.
+func (c chart) logAdded() bool {
+	if c.kind != added {
+		return false
+	}
+	for _, p := range c.panels {
+		for _, b := range p.bars {
+			if !(b.center > 0) {
+				return false
+			}
+		}
+	}
+	return true
+}
+
+// nsLogTicks mark the powers of ten, and 2 and 5 times them on a
+// narrow range, up to last.
+type nsLogTicks struct{ last float64 }
+
+func (r nsLogTicks) Ticks(lo, hi float64) []plot.Tick {
+	hi = min(hi, r.last)
+	ms := []float64{1, 2, 5}
+	if hi/lo > 50 {
+		ms = []float64{1, 3}
+	}
+	var ts []plot.Tick
+	for e := math.Floor(math.Log10(lo)); e <= math.Ceil(math.Log10(hi)); e++ {
+		for _, m := range ms {
+			if v := m * math.Pow(10, e); v >= lo && v <= hi {
+				ts = append(ts, plot.Tick{Value: v, Label: strconv.FormatFloat(v, 'f', -1, 64)})
 			}
 		}
 	}

@@ -227,7 +227,9 @@ func markdown(w io.Writer, res results) {
 		"of their logarithms) with the %.0f%% interval of the Wilcoxon signed-rank test; *ns added* is the same for the difference. "+
 		"The verdict says *no difference shown* when the interval holds 1 (or 0), and that the spread is too wide to say how much when "+
 		"the interval is wider than a factor of %.1f. *by wall clock* is the same estimate from wall time, for scale: where it differs much "+
-		"from the CPU figure, other processes took the CPUs. *allocs/op* are ours, on one goroutine. The per-round figures are in "+
+		"from the CPU figure, other processes took the CPUs. The interval describes the noise between this run's rounds, not between runs: "+
+		"reruns on a loaded machine (a fresh process, other neighbours) have moved estimates by more than it, so treat differences of "+
+		"a few percent, and rankings between close rows, as unresolved. *allocs/op* are ours, on one goroutine. The per-round figures are in "+
 		"[results.json](results.json).\n\n", c.Turn, c.Rounds, 100*level, wide)
 	sections(w, res)
 	accuracyMD(w, res)

@@ -29,6 +29,7 @@ type Server struct {
 	Addr    string // 127.0.0.1:Port
 	dir     string
 	cluster bool
+	extra   []string // more redis-server arguments
 	cmd     *exec.Cmd
 	tb      testing.TB
 }
@@ -50,9 +51,9 @@ func Start(tb testing.TB) *Server {
 	return start(tb, false)
 }
 
-func start(tb testing.TB, cluster bool) *Server {
+func start(tb testing.TB, cluster bool, extra ...string) *Server {
 	Check(tb)
-	s := &Server{Port: freePort(tb, cluster), dir: tb.TempDir(), cluster: cluster, tb: tb}
+	s := &Server{Port: freePort(tb, cluster), dir: tb.TempDir(), cluster: cluster, extra: extra, tb: tb}
 	s.Addr = "127.0.0.1:" + strconv.Itoa(s.Port)
 	s.Restart()
 	tb.Cleanup(s.Kill)
@@ -70,7 +71,7 @@ func (s *Server) Restart() {
 		args = append(args, "--cluster-enabled", "yes", "--cluster-config-file", "nodes.conf",
 			"--cluster-node-timeout", "2000", "--repl-diskless-sync-delay", "0")
 	}
-	s.cmd = exec.Command("redis-server", args...)
+	s.cmd = exec.Command("redis-server", append(args, s.extra...)...)
 	if err := s.cmd.Start(); err != nil {
 		s.tb.Fatalf("redis-server: %v (%s)", err, Install)
 	}
@@ -183,15 +184,16 @@ type Cluster struct {
 	tb    testing.TB
 }
 
-// StartCluster starts masters+masters*replicas cluster-enabled servers,
-// joins them with redis-cli --cluster create and waits for cluster_state:ok
-// on every node.
-func StartCluster(tb testing.TB, masters, replicas int) *Cluster {
+// StartCluster starts masters+masters*replicas cluster-enabled servers
+// (with the redis-server arguments extra, such as
+// "--cluster-require-full-coverage", "no"), joins them with redis-cli
+// --cluster create and waits for cluster_state:ok on every node.
+func StartCluster(tb testing.TB, masters, replicas int, extra ...string) *Cluster {
 	tb.Helper()
 	cl := &Cluster{tb: tb}
 	args := []string{"--cluster", "create"}
 	for i := 0; i < masters*(1+replicas); i++ {
-		s := start(tb, true)
+		s := start(tb, true, extra...)
 		cl.Nodes = append(cl.Nodes, s)
 		args = append(args, s.Addr)
 	}

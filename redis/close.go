@@ -1,0 +1,48 @@
+package redis
+
+import (
+	"context"
+	"errors"
+)
+
+// ErrClosed is what a TwoTier returns, denying, for a request its pool
+// cannot serve after Close.
+var ErrClosed = errors.New("redis: TwoTier closed")
+
+// Close gives back to Redis the units this process borrowed and has not
+// spent, so other processes can have them at once, and makes later
+// requests that need a round trip deny with ErrClosed. Units go back for a
+// key only if nothing was admitted on it since this process's last borrow
+// (the state Redis holds is still the one that borrow wrote): the borrow
+// is then undone to what was spent, exactly; otherwise they are void when
+// their lease ends, as without Close. It returns the first error from
+// Redis, having tried every key.
+func (t *TwoTier) Close(ctx context.Context) error {
+	if t == nil || t.r == nil {
+		return nil
+	}
+	t.closed.Store(true)
+	var first error
+	t.entries.Range(func(k, v any) bool {
+		if err := t.giveBack(ctx, k.(string), v.(*entry)); err != nil && first == nil {
+			first = err
+		}
+		return true
+	})
+	return first
+}
+
+// giveBack empties e's pool, live lease or not (a unit out of the pool is
+// never spent), and sends back the units of its last borrow.
+func (t *TwoTier) giveBack(ctx context.Context, key string, e *entry) error {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	tok := int64(e.word.Swap(0) & tokMask)
+	give := min(tok, e.lastM)
+	e.lastM = 0
+	if give == 0 || e.last == "" {
+		return nil
+	}
+	_, _, _, err := t.r.decide(ctx, key, false, 0, 0, true, true, give, e.last)
+	return err
+}

@@ -1,0 +1,82 @@
+package redis
+
+import (
+	"errors"
+	"testing"
+	"time"
+
+	goredis "github.com/redis/go-redis/v9"
+
+	"github.com/cellrate/cellrate/limit"
+)
+
+// offline is a client that is never dialled: for constructors only.
+var offline = goredis.NewClient(&goredis.Options{Addr: "127.0.0.1:1"})
+
+// TestNilClient: every constructor refuses a nil client, also a nil
+// pointer of each go-redis client type, with a *limit.ParamError naming it.
+func TestNilClient(t *testing.T) {
+	for _, c := range []Client{nil, (*goredis.Client)(nil), (*goredis.ClusterClient)(nil), (*goredis.Ring)(nil)} {
+		for name, mk := range map[string]func() error{
+			"NewGCRA":    func() error { _, err := NewGCRA(c, "", 1, time.Second, 1); return err },
+			"NewWindow":  func() error { _, err := NewWindow(c, "", 1, time.Second); return err },
+			"NewTwoTier": func() error { _, err := NewTwoTier(c, "", 1, time.Second, 10); return err },
+		} {
+			var pe *limit.ParamError
+			if err := mk(); !errors.As(err, &pe) || pe.Param != "client" || pe.Pkg != "redis" {
+				t.Errorf("%s(%T nil): %v, want a ParamError for client", name, c, err)
+			}
+		}
+	}
+}
+
+// TestZeroValues: a zero or nil Limiter or TwoTier denies every request
+// with ErrZeroValue (never admits, never panics), whatever n.
+func TestZeroValues(t *testing.T) {
+	var zl Limiter
+	var zt TwoTier
+	var nl *Limiter
+	var nt *TwoTier
+	for _, n := range []int64{-1, 0, 1, 1 << 40} {
+		for name, f := range map[string]func() (Result, error){
+			"Limiter.AllowN":    func() (Result, error) { return zl.AllowN(bg, "k", n) },
+			"Limiter.AllowNAt":  func() (Result, error) { return zl.AllowNAt(bg, "k", 0, n) },
+			"nil Limiter":       func() (Result, error) { return nl.AllowN(bg, "k", n) },
+			"TwoTier.AllowN":    func() (Result, error) { return zt.AllowN(bg, "k", n) },
+			"nil TwoTier":       func() (Result, error) { return nt.AllowN(bg, "k", n) },
+			"Limiter.Allow":     func() (Result, error) { ok, err := zl.Allow(bg, "k"); return Result{OK: ok}, err },
+			"TwoTier.Allow":     func() (Result, error) { ok, err := zt.Allow(bg, "k"); return Result{OK: ok}, err },
+			"nil TwoTier.Allow": func() (Result, error) { ok, err := nt.Allow(bg, "k"); return Result{OK: ok}, err },
+		} {
+			if r, err := f(); r.OK || !errors.Is(err, ErrZeroValue) {
+				t.Errorf("%s(%d): %+v %v, want a denial with ErrZeroValue", name, n, r, err)
+			}
+		}
+	}
+	if err := zl.Reset(bg, "k"); !errors.Is(err, ErrZeroValue) {
+		t.Errorf("zero Limiter Reset: %v", err)
+	}
+	if zt.RedisBurst() != 0 || nt.RedisBurst() != 0 || nt.Stats() != (Stats{}) || nl.Key("k") != "{k}" {
+		t.Error("a zero TwoTier's accessors")
+	}
+}
+
+// TestPrefixBraces: a prefix with a brace is refused by every
+// constructor, naming the prefix; one without is accepted.
+func TestPrefixBraces(t *testing.T) {
+	for _, p := range []string{"app{rl}:", "a{", "}"} {
+		for name, mk := range map[string]func() error{
+			"NewGCRA":    func() error { _, err := NewGCRA(offline, p, 1, time.Second, 1); return err },
+			"NewWindow":  func() error { _, err := NewWindow(offline, p, 1, time.Second); return err },
+			"NewTwoTier": func() error { _, err := NewTwoTier(offline, p, 1, time.Second, 10); return err },
+		} {
+			var pe *limit.ParamError
+			if err := mk(); !errors.As(err, &pe) || pe.Param != "prefix" {
+				t.Errorf("%s(prefix %q): %v, want a ParamError for prefix", name, p, err)
+			}
+		}
+	}
+	if _, err := NewGCRA(offline, "app:rl:", 1, time.Second, 1); err != nil {
+		t.Error(err)
+	}
+}
