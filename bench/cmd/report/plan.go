@@ -88,7 +88,7 @@ var label = map[string]string{
 	"sethvargo":      "sethvargo/go-limiter",
 	"httprate":       "go-chi/httprate",
 	"ulule":          "ulule/limiter",
-	"holdup":         "seed 003's HoldUp",
+	"holdup":         "HoldUp (sync.Map of mutex buckets)",
 
 	"none":           "no middleware",
 	"httplimit":      "cellrate httplimit",

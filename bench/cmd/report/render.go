@@ -272,12 +272,12 @@ func sectionSpecs(res results) []sectionSpec {
 		{"Keyed limiters", "One decision for a key drawn uniformly from the key count's random 16-byte keys, each key decided on once before the timing; " +
 			"100 per second per key with bursts of 100, each library reading its own clock. cellrate's keyed table is sized at 5/4 slots a key. " +
 			"The peers: a sync.Map and a mutex-guarded map of x/time/rate limiters, sethvargo/go-limiter's memorystore, go-chi/httprate's local counter, " +
-			"ulule/limiter's memory store and seed 003's HoldUp design.",
+			"ulule/limiter's memory store and HoldUp, a middleware design that keeps a sync.Map of mutex-guarded buckets.",
 			[]string{"keyed"}, keyedIDs},
 		{"HTTP middleware, in process", "One request through each middleware's `ServeHTTP` in front of the same trivial handler, without a network " +
 			"(a reused request and recorder), each given the keyed limit and naming clients by `X-Forwarded-For` from a trusted loopback peer. " +
 			"*ns added* is the middleware's ns/op less the bare handler's, measured in pairs. " +
-			"`httplimit, header as key, no fields on 200` is httplimit doing only what seed 003's HoldUp does.",
+			"`httplimit, header as key, no fields on 200` is httplimit doing only what HoldUp does.",
 			[]string{"http-added", "http"}, []string{"http/10/added", "http/100000/added", "http/10", "http/100000"}},
 	}
 }
