@@ -4,6 +4,9 @@ go 1.25.0
 
 require (
 	github.com/cellrate/cellrate v0.0.0-00010101000000-000000000000
+	github.com/cellrate/cellrate/store/chirate v0.0.0-00010101000000-000000000000
+	github.com/cellrate/cellrate/store/golimiter v0.0.0-00010101000000-000000000000
+	github.com/cellrate/cellrate/store/ulule v0.0.0-00010101000000-000000000000
 	github.com/go-chi/httprate v0.16.1
 	github.com/juju/ratelimit v1.0.2
 	github.com/platinummonkey/go-concurrency-limits v0.10.0
@@ -42,4 +45,9 @@ require (
 	gopkg.in/check.v1 v1.0.0-20201130134442-10cb98267c6c // indirect
 )
 
-replace github.com/cellrate/cellrate => ../
+replace (
+	github.com/cellrate/cellrate => ../
+	github.com/cellrate/cellrate/store/chirate => ../store/chirate
+	github.com/cellrate/cellrate/store/golimiter => ../store/golimiter
+	github.com/cellrate/cellrate/store/ulule => ../store/ulule
+)

@@ -76,6 +76,9 @@ func charts(res results) []chart {
 	}
 	add(mk("keyed", "How many times faster is cellrate's keyed than each per-key limiter? One goroutine",
 		"times faster than the peer (log scale; 1 = as fast; whisker: 95% interval; grey: no difference shown)", speedup, true, kid, kt, 1))
+	add(mk("stores", "How many times faster is each cellrate store than the store it replaces? One goroutine",
+		"times faster than the shipped store (log scale; 1 = as fast; whisker: 95% interval; grey: no difference shown)", speedup, false,
+		[]string{"stores"}, []string{"1,000 keys, one drawn at random per decision, admitting"}, 1))
 	add(mk("http-added", "How many ns does each middleware add to a request? In process, one goroutine",
 		"ns added per request over the bare handler (log scale; whisker: 95% interval; grey: none shown)", added, true,
 		[]string{"http/10/added", "http/100000/added"},

@@ -181,6 +181,7 @@ func measureAll(ctx context.Context, o options) (results, error) {
 		o.cfg.Rounds, o.cfg.Turn, res.Machine.GOMAXPROCS, res.Machine.CPUs, res.Machine.LoadBefore)
 	specs := planLimiters()
 	specs = append(specs, planKeyed(o.cfg.KeyCounts)...)
+	specs = append(specs, planStores()...)
 	specs = append(specs, planHTTP()...)
 	var err error
 	if res.Groups, err = measure(ctx, specs, o.cfg); err != nil {

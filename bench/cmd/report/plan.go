@@ -202,6 +202,50 @@ func planKeyed(keyCounts []int) []groupSpec {
 	return out
 }
 
+// storeKeys is how many keys the stores decide for.
+const storeKeys = 1000
+
+// planStores: each of cellrate's stores for a limiter library against
+// the store that library ships, deciding as its middleware does, for a
+// key drawn from 1,000 each decided on once before, admitting.
+func planStores() []groupSpec {
+	gs := groupSpec{id: "stores", kind: speedup, gs: goroutineCounts(),
+		title: fmt.Sprintf("Stores under the middleware you already run: one decision for a key drawn from %s, admitting, times faster cellrate's store is than the store it replaces", thousands(storeKeys))}
+	var keys []string
+	build := func(mk func(int) (bench.KeyedLimiter, error), name string) (paired.Case, error) {
+		if keys == nil {
+			keys = bench.Keys(storeKeys)
+		}
+		l, err := mk(len(keys))
+		if err != nil {
+			return paired.Case{}, err
+		}
+		for _, k := range keys {
+			l.Allow(k)
+		}
+		return bench.KeyedCase(name, l, keys), nil
+	}
+	for _, p := range bench.StorePairs() {
+		gs.pairs = append(gs.pairs, pairSpec{storeLabel[p.Name], func() (paired.Case, paired.Case, error) {
+			ours, err := build(p.Ours, "cellrate/"+p.Name)
+			if err != nil {
+				return ours, ours, err
+			}
+			base, err := build(p.Base, p.Name)
+			return ours, base, err
+		}})
+	}
+	return []groupSpec{gs}
+}
+
+// storeLabel names each store pair: the call measured, ours against the
+// shipped store.
+var storeLabel = map[string]string{
+	"sethvargo/go-limiter": "sethvargo/go-limiter Take: cellrate store vs memorystore",
+	"ulule/limiter":        "ulule/limiter Get: cellrate store vs memory store",
+	"go-chi/httprate":      "go-chi/httprate Get + IncrementBy: cellrate counter vs local counter",
+}
+
 // planHTTP: each middleware's ServeHTTP in front of the trivial handler,
 // in process, against no middleware (ns added per request) and httplimit
 // against each peer, with 10 clients (nearly every request denied) and
