@@ -36,7 +36,7 @@ type Limiter struct {
 	alg     algorithm
 	max     int64 // the largest n: the burst or the limit
 	gp      gcraParams
-	tail    []any // the script's arguments after the decision's own
+	tail    []any // the script's arguments after the decision's own (window)
 	cfg     config
 }
 
@@ -111,8 +111,8 @@ func NewGCRA(c Client, prefix string, events int64, period time.Duration, burst 
 	if err != nil {
 		return nil, err
 	}
-	l := &Limiter{c: c, script: gcraScript, batch: new(batcher), prefix: prefix, alg: algGCRA, max: burst, gp: gp, cfg: cfg}
-	l.tail = []any{u64(gp.p), u64(gp.e), u64(gp.j), u64(gp.burst), u64(gp.c1), u64(gp.c2), graceMs(cfg.grace)}
+	script := gcraScript(gp, graceMs(cfg.grace))
+	l := &Limiter{c: c, script: script, batch: new(batcher), prefix: prefix, alg: algGCRA, max: burst, gp: gp, cfg: cfg}
 	return l, nil
 }
 
@@ -140,14 +140,12 @@ func NewWindow(c Client, prefix string, limit int64, w time.Duration, opts ...Op
 		return nil, err
 	}
 	l := &Limiter{c: c, script: windowScript, batch: new(batcher), prefix: prefix, alg: algWindow, max: limit, cfg: cfg}
-	l.tail = []any{strconv.FormatInt(limit, 10), strconv.FormatInt(int64(w), 10), graceMs(cfg.grace)}
+	l.tail = []any{strconv.FormatInt(limit, 10), strconv.FormatInt(int64(w), 10), strconv.FormatInt(graceMs(cfg.grace), 10)}
 	return l, nil
 }
 
-func u64(x uint64) any { return strconv.FormatUint(x, 10) }
-
-func graceMs(d time.Duration) any {
-	return strconv.FormatInt(int64((d+time.Millisecond-1)/time.Millisecond), 10)
+func graceMs(d time.Duration) int64 {
+	return int64((d + time.Millisecond - 1) / time.Millisecond)
 }
 
 // Key returns the Redis key that holds key's state: the prefix and key in
