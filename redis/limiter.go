@@ -30,7 +30,7 @@ const (
 type Limiter struct {
 	c       Client
 	script  *goredis.Script
-	sha     any // script's hash, boxed once
+	sha     any      // script's hash, boxed once
 	batch   *batcher // for a single server
 	batches sync.Map // per node of a cluster or ring: *goredis.Client -> *batcher
 	prefix  string
@@ -348,7 +348,9 @@ type argBuf struct {
 	done chan bool // true: lead the next batch
 }
 
-var argPool = sync.Pool{New: func() any { return &argBuf{args: make([]any, 0, 14), full: make([]any, 0, 18), done: make(chan bool, 1)} }}
+var argPool = sync.Pool{New: func() any {
+	return &argBuf{args: make([]any, 0, 14), full: make([]any, 0, 18), done: make(chan bool, 1)}
+}}
 
 func (l *Limiter) ctx(ctx context.Context) (context.Context, context.CancelFunc) {
 	if l.cfg.timeout == 0 {
