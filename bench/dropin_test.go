@@ -164,3 +164,36 @@ func TestZeroLimiterAgrees(t *testing.T) {
 		t.Errorf("x/time/rate's zero Limiter admitted: %v", xo)
 	}
 }
+
+// Sinks that keep each Reservation on the heap, as a caller that keeps it
+// (to Cancel later) does.
+var (
+	xSink *rate.Reservation
+	cSink *crate.Reservation
+)
+
+// BenchmarkReserveDropIn: ReserveN and CancelAt of one token, at a rate
+// that always has it, on x/time/rate and on the drop-in, as two
+// sub-benchmarks to compare with benchstat (-count >= 6; they alternate).
+func BenchmarkReserveDropIn(b *testing.B) {
+	b.Run("x-time-rate", func(b *testing.B) {
+		l := rate.NewLimiter(1e9, 1000)
+		b.ReportAllocs()
+		now := epoch
+		for range b.N {
+			now = now.Add(time.Microsecond)
+			xSink = l.ReserveN(now, 1)
+			xSink.CancelAt(now)
+		}
+	})
+	b.Run("cellrate", func(b *testing.B) {
+		l := crate.NewLimiter(1e9, 1000)
+		b.ReportAllocs()
+		now := epoch
+		for range b.N {
+			now = now.Add(time.Microsecond)
+			cSink = l.ReserveN(now, 1)
+			cSink.CancelAt(now)
+		}
+	})
+}

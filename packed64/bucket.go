@@ -8,7 +8,6 @@ import (
 	"golang.org/x/sys/cpu"
 
 	"github.com/cellrate/cellrate/internal/backoff"
-	"github.com/cellrate/cellrate/internal/cell"
 	"github.com/cellrate/cellrate/internal/packword"
 	"github.com/cellrate/cellrate/limit"
 	"github.com/cellrate/cellrate/nanotime"
@@ -266,7 +265,7 @@ func (p BucketParams) RemainingAt(s BucketState, now int64) int64 {
 // admission that left the bits as they were (a whole number of wraps after
 // the last write) gives back nothing.
 func (p BucketParams) Undo(s BucketState, at int64, before, after BucketWord) (BucketState, bool) {
-	if s.Word != after || s.Ref >= addSat(at, int64(p.clk.wrap()/2)) {
+	if s.Word != after || !undoable(s.Ref, at, p.clk.wrap()) {
 		return s, false
 	}
 	return BucketState{before, s.Ref}, true
@@ -337,11 +336,7 @@ func (b *Bucket) AllowNAt(now, n int64) (limit.Result, error) { return b.c.Allow
 // TakeAt is AllowNAt that also returns, when it admits n > 0, the Receipt
 // Refund needs to give the tokens back (limit.Member).
 func (b *Bucket) TakeAt(now, n int64) (limit.Result, limit.Receipt, error) {
-	r, old, next, err := b.c.p.run(&b.c.word, &b.c.hw, now, n)
-	if !r.OK || err != nil || n == 0 {
-		return r, limit.Receipt{}, err
-	}
-	return r, limit.Receipt{At: now, N: n, Before: [2]uint64{old}, After: [2]uint64{next}}, nil
+	return b.c.p.run(&b.c.word, &b.c.hw, now, n)
 }
 
 // Refund gives back the tokens of the admission that returned rc (see
@@ -350,14 +345,19 @@ func (b *Bucket) TakeAt(now, n int64) (limit.Result, limit.Receipt, error) {
 // taken since were given back; otherwise nothing. limit.All refunds at
 // once, so that is rare; put a Bucket that many callers share last in an
 // All, where it is never refunded.
+//
+// The word's reference time goes back with it while it is still the one
+// that admission left, so a refunded admission far ahead of the clock
+// leaves no trace; for the instant a Refund takes, a decision on the Bucket
+// is denied (RetryAfter 1ns) and a read waits.
 func (b *Bucket) Refund(rc limit.Receipt) {
 	if rc.N == 0 {
 		return
 	}
 	p := &b.c.p
-	cell.Run64(&b.c.word, func(w uint64) (uint64, struct{}, bool) {
-		next, ok := p.Undo(BucketState{BucketWord(w), b.c.hw.ref(p.clk.slack)}, rc.At, BucketWord(rc.Before[0]), BucketWord(rc.After[0]))
-		return uint64(next.Word), struct{}{}, ok
+	refundCell(&b.c.word, &b.c.hw, rc, p.clk.slack, func(w uint64, ref int64) bool {
+		_, ok := p.Undo(BucketState{BucketWord(w), ref}, rc.At, BucketWord(rc.Before[0]), BucketWord(rc.After[0]))
+		return ok
 	})
 }
 
@@ -379,8 +379,8 @@ func (b *Bucket) RemainingAt(now int64) int64 {
 
 // state loads a cell's word, then its reference (see HighWater).
 func (p *BucketParams) state(word *atomic.Uint64, hw *HighWater) BucketState {
-	w := BucketWord(word.Load())
-	return BucketState{w, hw.ref(p.clk.slack)}
+	w, ref := hw.read(word, p.clk.slack)
+	return BucketState{BucketWord(w), ref}
 }
 
 // allow takes one token from word, with the reference time kept in hw.
@@ -399,14 +399,17 @@ func (p *BucketParams) allow(word *atomic.Uint64, hw *HighWater, now int64) bool
 	var spin backoff.Spin
 	for ; ; spin.Wait() {
 		old := word.Load()
-		ref := hw.ref(p.clk.slack)
+		ref, free := hw.load(p.clk.slack)
+		if !free {
+			return false // a Refund is putting the word back
+		}
 		t, d, dn := p.refill(BucketWord(old), u, p.clk.units(ref))
 		next, ok := p.take(t, d, dn, p.cost1)
 		if !ok {
 			return false
 		}
-		if now > ref {
-			hw.Raise(now, p.clk.slack)
+		if now > ref && !hw.raise(now, p.clk.slack) {
+			return false
 		}
 		if word.CompareAndSwap(old, uint64(next)) {
 			return true
@@ -416,30 +419,54 @@ func (p *BucketParams) allow(word *atomic.Uint64, hw *HighWater, now int64) bool
 
 // allowN runs step on word.
 func (p *BucketParams) allowN(word *atomic.Uint64, hw *HighWater, now, n int64) (limit.Result, error) {
-	r, _, _, err := p.run(word, hw, now, n)
+	r, _, err := p.run(word, hw, now, n)
 	return r, err
 }
 
-// run runs step on word and returns, with its result, the word it loaded
-// and the word it left. The raise comes after the step and before the CAS
-// that publishes the word; a raise whose CAS then fails is harmless, as a
-// higher mark never lets a word admit more (see HighWater).
-func (p *BucketParams) run(word *atomic.Uint64, hw *HighWater, now, n int64) (limit.Result, uint64, uint64, error) {
+// run runs step on word and returns, with its result, the Receipt of what
+// it wrote: the words and the raw marks just before and just after (the
+// zero Receipt when it wrote nothing). The raise comes after the step and
+// before the CAS that publishes the word; a raise whose CAS then fails is
+// harmless, as a higher mark never lets a word admit more (see HighWater).
+// While a Refund holds the mark it decides nothing (busy).
+func (p *BucketParams) run(word *atomic.Uint64, hw *HighWater, now, n int64) (limit.Result, limit.Receipt, error) {
 	var spin backoff.Spin
 	for ; ; spin.Wait() {
 		old := word.Load()
-		ref := hw.ref(p.clk.slack)
+		mark := hw.t.Load()
+		if mark == locked {
+			r, err := p.busy(n)
+			return r, limit.Receipt{}, err
+		}
+		ref := addSat(mark^bias, p.clk.slack)
 		next, r, err := p.step(BucketState{BucketWord(old), ref}, now, n)
 		if !writes(r, err, n, uint64(next.Word) == old, now, ref) {
-			return r, old, old, err
+			return r, limit.Receipt{}, err
 		}
-		if now > ref {
-			hw.Raise(now, p.clk.slack)
+		if now > ref && !hw.raise(now, p.clk.slack) {
+			r, err := p.busy(n)
+			return r, limit.Receipt{}, err
 		}
 		if word.CompareAndSwap(old, uint64(next.Word)) {
-			return r, old, uint64(next.Word), nil
+			after := uint64(hw.t.Load())
+			return r, limit.Receipt{At: now, N: n, Before: [2]uint64{old, uint64(mark)}, After: [2]uint64{uint64(next.Word), after}}, nil
 		}
 	}
+}
+
+// busy is the decision while a Refund holds the mark: the errors of an n
+// no decision admits, n == 0 admitted, and otherwise a denial for the
+// instant the Refund lasts.
+func (p *BucketParams) busy(n int64) (limit.Result, error) {
+	switch {
+	case n < 0:
+		return limit.Result{RetryAfter: limit.Never}, limit.ErrNegativeCost
+	case uint64(n) > p.burst:
+		return limit.Result{RetryAfter: limit.Never}, limit.ErrCostExceedsBurst
+	case n == 0:
+		return limit.Result{OK: true}, nil
+	}
+	return limit.Result{RetryAfter: 1}, nil
 }
 
 // writes reports whether a cell must store a step's word: an admission of

@@ -8,7 +8,6 @@ import (
 	"golang.org/x/sys/cpu"
 
 	"github.com/cellrate/cellrate/internal/backoff"
-	"github.com/cellrate/cellrate/internal/cell"
 	"github.com/cellrate/cellrate/internal/packword"
 	"github.com/cellrate/cellrate/internal/slide"
 	"github.com/cellrate/cellrate/limit"
@@ -193,7 +192,7 @@ func (p WindowParams) RemainingAt(s WindowState, now int64) int64 {
 // s.Ref is half a wrap past at, another admission could have left the same
 // bits; an admission that left the bits as they were gives back nothing.
 func (p WindowParams) Undo(s WindowState, at int64, before, after WindowWord) (WindowState, bool) {
-	if s.Word != after || s.Ref >= addSat(at, int64(p.clk.wrap()/2)) {
+	if s.Word != after || !undoable(s.Ref, at, p.clk.wrap()) {
 		return s, false
 	}
 	return WindowState{before, s.Ref}, true
@@ -264,11 +263,7 @@ func (c *Window) AllowNAt(now, n int64) (limit.Result, error) { return c.c.Allow
 // TakeAt is AllowNAt that also returns, when it admits n > 0, the Receipt
 // Refund needs to give the units back (limit.Member).
 func (c *Window) TakeAt(now, n int64) (limit.Result, limit.Receipt, error) {
-	r, old, next, err := c.c.p.run(&c.c.word, &c.c.hw, now, n)
-	if !r.OK || err != nil || n == 0 {
-		return r, limit.Receipt{}, err
-	}
-	return r, limit.Receipt{At: now, N: n, Before: [2]uint64{old}, After: [2]uint64{next}}, nil
+	return c.c.p.run(&c.c.word, &c.c.hw, now, n)
 }
 
 // Refund gives back the units of the admission that returned rc (see
@@ -276,14 +271,19 @@ func (c *Window) TakeAt(now, n int64) (limit.Result, limit.Receipt, error) {
 // one that admission stored, when no other unit was admitted since or all
 // admitted since were given back; otherwise nothing. Put a Window that many
 // callers share last in an limit.All, where it is never refunded.
+//
+// The word's reference time goes back with it while it is still the one
+// that admission left, so a refunded admission far ahead of the clock
+// leaves no trace; for the instant a Refund takes, a decision on the Window
+// is denied (RetryAfter 1ns) and a read waits.
 func (c *Window) Refund(rc limit.Receipt) {
 	if rc.N == 0 {
 		return
 	}
 	p := &c.c.p
-	cell.Run64(&c.c.word, func(w uint64) (uint64, struct{}, bool) {
-		next, ok := p.Undo(WindowState{WindowWord(w), c.c.hw.ref(p.clk.slack)}, rc.At, WindowWord(rc.Before[0]), WindowWord(rc.After[0]))
-		return uint64(next.Word), struct{}{}, ok
+	refundCell(&c.c.word, &c.c.hw, rc, p.clk.slack, func(w uint64, ref int64) bool {
+		_, ok := p.Undo(WindowState{WindowWord(w), ref}, rc.At, WindowWord(rc.Before[0]), WindowWord(rc.After[0]))
+		return ok
 	})
 }
 
@@ -305,8 +305,8 @@ func (c *Window) RemainingAt(now int64) int64 {
 
 // state loads a cell's word, then its reference (see HighWater).
 func (p *WindowParams) state(word *atomic.Uint64, hw *HighWater) WindowState {
-	w := WindowWord(word.Load())
-	return WindowState{w, hw.ref(p.clk.slack)}
+	w, ref := hw.read(word, p.clk.slack)
+	return WindowState{WindowWord(w), ref}
 }
 
 // allow admits one unit to word, with the reference time kept in hw. The
@@ -321,7 +321,10 @@ func (p *WindowParams) allow(word *atomic.Uint64, hw *HighWater, now int64) bool
 	var spin backoff.Spin
 	for ; ; spin.Wait() {
 		old := word.Load()
-		ref := hw.ref(p.clk.slack)
+		ref, free := hw.load(p.clk.slack)
+		if !free {
+			return false // a Refund is putting the word back
+		}
 		s, e, back := p.r.Advance(p.unwrap(WindowWord(old), p.clk.units(ref)), u)
 		// admits, written out: not inlined (its cost is 88 of the inliner's
 		// 80), the call cost 5-9% of AllowAt's CPU time in one run.
@@ -329,8 +332,8 @@ func (p *WindowParams) allow(word *atomic.Uint64, hw *HighWater, now int64) bool
 			return false
 		}
 		s.Count(back, 1)
-		if now > ref {
-			hw.Raise(now, p.clk.slack)
+		if now > ref && !hw.raise(now, p.clk.slack) {
+			return false
 		}
 		if word.CompareAndSwap(old, uint64(p.word(s))) {
 			return true
@@ -340,26 +343,52 @@ func (p *WindowParams) allow(word *atomic.Uint64, hw *HighWater, now int64) bool
 
 // allowN runs step on word, raising the mark as BucketParams.run does.
 func (p *WindowParams) allowN(word *atomic.Uint64, hw *HighWater, now, n int64) (limit.Result, error) {
-	r, _, _, err := p.run(word, hw, now, n)
+	r, _, err := p.run(word, hw, now, n)
 	return r, err
 }
 
-// run runs step on word and returns, with its result, the word it loaded
-// and the word it left (see BucketParams.run).
-func (p *WindowParams) run(word *atomic.Uint64, hw *HighWater, now, n int64) (limit.Result, uint64, uint64, error) {
+// run runs step on word and returns, with its result, the Receipt of what
+// it wrote: the words and the raw marks just before and just after (the
+// zero Receipt when it wrote nothing). The raise comes after the step and
+// before the CAS that publishes the word; a raise whose CAS then fails is
+// harmless, as a higher mark never lets a word admit more (see HighWater).
+// While a Refund holds the mark it decides nothing (busy).
+func (p *WindowParams) run(word *atomic.Uint64, hw *HighWater, now, n int64) (limit.Result, limit.Receipt, error) {
 	var spin backoff.Spin
 	for ; ; spin.Wait() {
 		old := word.Load()
-		ref := hw.ref(p.clk.slack)
+		mark := hw.t.Load()
+		if mark == locked {
+			r, err := p.busy(n)
+			return r, limit.Receipt{}, err
+		}
+		ref := addSat(mark^bias, p.clk.slack)
 		next, r, err := p.step(WindowState{WindowWord(old), ref}, now, n)
 		if !writes(r, err, n, uint64(next.Word) == old, now, ref) {
-			return r, old, old, err
+			return r, limit.Receipt{}, err
 		}
-		if now > ref {
-			hw.Raise(now, p.clk.slack)
+		if now > ref && !hw.raise(now, p.clk.slack) {
+			r, err := p.busy(n)
+			return r, limit.Receipt{}, err
 		}
 		if word.CompareAndSwap(old, uint64(next.Word)) {
-			return r, old, uint64(next.Word), nil
+			after := uint64(hw.t.Load())
+			return r, limit.Receipt{At: now, N: n, Before: [2]uint64{old, uint64(mark)}, After: [2]uint64{uint64(next.Word), after}}, nil
 		}
 	}
+}
+
+// busy is the decision while a Refund holds the mark: the errors of an n
+// no decision admits, n == 0 admitted, and otherwise a denial for the
+// instant the Refund lasts.
+func (p *WindowParams) busy(n int64) (limit.Result, error) {
+	switch {
+	case n < 0:
+		return limit.Result{RetryAfter: limit.Never}, limit.ErrNegativeCost
+	case uint64(n) > uint64(p.r.L):
+		return limit.Result{RetryAfter: limit.Never}, limit.ErrCostExceedsBurst
+	case n == 0:
+		return limit.Result{OK: true}, nil
+	}
+	return limit.Result{RetryAfter: 1}, nil
 }
