@@ -30,13 +30,14 @@ const (
 type Limiter struct {
 	c       Client
 	script  *goredis.Script
+	sha     any      // script's hash, boxed once
 	batch   *batcher // for a single server
 	batches sync.Map // per node of a cluster or ring: *goredis.Client -> *batcher
 	prefix  string
 	alg     algorithm
 	max     int64 // the largest n: the burst or the limit
 	gp      gcraParams
-	tail    []any // the script's arguments after the decision's own
+	tail    []any // the script's arguments after the decision's own (window)
 	cfg     config
 }
 
@@ -111,8 +112,8 @@ func NewGCRA(c Client, prefix string, events int64, period time.Duration, burst 
 	if err != nil {
 		return nil, err
 	}
-	l := &Limiter{c: c, script: gcraScript, batch: new(batcher), prefix: prefix, alg: algGCRA, max: burst, gp: gp, cfg: cfg}
-	l.tail = []any{u64(gp.p), u64(gp.e), u64(gp.j), u64(gp.burst), u64(gp.c1), u64(gp.c2), graceMs(cfg.grace)}
+	script := gcraScript(gp, graceMs(cfg.grace))
+	l := &Limiter{c: c, script: script, sha: script.Hash(), batch: new(batcher), prefix: prefix, alg: algGCRA, max: burst, gp: gp, cfg: cfg}
 	return l, nil
 }
 
@@ -139,15 +140,13 @@ func NewWindow(c Client, prefix string, limit int64, w time.Duration, opts ...Op
 	if err != nil {
 		return nil, err
 	}
-	l := &Limiter{c: c, script: windowScript, batch: new(batcher), prefix: prefix, alg: algWindow, max: limit, cfg: cfg}
-	l.tail = []any{strconv.FormatInt(limit, 10), strconv.FormatInt(int64(w), 10), graceMs(cfg.grace)}
+	l := &Limiter{c: c, script: windowScript, sha: windowScript.Hash(), batch: new(batcher), prefix: prefix, alg: algWindow, max: limit, cfg: cfg}
+	l.tail = []any{strconv.FormatInt(limit, 10), strconv.FormatInt(int64(w), 10), strconv.FormatInt(graceMs(cfg.grace), 10)}
 	return l, nil
 }
 
-func u64(x uint64) any { return strconv.FormatUint(x, 10) }
-
-func graceMs(d time.Duration) any {
-	return strconv.FormatInt(int64((d+time.Millisecond-1)/time.Millisecond), 10)
+func graceMs(d time.Duration) int64 {
+	return int64((d + time.Millisecond - 1) / time.Millisecond)
 }
 
 // Key returns the Redis key that holds key's state: the prefix and key in
@@ -261,7 +260,7 @@ func (l *Limiter) decide(ctx context.Context, key string, caller bool, now, n in
 		if giving {
 			v, written, err = parseGiving(cmd)
 		} else {
-			v, err = cmd.Int64Slice()
+			v, err = ints(cmd, b.ints[:0])
 		}
 	}
 	clear(args)
@@ -282,6 +281,23 @@ func (l *Limiter) decide(ctx context.Context, key string, caller bool, now, n in
 		r.RetryAfter = retryAfter(v[3], v[4])
 	}
 	return r, v[1], written, nil
+}
+
+// ints reads the script's integers into v (the buffer of a decision: no
+// allocation, unlike Cmd.Int64Slice).
+func ints(cmd *goredis.Cmd, v []int64) ([]int64, error) {
+	vals, err := cmd.Slice()
+	if err != nil {
+		return nil, err
+	}
+	for _, x := range vals {
+		n, ok := x.(int64)
+		if !ok {
+			return nil, fmt.Errorf("redis: the script returned %T, want an integer", x)
+		}
+		v = append(v, n)
+	}
+	return v, nil
 }
 
 // parseGiving reads the five integers and the value written.
@@ -325,12 +341,16 @@ func nop() {}
 // the channel on which the batch that sent it says it is done.
 type argBuf struct {
 	args []any
+	full []any // EVALSHA, the hash, 1, the key, then args
+	ints [6]int64
 	keys [1]string
 	cmd  *goredis.Cmd
 	done chan bool // true: lead the next batch
 }
 
-var argPool = sync.Pool{New: func() any { return &argBuf{args: make([]any, 0, 14), done: make(chan bool, 1)} }}
+var argPool = sync.Pool{New: func() any {
+	return &argBuf{args: make([]any, 0, 14), full: make([]any, 0, 18), done: make(chan bool, 1)}
+}}
 
 func (l *Limiter) ctx(ctx context.Context) (context.Context, context.CancelFunc) {
 	if l.cfg.timeout == 0 {

@@ -81,7 +81,7 @@ func (l *Limiter) flush(ctx context.Context, batch []*argBuf) {
 	p, ok := l.c.(pipeliner)
 	if len(batch) == 1 || !ok {
 		for _, c := range batch {
-			c.cmd = l.script.Run(ctx, l.c, c.keys[:], c.args...)
+			l.runOne(ctx, c)
 		}
 		return
 	}
@@ -96,3 +96,28 @@ func (l *Limiter) flush(ctx context.Context, batch []*argBuf) {
 		}
 	}
 }
+
+// doer is a client that sends any command: with it, a call's command is
+// built in its reused buffer, with the command name and hash boxed once per
+// Limiter (3 allocations fewer than Script.Run).
+type doer interface {
+	Do(ctx context.Context, args ...any) *goredis.Cmd
+}
+
+// runOne runs c's call as EVALSHA, then as EVAL after NOSCRIPT.
+func (l *Limiter) runOne(ctx context.Context, c *argBuf) {
+	d, ok := l.c.(doer)
+	if !ok {
+		c.cmd = l.script.Run(ctx, l.c, c.keys[:], c.args...)
+		return
+	}
+	c.full = append(c.full[:0], evalsha, l.sha, 1, c.keys[0])
+	c.full = append(c.full, c.args...)
+	c.cmd = d.Do(ctx, c.full...)
+	clear(c.full)
+	if err := c.cmd.Err(); err != nil && strings.HasPrefix(err.Error(), "NOSCRIPT") {
+		c.cmd = l.script.Eval(ctx, l.c, c.keys[:], c.args...)
+	}
+}
+
+var evalsha any = "evalsha"

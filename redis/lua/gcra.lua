@@ -2,8 +2,10 @@
 --
 -- KEYS[1]: the key. ARGV: mode (0: the server's TIME, 1: the caller's),
 -- the caller's now in Unix seconds and nanoseconds, n, take (0: n or
--- nothing; 1: up to n), then the Params: p, e, j, burst, 1e9 mod p,
--- 2^63 mod p, and the grace in ms.
+-- nothing; 1: up to n). The Params are locals the Go side puts before
+-- this text, one script per parameter set (7 arguments fewer to send and
+-- parse on every call): p, e, j, b (burst), c1 (1e9 mod p), c2 (2^63 mod
+-- p) and grace (ms).
 --
 -- Go's state is a TAT counted in steps of p/e ns from math.MinInt64, with
 -- u = now + 2^63. The key holds it as an origin O (Unix seconds and ns, a
@@ -26,21 +28,16 @@ local mode = tonumber(ARGV[1])
 local S, N = now(mode, ARGV[2], ARGV[3])
 local n = tonumber(ARGV[4])
 local take = tonumber(ARGV[5])
-local p = tonumber(ARGV[6])
-local e = tonumber(ARGV[7])
-local j = tonumber(ARGV[8])
-local b = tonumber(ARGV[9])
 local bj = b * j
-local grace = tonumber(ARGV[12])
-local giving = ARGV[13] ~= nil
+local giving = ARGV[6] ~= nil
 
 local OS, ON, t
 local raw = redis.call('GET', KEYS[1])
-if not raw and giving and ARGV[14] ~= '' then
+if not raw and giving and ARGV[7] ~= '' then
   -- No key, and this process's last borrow wrote one: Redis restarted
   -- empty, or the key expired full (then the value is a full state too).
   -- Rebuild it from that value: never less than it, as the key held.
-  raw = ARGV[14]
+  raw = ARGV[7]
 end
 if raw then
   OS, ON, t = struct.unpack('<ddd', raw)
@@ -67,8 +64,8 @@ else
   -- u mod p = ((S mod p)*(1e9 mod p) + N + 2^63 mod p) mod p.
   local sm = math.fmod(S, p)
   if sm < 0 then sm = sm + p end
-  local _, r1 = muldiv(sm, tonumber(ARGV[10]), p)
-  local off = math.fmod(r1 + N + tonumber(ARGV[11]), p)
+  local _, r1 = muldiv(sm, c1, p)
+  local off = math.fmod(r1 + N + c2, p)
   OS, ON = norm(S, N - off)
   x, t = off, 0
 end
@@ -101,8 +98,8 @@ end
 -- Give back (TwoTier): at most what keeps the TAT at or after now; more
 -- would refill nothing.
 local given = false
-if giving and raw and raw == ARGV[14] and t > q then
-  local back = math.min(tonumber(ARGV[13]), math.floor((t - q) / j))
+if giving and raw and raw == ARGV[7] and t > q then
+  local back = math.min(tonumber(ARGV[6]), math.floor((t - q) / j))
   if back > 0 then
     t = t - back * j
     given = true

@@ -3,6 +3,7 @@
 -- and the two operations that are not (a*b past 2^53, and /) are only used
 -- through fdiv and muldiv, which correct their result to the exact one.
 local P26 = 67108864 -- 2^26
+local P53 = 9007199254740992 -- 2^53
 local BIG = 4194304  -- 2^22 seconds: past this, a time difference is "far"
 
 -- fdiv returns floor(a/m) and a - m*floor(a/m) for |a| < 2^52, 1 <= m < 2^52.
@@ -15,14 +16,21 @@ local function fdiv(a, m)
 end
 
 -- muldiv returns floor(a*b/m) and a*b - m*floor(a*b/m) for integers
--- 0 <= a, b < 2^52 and 1 <= m < 2^50 whose quotient is below 2^52. The
+-- 0 <= a, b < 2^52 and 1 <= m < 2^50 whose quotient is below 2^52. A
+-- product below 2^53 is exact and divided as fdiv does. Otherwise the
 -- quotient estimated in doubles is within 2 of the exact one; the
 -- remainder is then computed exactly from 26-bit halves (every partial
 -- product is below 2^52, every partial sum below 2^53, and the two final
 -- sums have exact results below 2^53, which IEEE addition returns exactly)
 -- and the quotient corrected.
 local function muldiv(a, b, m)
-  local q = math.floor(a * b / m)
+  local x = a * b
+  if x < P53 then
+    -- The product is exact, so fmod and the division are (as in fdiv).
+    local r = math.fmod(x, m)
+    return (x - r) / m, r
+  end
+  local q = math.floor(x / m)
   local a1 = math.floor(a / P26); local a0 = a - a1 * P26
   local b1 = math.floor(b / P26); local b0 = b - b1 * P26
   local q1 = math.floor(q / P26); local q0 = q - q1 * P26
