@@ -2,6 +2,7 @@ package paired
 
 import (
 	"errors"
+	"math"
 	"runtime"
 	"sync"
 	"time"
@@ -102,7 +103,7 @@ func (s *side) size(want time.Duration) {
 	s.n = 1
 	for {
 		el := s.timed()
-		if (el >= want/4 && s.n >= minOps) || s.n >= 1<<40 {
+		if (el >= want/4 && s.n >= minOps) || s.n >= math.MaxInt/2 {
 			break
 		}
 		s.n *= 2
