@@ -3,9 +3,11 @@ package keyed
 import (
 	"math"
 	"math/bits"
+	"sync/atomic"
 	"time"
 
 	"github.com/cellrate/cellrate/atomic128"
+	"github.com/cellrate/cellrate/gcra"
 	"github.com/cellrate/cellrate/internal/backoff"
 	"github.com/cellrate/cellrate/limit"
 )
@@ -31,18 +33,35 @@ func (t *Table) allow1(h uint64, now int64, live bool) bool {
 			b2u(atomic128.LoadFirstAligned(&grp[2]) == tag)<<2 |
 			b2u(atomic128.LoadFirstAligned(&grp[3]) == tag)<<3
 		if m != 0 {
+			// The state word alone: the compare-and-swap admits only if
+			// the pair still holds the tag and w, and a denial first
+			// checks the pair with one load.
 			p := &grp[bits.TrailingZeros(m)&(groupSlots-1)]
-			tg, w := atomic128.LoadAligned(p)
-			if tg != tag || w == 0 {
+			w := atomic.LoadUint64(&p[1])
+			if w == 0 {
 				break
 			}
-			ref := t.k.ref()
-			next, ok := t.k.stepOne(w, now, ref)
+			var next uint64
+			var ok bool
+			if t.k.window {
+				ref := t.k.ref()
+				if next, ok = t.k.stepOne(w, now, ref); ok {
+					t.k.raise(now, ref)
+				}
+			} else {
+				// A GCRA's step, called without kind's dispatch: it
+				// needs no reference time and raises nothing.
+				var s gcra.State
+				s, ok = t.k.g.StepOne(gcra.State(w), now)
+				next = uint64(s)
+			}
 			if !ok {
+				if tg, w2 := atomic128.LoadAligned(p); tg != tag || w2 != w {
+					break
+				}
 				t.denied.Add(1)
 				return false
 			}
-			t.k.raise(now, ref)
 			if atomic128.CompareAndSwapAligned(p, tag, w, tag, next) {
 				t.admitted.Add(1)
 				return true
