@@ -34,7 +34,7 @@ func TestStepOne(t *testing.T) {
 				if i%6 == 4 {
 					now = []int64{math.MinInt64, math.MaxInt64}[r.IntN(2)]
 				}
-				s = State(uint64(now)^signBit + nearNow(r, ps))
+				s = State(uint64(now) ^ signBit + nearNow(r, ps))
 			}
 			want, wr, _ := ps.Step(s, now, 1)
 			got, ok := ps.StepOne(s, now)
