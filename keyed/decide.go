@@ -25,7 +25,7 @@ func (t *Table) allow1(h uint64, now int64, live bool) bool {
 	tag := tagOf(h)
 	g := t.group(h)
 	for range 2 {
-		grp := (*[groupSlots]slot)(t.slots[g*groupSlots:])
+		grp := t.groupAt(g)
 		// Which slots hold the tag, without a branch a slot: a key's slot
 		// is anywhere in its group, and a branch on each would mispredict.
 		m := b2u(atomic128.LoadFirstAligned(&grp[0]) == tag) |
@@ -167,7 +167,7 @@ func (t *Table) run(s *slot, tag, w uint64, now, n int64, one, live bool) (limit
 func (t *Table) start(tag uint64, now int64, live bool) (uint64, int64, int64) {
 	o := t.sk.owed(tag)
 	if live {
-		now = t.clock()
+		now = t.now()
 	}
 	w, nb := t.k.start(o, t.k.ref(), now)
 	return w, nb, now
