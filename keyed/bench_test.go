@@ -5,6 +5,7 @@ import (
 	"hash/maphash"
 	"math/bits"
 	"math/rand/v2"
+	"runtime"
 	"testing"
 	"time"
 
@@ -150,10 +151,12 @@ func BenchmarkInstr(b *testing.B) {
 			for _, k := range keys {
 				tb.Allow(k)
 			}
+			runtime.GC() // not in the count: the fill's garbage
 			b.ResetTimer()
 			instrKeyed(tb, keys, b.N)
 		})
 		b.Run(fmt.Sprint("floor/keys=", n), func(b *testing.B) {
+			runtime.GC()
 			instrFloor(pb, seed, keys, slots, b.N)
 		})
 	}
