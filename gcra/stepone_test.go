@@ -11,6 +11,10 @@ import (
 // random states and times and at both ends of int64 time.
 func TestStepOne(t *testing.T) {
 	r := rand.New(rand.NewPCG(4, 4))
+	n := 20000
+	if testing.Short() {
+		n = 4000
+	}
 	for _, c := range []struct {
 		events int64
 		period time.Duration
@@ -20,7 +24,7 @@ func TestStepOne(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		for i := range 20000 {
+		for i := range n {
 			s := State(r.Uint64())
 			now := int64(r.Uint64())
 			switch i % 6 {
