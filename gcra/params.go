@@ -337,5 +337,24 @@ func (ps Params) undo(s, before, after State) (State, bool) {
 // exactly as Step(s, now, 1) does, without computing a Result, for tables
 // that keep many States (package keyed).
 func (ps *Params) StepOne(s State, now int64) (State, bool) {
+	if ps.p == 1 {
+		return ps.oneNs(s, now)
+	}
 	return ps.admit(s, ps.at(now, ps.j), ps.j)
+}
+
+// oneNs is StepOne when a step is one ns (p = e = 1: an interval of whole
+// ns), where admit's 128-bit products are 64-bit: wait iff tat > u + bj - j;
+// else the TAT, restarted at now if behind it, moves j steps on, unless
+// that passes the end of int64 time.
+func (ps *Params) oneNs(s State, now int64) (State, bool) {
+	u, tat := uint64(now)^signBit, uint64(s)
+	if tat > u && tat-u > ps.bj-ps.j {
+		return s, false
+	}
+	next, carry := bits.Add64(max(tat, u), ps.j, 0)
+	if carry != 0 {
+		return s, false
+	}
+	return State(next), true
 }

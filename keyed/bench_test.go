@@ -5,6 +5,7 @@ import (
 	"hash/maphash"
 	"math/bits"
 	"math/rand/v2"
+	"runtime"
 	"testing"
 	"time"
 
@@ -120,5 +121,68 @@ func BenchmarkFloorPaired(b *testing.B) {
 			b.ReportMetric(float64(floor)/rounds, "floor-ns/op")
 			b.ReportMetric(float64(ours)/float64(floor), "keyed/floor")
 		})
+	}
+}
+
+// BenchmarkInstr runs b.N decisions of one side of BenchmarkFloorPaired
+// alone (keyed, or its floor), each in a function of its own, so that an
+// instruction counter can count one side's loop and nothing else:
+//
+//	go test -c -o /tmp/keyed.test ./keyed
+//	valgrind --tool=callgrind --toggle-collect='*keyed.instrKeyed' \
+//	  /tmp/keyed.test -test.run XXX -test.bench 'Instr/keyed/keys=1000$' -test.benchtime 1000000x
+//
+// counts the keyed loop's instructions (b.N+1 decisions: the harness runs
+// b.N = 1 first); instrFloor's, with 'Instr/floor/...', the floor's.
+func BenchmarkInstr(b *testing.B) {
+	for _, n := range []int{1000, 1000000} {
+		keys := benchKeys(n)
+		slots := n * 5 / 4
+		tb, err := New(100, time.Second, 100, WithCapacity(slots))
+		if err != nil {
+			b.Fatal(err)
+		}
+		pb, err := packed64.NewBuckets(slots, 100, time.Second, 100)
+		if err != nil {
+			b.Fatal(err)
+		}
+		seed := maphash.MakeSeed()
+		b.Run(fmt.Sprint("keyed/keys=", n), func(b *testing.B) {
+			for _, k := range keys {
+				tb.Allow(k)
+			}
+			runtime.GC() // not in the count: the fill's garbage
+			b.ResetTimer()
+			instrKeyed(tb, keys, b.N)
+		})
+		b.Run(fmt.Sprint("floor/keys=", n), func(b *testing.B) {
+			runtime.GC()
+			instrFloor(pb, seed, keys, slots, b.N)
+		})
+	}
+}
+
+//go:noinline
+func instrKeyed(tb *Table, keys []string, count int) {
+	n := uint64(len(keys))
+	x := uint64(88172645463325252)
+	for range count {
+		x ^= x << 13
+		x ^= x >> 7
+		x ^= x << 17
+		tb.Allow(keys[(x>>32)*n>>32])
+	}
+}
+
+//go:noinline
+func instrFloor(pb *packed64.Buckets, seed maphash.Seed, keys []string, slots, count int) {
+	n := uint64(len(keys))
+	y := uint64(0x9E3779B97F4A7C15)
+	for range count {
+		y ^= y << 13
+		y ^= y >> 7
+		y ^= y << 17
+		i, _ := bits.Mul64(maphash.String(seed, keys[(y>>32)*n>>32]), uint64(slots))
+		pb.Allow(int(i))
 	}
 }

@@ -3,9 +3,11 @@ package keyed
 import (
 	"math"
 	"math/bits"
+	"sync/atomic"
 	"time"
 
 	"github.com/cellrate/cellrate/atomic128"
+	"github.com/cellrate/cellrate/gcra"
 	"github.com/cellrate/cellrate/internal/backoff"
 	"github.com/cellrate/cellrate/limit"
 )
@@ -23,7 +25,7 @@ func (t *Table) allow1(h uint64, now int64, live bool) bool {
 	tag := tagOf(h)
 	g := t.group(h)
 	for range 2 {
-		grp := (*[groupSlots]slot)(t.slots[g*groupSlots:])
+		grp := t.groupAt(g)
 		// Which slots hold the tag, without a branch a slot: a key's slot
 		// is anywhere in its group, and a branch on each would mispredict.
 		m := b2u(atomic128.LoadFirstAligned(&grp[0]) == tag) |
@@ -31,18 +33,35 @@ func (t *Table) allow1(h uint64, now int64, live bool) bool {
 			b2u(atomic128.LoadFirstAligned(&grp[2]) == tag)<<2 |
 			b2u(atomic128.LoadFirstAligned(&grp[3]) == tag)<<3
 		if m != 0 {
+			// The state word alone: the compare-and-swap admits only if
+			// the pair still holds the tag and w, and a denial first
+			// checks the pair with one load.
 			p := &grp[bits.TrailingZeros(m)&(groupSlots-1)]
-			tg, w := atomic128.LoadAligned(p)
-			if tg != tag || w == 0 {
+			w := atomic.LoadUint64(&p[1])
+			if w == 0 {
 				break
 			}
-			ref := t.k.ref()
-			next, ok := t.k.stepOne(w, now, ref)
+			var next uint64
+			var ok bool
+			if t.k.window {
+				ref := t.k.ref()
+				if next, ok = t.k.stepOne(w, now, ref); ok {
+					t.k.raise(now, ref)
+				}
+			} else {
+				// A GCRA's step, called without kind's dispatch: it
+				// needs no reference time and raises nothing.
+				var s gcra.State
+				s, ok = t.k.g.StepOne(gcra.State(w), now)
+				next = uint64(s)
+			}
 			if !ok {
+				if tg, w2 := atomic128.LoadAligned(p); tg != tag || w2 != w {
+					break
+				}
 				t.denied.Add(1)
 				return false
 			}
-			t.k.raise(now, ref)
 			if atomic128.CompareAndSwapAligned(p, tag, w, tag, next) {
 				t.admitted.Add(1)
 				return true
@@ -148,7 +167,7 @@ func (t *Table) run(s *slot, tag, w uint64, now, n int64, one, live bool) (limit
 func (t *Table) start(tag uint64, now int64, live bool) (uint64, int64, int64) {
 	o := t.sk.owed(tag)
 	if live {
-		now = t.clock()
+		now = t.now()
 	}
 	w, nb := t.k.start(o, t.k.ref(), now)
 	return w, nb, now

@@ -60,6 +60,7 @@ type config struct {
 	slotsErr *limit.ParamError
 	policy   Policy
 	clock    nanotime.Clock
+	clockSet bool
 	v6bits   int
 }
 
@@ -100,12 +101,17 @@ func WithPolicy(p Policy) Option { return func(c *config) { c.policy = p } }
 // nanotime.Now: for example nanotime.Since(), which follows
 // testing/synctest's fake time, or the Now of a nanotime.Coarse, which
 // saves the clock read of each decision. Each key's bound holds over the
-// times the clock returns. A coarse clock lags nanotime.Now by up to its
-// resolution plus its updater's scheduling delay, so counted at the real
-// times of the requests, a key's admissions over an interval may exceed
-// its bound by what its limiter refills in that lag. The clock must never
-// go back.
-func WithClock(clock nanotime.Clock) Option { return func(c *config) { c.clock = clock } }
+// times the clock returns. A coarse clock lags nanotime.Now by up to a lag
+// L (its resolution plus its updater's scheduling delay), so counted at
+// the real times of the requests the bound stretches by L: the admitted
+// units whose real times lie in any closed interval of length d are at
+// most burst + events*(d+L)/period (New), limit*(ceil((d+L)/window)+1)
+// (NewWindow): for a nanotime.Coarse of resolution 1ms on an unloaded
+// machine, up to events*1ms/period units more than New's bound. The clock
+// must never go back.
+func WithClock(clock nanotime.Clock) Option {
+	return func(c *config) { c.clock, c.clockSet = clock, true }
+}
 
 // WithIPv6Prefix sets how many leading bits of an IPv6 address name its
 // client in the Addr methods, in [1, 128] (default 64: one client owns a
@@ -120,7 +126,7 @@ type Table struct {
 	_      noCopy
 	k      *kind
 	seeds  [3]maphash.Seed // one hash a kind of key: bytes, uint64, address
-	clock  nanotime.Clock
+	clock  nanotime.Clock  // nil: nanotime.Now
 	policy Policy
 	v6bits int
 	groups uint64
@@ -179,14 +185,14 @@ func NewWindow(lim int64, window time.Duration, opts ...Option) (*Table, error) 
 }
 
 func newTable(k *kind, opts []Option) (*Table, error) {
-	c := config{slots: defaultCapacity, clock: nanotime.Now, v6bits: 64}
+	c := config{slots: defaultCapacity, v6bits: 64}
 	for _, o := range opts {
 		o(&c)
 	}
 	switch {
 	case c.slotsErr != nil:
 		return nil, c.slotsErr
-	case c.clock == nil:
+	case c.clockSet && c.clock == nil:
 		return nil, &limit.ParamError{Pkg: "keyed", Param: "clock", Value: c.clock, Reason: "the clock must not be nil"}
 	case c.policy != Evict && c.policy != Refuse:
 		return nil, &limit.ParamError{Pkg: "keyed", Param: "policy", Value: c.policy, Min: Evict, Max: Refuse}
@@ -213,10 +219,11 @@ func alignedSlots(n uint64) []slot {
 // Capacity returns the number of slots: the most keys the table holds.
 func (t *Table) Capacity() int { return len(t.slots) }
 
-// now reads the table's clock.
+// now reads the table's clock: nanotime.Now, called directly, when none
+// was set (and in the zero Table, which denies at any time).
 func (t *Table) now() int64 {
 	if t.clock == nil {
-		return 0 // the zero Table, which denies at any time
+		return nanotime.Now()
 	}
 	return t.clock()
 }
@@ -257,6 +264,13 @@ func (t *Table) Stats() Stats {
 func (t *Table) group(h uint64) uint64 {
 	g, _ := bits.Mul64(h, t.groups)
 	return g
+}
+
+// groupAt returns group g, for g < t.groups (as group and group2 return):
+// its address without the slice expression's checks, which the fast path
+// would otherwise pay on every decision.
+func (t *Table) groupAt(g uint64) *[groupSlots]slot {
+	return (*[groupSlots]slot)(unsafe.Add(unsafe.Pointer(unsafe.SliceData(t.slots)), g*groupSlots*uint64(unsafe.Sizeof(slot{}))))
 }
 
 // group2 returns the index of the second group of hash h, from its low
