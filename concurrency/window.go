@@ -113,7 +113,11 @@ func (s *sampler) close(now int64) *acc {
 		nw = &s.accs[1]
 	}
 	nw.reset(now)
-	s.cur.Store(nw)
+	// A swap, not a store: a read-modify-write keeps the new window's
+	// publication ahead of the writers load below on every target,
+	// including emulators that let a release store pass a later acquire
+	// load (a writer would then add to a window already returned).
+	s.cur.Swap(nw)
 	for old.writers.Load() != 0 {
 		runtime.Gosched() // a writer between its announcement and its last add
 	}
