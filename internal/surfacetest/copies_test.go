@@ -13,7 +13,8 @@ var stateful = []string{
 	"gcra.Limiter", "bucket.Limiter", "window.Limiter", "slidelog.Limiter",
 	"packed64.Bucket", "packed64.Window", "packed64.Buckets", "packed64.Windows",
 	"striped.Limiter", "striped.Counter", "rate.Limiter", "pacer.Pacer",
-	"adaptive.Throttle", "debounce.Debouncer", "coalesce.Group[string, int]",
+	"adaptive.Throttle", "adaptive.AIMD", "debounce.Debouncer", "coalesce.Group[string, int]",
+	"keyed.Table", "httplimit.Limiter", "concurrency.Limiter",
 }
 
 // TestVetReportsCopies runs go vet on testdata/copies and requires a

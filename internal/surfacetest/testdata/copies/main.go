@@ -6,8 +6,11 @@ import (
 	"github.com/cellrate/cellrate/adaptive"
 	"github.com/cellrate/cellrate/bucket"
 	"github.com/cellrate/cellrate/coalesce"
+	"github.com/cellrate/cellrate/concurrency"
 	"github.com/cellrate/cellrate/debounce"
 	"github.com/cellrate/cellrate/gcra"
+	"github.com/cellrate/cellrate/httplimit"
+	"github.com/cellrate/cellrate/keyed"
 	"github.com/cellrate/cellrate/pacer"
 	"github.com/cellrate/cellrate/packed64"
 	"github.com/cellrate/cellrate/rate"
@@ -34,5 +37,10 @@ func debounceDebouncer(l *debounce.Debouncer) {
 	_ = &c
 }
 func coalesceGroup(l *coalesce.Group[string, int]) { c := *l; _ = &c }
+
+func keyedTable(l *keyed.Table)                 { c := *l; _ = &c }
+func httplimitLimiter(l *httplimit.Limiter)     { c := *l; _ = &c }
+func concurrencyLimiter(l *concurrency.Limiter) { c := *l; _ = &c }
+func adaptiveAIMD(l *adaptive.AIMD)             { c := *l; _ = &c }
 
 func main() {}
