@@ -97,6 +97,33 @@ func (r *recovery) rise(limit, next float64) float64 {
 
 func (r *recovery) forget() { r.from = 0 }
 
+// latencyState is what the latency-based algorithms (Vegas, Gradient) keep
+// between windows.
+type latencyState struct {
+	base noLoad
+	rec  recovery
+}
+
+// prelude decides the windows a latency rule must not read: an empty one,
+// one during a no-load probe, one with drops (back off), and one whose
+// requests never neared the limit (hold). Otherwise it returns the no-load
+// latency for the rule, and done false.
+func (s *latencyState) prelude(limit float64, w Window, hist int, backoff float64) (base time.Duration, next float64, done bool) {
+	if w.Samples == 0 {
+		return 0, limit, true
+	}
+	base, probe, ok := s.base.step(limit, w, hist)
+	switch {
+	case ok:
+		return base, probe, true
+	case w.Drops > 0:
+		return base, s.rec.backoff(limit, backoff), true
+	case appLimited(limit, w) || w.AvgRTT <= 0:
+		return base, limit, true
+	}
+	return base, limit, false
+}
+
 func fracErr(pkg, param string, v, lo, hi float64) error {
 	if v >= lo && v <= hi {
 		return nil

@@ -38,8 +38,7 @@ type Gradient struct {
 	// a window or a few, until the requests in flight have fallen to half.
 	History int
 
-	base noLoad
-	rec  recovery
+	latencyState
 }
 
 func (g *Gradient) params() (tol, head, smooth, backoff float64, hist int) {
@@ -56,20 +55,12 @@ func (g *Gradient) check() error {
 // Update implements Algorithm.
 func (g *Gradient) Update(limit float64, w Window) float64 {
 	tol, head, smooth, backoff, hist := g.params()
-	if w.Samples == 0 {
-		return limit
-	}
-	base, probe, ok := g.base.step(limit, w, hist)
-	switch {
-	case ok:
-		return probe
-	case w.Drops > 0:
-		return g.rec.backoff(limit, backoff)
-	case appLimited(limit, w) || w.AvgRTT <= 0:
-		return limit
+	base, next, done := g.prelude(limit, w, hist, backoff)
+	if done {
+		return next
 	}
 	grad := min(1, max(0.5, tol*float64(base)/float64(w.AvgRTT)))
-	next := limit*grad + max(1, head*limit)
+	next = limit*grad + max(1, head*limit)
 	if grad < 1 {
 		g.rec.forget()
 	} else {

@@ -29,8 +29,7 @@ type Vegas struct {
 	// a window or a few, until the requests in flight have fallen to half.
 	History int
 
-	base noLoad
-	rec  recovery
+	latencyState
 }
 
 func (v *Vegas) params() (alpha, beta, smooth, backoff float64, hist int) {
@@ -47,17 +46,9 @@ func (v *Vegas) check() error {
 // Update implements Algorithm.
 func (v *Vegas) Update(limit float64, w Window) float64 {
 	alpha, beta, smooth, backoff, hist := v.params()
-	if w.Samples == 0 {
-		return limit
-	}
-	base, probe, ok := v.base.step(limit, w, hist)
-	switch {
-	case ok:
-		return probe
-	case w.Drops > 0:
-		return v.rec.backoff(limit, backoff)
-	case appLimited(limit, w) || w.AvgRTT <= 0:
-		return limit
+	base, next, done := v.prelude(limit, w, hist, backoff)
+	if done {
+		return next
 	}
 	queue := limit * (1 - float64(base)/float64(w.AvgRTT))
 	lo, hi := max(1, alpha*limit), max(2, beta*limit)
