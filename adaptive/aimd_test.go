@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/cellrate/cellrate/bucket"
+	"github.com/cellrate/cellrate/gcra"
 	"github.com/cellrate/cellrate/limit"
 	"github.com/cellrate/cellrate/rate"
 )
@@ -299,4 +300,33 @@ func TestAIMDDrivesBucketAndRate(t *testing.T) {
 		t.Fatalf("rate limiter at %v, want 8", rl.Limit())
 	}
 	_ = a2
+}
+
+func TestAIMDDrivesGCRA(t *testing.T) {
+	g, err := gcra.New(100, time.Second, 10)
+	if err != nil {
+		t.Fatal(err)
+	}
+	a, err := NewAIMD(GCRA(g), 50, 1, 100, 10, 0.5, WithAIMDClock(func() int64 { return 0 }))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if g.Params().Interval() != 20*time.Millisecond {
+		t.Fatalf("gcra interval %v, want 20ms (50/s)", g.Params().Interval())
+	}
+	a.RecordAt(0, false)
+	a.RecordAt(iv, true)
+	if g.Params().Interval() != 40*time.Millisecond || g.Params().Burst() != 10 {
+		t.Fatalf("gcra interval %v burst %d, want 40ms (25/s) burst 10", g.Params().Interval(), g.Params().Burst())
+	}
+	// Drained, it admits one event per 40ms from then on.
+	now := int64(time.Hour)
+	for g.AllowAt(now) {
+	}
+	if g.AllowAt(now+int64(40*time.Millisecond)-1) || !g.AllowAt(now+int64(40*time.Millisecond)) {
+		t.Fatal("not one event per 40ms after the decrease")
+	}
+	if _, err := NewAIMD(GCRA(g), 2e9, 1, 4e9, 1, 0.5); err == nil {
+		t.Fatal("a rate above one event per ns was set")
+	}
 }
