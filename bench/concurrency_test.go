@@ -67,7 +67,7 @@ func concBounds(r ConcRow) []string {
 // TestConcBedFull prints the full-size table; set CELLRATE_CONC_BED=1.
 func TestConcBedFull(t *testing.T) {
 	if os.Getenv("CELLRATE_CONC_BED") == "" {
-		t.Skip("set CELLRATE_CONC_BED=1 to run the full-size bed (about 7 minutes)")
+		t.Skip("set CELLRATE_CONC_BED=1 to run the full-size bed (about 3 minutes)")
 	}
 	s, err := ConcurrencyReport()
 	if err != nil {

@@ -51,6 +51,7 @@ func main() {
 	flag.StringVar(&o.in, "in", "", "re-render this saved results.json instead of measuring")
 	flag.StringVar(&o.readme, "readme", "", "rewrite the figures block of this README from the report")
 	flag.BoolVar(&o.http, "http", true, "run the sections over real loopback connections (vegeta) and the memory run")
+	flag.BoolVar(&o.conc, "conc", true, "run the adaptive concurrency bed")
 	flag.Parse()
 	o.cfg = full
 	if *quick {
@@ -69,7 +70,7 @@ func main() {
 
 type options struct {
 	out, in, readme string
-	http            bool
+	http, conc      bool
 	cfg             config
 }
 
@@ -97,6 +98,7 @@ type results struct {
 	Groups  []group      `json:"groups"`
 	Acc     []accRow     `json:"accuracy"`
 	HTTP    *httpResults `json:"http,omitempty"`
+	Conc    *concResults `json:"concurrency,omitempty"`
 }
 
 // machine is what the run ran on, and when.
@@ -191,6 +193,11 @@ func measureAll(ctx context.Context, o options) (results, error) {
 	if o.http {
 		if res.HTTP, err = runHTTPSection(o.cfg.Quick); err != nil {
 			return res, fmt.Errorf("HTTP middleware: %w", err)
+		}
+	}
+	if o.conc && ctx.Err() == nil {
+		if res.Conc, err = runConcSection(o.cfg.Quick); err != nil {
+			return res, fmt.Errorf("adaptive concurrency bed: %w", err)
 		}
 	}
 	if err := ctx.Err(); err != nil {

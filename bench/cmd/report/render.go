@@ -236,6 +236,9 @@ func markdown(w io.Writer, res results) {
 	if res.HTTP != nil {
 		res.HTTP.markdown(w)
 	}
+	if res.Conc != nil {
+		res.Conc.markdown(w)
+	}
 }
 
 // loadWords says what the load average means for the figures.
@@ -437,6 +440,9 @@ func figures(w io.Writer, res results) {
 		}
 	}
 	fmt.Fprintln(w)
+	if res.Conc != nil {
+		res.Conc.figures(w)
+	}
 }
 
 // subject is what a group's "vs" rows compare.
