@@ -307,26 +307,25 @@ func TestAIMDDrivesGCRA(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	a, err := NewAIMD(GCRA(g), 50, 1, 100, 10, 0.5, WithAIMDClock(func() int64 { return 0 }))
+	a, err := NewAIMD(g, 50, 1, 100, 10, 0.5, WithAIMDClock(func() int64 { return 0 }))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if g.Params().Interval() != 20*time.Millisecond {
-		t.Fatalf("gcra interval %v, want 20ms (50/s)", g.Params().Interval())
-	}
 	a.RecordAt(0, false)
-	a.RecordAt(iv, true)
-	if g.Params().Interval() != 40*time.Millisecond || g.Params().Burst() != 10 {
-		t.Fatalf("gcra interval %v burst %d, want 40ms (25/s) burst 10", g.Params().Interval(), g.Params().Burst())
+	a.RecordAt(iv, true) // 25/s from iv on
+	if a.Rate() != 25 {
+		t.Fatalf("AIMD at %v/s, want 25", a.Rate())
 	}
-	// Drained, it admits one event per 40ms from then on.
-	now := int64(time.Hour)
-	for g.AllowAt(now) {
+	// An hour later, drained, it admits one event per 40ms, its burst of
+	// 10 kept.
+	now, ms := iv+int64(time.Hour), int64(time.Millisecond)
+	n := 0
+	for ; g.AllowAt(now); n++ {
 	}
-	if g.AllowAt(now+int64(40*time.Millisecond)-1) || !g.AllowAt(now+int64(40*time.Millisecond)) {
-		t.Fatal("not one event per 40ms after the decrease")
+	if n != 10 || g.AllowAt(now+40*ms-1) || !g.AllowAt(now+40*ms) {
+		t.Fatalf("not 25/s with burst 10 after the decrease (%d at once)", n)
 	}
-	if _, err := NewAIMD(GCRA(g), 2e9, 1, 4e9, 1, 0.5); err == nil {
+	if _, err := NewAIMD(g, 2e9, 1, 4e9, 1, 0.5); err == nil {
 		t.Fatal("a rate above one event per ns was set")
 	}
 }

@@ -2,12 +2,11 @@ package adaptive
 
 import (
 	"github.com/cellrate/cellrate/bucket"
-	"github.com/cellrate/cellrate/gcra"
 	"github.com/cellrate/cellrate/rate"
 )
 
 // Setter is a limiter whose rate can change while it is in use: what an
-// AIMD drives.
+// AIMD drives. A *gcra.Limiter is one; Bucket and Rate adapt the others.
 type Setter interface {
 	// SetRateAt makes perSecond events per second the limiter's rate from
 	// now on.
@@ -26,19 +25,6 @@ func (f SetterFunc) SetRateAt(now int64, perSecond float64) error { return f(now
 func Bucket(l *bucket.Limiter) Setter {
 	return SetterFunc(func(now int64, perSecond float64) error {
 		ps, err := bucket.RateParams(perSecond, l.Params().Burst())
-		if err != nil {
-			return err
-		}
-		return l.SetParamsAt(now, ps)
-	})
-}
-
-// GCRA returns a Setter for a gcra.Limiter: each rate is read as
-// gcra.RateParams reads it, with the limiter's current burst, and set with
-// SetParamsAt (the events owed carry over).
-func GCRA(l *gcra.Limiter) Setter {
-	return SetterFunc(func(now int64, perSecond float64) error {
-		ps, err := gcra.RateParams(perSecond, l.Params().Burst())
 		if err != nil {
 			return err
 		}

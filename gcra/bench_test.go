@@ -10,6 +10,7 @@ import (
 
 	"github.com/cellrate/cellrate/internal/backoff"
 	"github.com/cellrate/cellrate/internal/cell"
+	"github.com/cellrate/cellrate/internal/gcrastep"
 	"github.com/cellrate/cellrate/limit"
 	"github.com/cellrate/cellrate/nanotime"
 )
@@ -137,7 +138,7 @@ func (l *Limiter) reserveAtRunner(now, n int64) (Reservation, error) {
 		err error
 	}
 	o := cell.Run64(&l.tat, func(tat uint64) (uint64, out, bool) {
-		next, wait, ok, err := l.ps.reserve(State(tat), now, n)
+		next, wait, ok, err := l.ps.Reserve(State(tat), now, n)
 		if !ok {
 			return tat, out{Reservation{Wait: limit.Never}, err}, false
 		}
@@ -186,7 +187,7 @@ func BenchmarkReserveAt(b *testing.B) {
 	}
 }
 
-// fixedGCRA is the Limiter as it was before SetParams (Params and TAT in
+// fixedGCRA is the Limiter as it was before SetRate (Params and TAT in
 // the struct, no generation), the baseline BenchmarkAllowAtGen compares
 // AllowAt's generation load with.
 type fixedGCRA struct {
@@ -198,17 +199,17 @@ type fixedGCRA struct {
 
 func (l *fixedGCRA) allowAt(now int64) bool {
 	ps := &l.ps
-	a := ps.at(now, ps.j)
+	a := ps.At(now, ps.J)
 	var spin backoff.Spin
 	for ; ; spin.Wait() {
 		tat := l.tat.Load()
-		kh, kl, wait := ps.waits(State(tat), a)
+		kh, kl, wait := ps.Waits(State(tat), a)
 		if wait {
 			return false
 		}
-		next, carry := bits.Add64(tat, ps.j, 0)
-		if carry != 0 || next == tat || behind(kh, kl, a) {
-			s, ok := ps.settle(State(tat), a, ps.j, false)
+		next, carry := bits.Add64(tat, ps.J, 0)
+		if carry != 0 || next == tat || gcrastep.Behind(kh, kl, a) {
+			s, ok := ps.Settle(State(tat), a, ps.J, false)
 			if !ok {
 				return false
 			}

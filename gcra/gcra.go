@@ -28,13 +28,14 @@
 // request at burst 1) cannot keep the exact rate when n*period/events is not
 // a whole number of ns: give the burst one more event, or use package pacer.
 //
-// An admission or reservation whose arrival time would pass math.MaxInt64 is
-// refused, with RetryAfter limit.Never: near the end of time a limiter admits
-// only while its state fits (a Limiter's state, unlike Step's, stops two
-// steps, at most 4 ns, short of the end: SetParams keeps those values).
+// An admission or reservation whose arrival time would pass math.MaxInt64
+// (less two steps of at most 2 ns, which SetRate keeps for itself) is
+// refused, with RetryAfter limit.Never: near the end of time a limiter
+// admits only while its state fits.
 //
-// SetParams changes the rate and burst while the limiter runs, carrying the
-// events owed over (see SetParamsAt for the bound across a change).
+// SetRate changes the rate while the limiter runs, carrying the events owed
+// over (see SetRateAt for the bound across a change); a Limiter is then an
+// adaptive.Setter.
 //
 // The integer arithmetic and its one rounding are explained in the
 // project's ARCHITECTURE.md.
@@ -51,6 +52,7 @@ import (
 	"golang.org/x/sys/cpu"
 
 	"github.com/cellrate/cellrate/internal/backoff"
+	"github.com/cellrate/cellrate/internal/gcrastep"
 	"github.com/cellrate/cellrate/internal/wait"
 	"github.com/cellrate/cellrate/limit"
 	"github.com/cellrate/cellrate/nanotime"
@@ -73,17 +75,17 @@ type Limiter struct {
 }
 
 // gen is one generation of a Limiter: Params and the TAT they govern (the
-// TAT's steps depend on the rate). SetParams retires a generation and
-// hands its TAT, converted, to the next (see setparams.go).
+// TAT's steps depend on the rate). SetRate retires a generation and hands
+// its TAT, converted, to the next (see setrate.go).
 type gen struct {
-	ps   Params
+	ps   gcrastep.Params
 	id   uint64           // the generation's number, for receipts
 	_    cpu.CacheLinePad // tat's line holds nothing the reads of ps would miss on
 	tat  atomic.Uint64
 	_    cpu.CacheLinePad
 	next atomic.Pointer[gen] // the successor, set once retirement begins
-	from atomic.Uint64       // the TAT g held when it was retired
-	at   int64               // now of the SetParams that made the successor
+	from atomic.Uint64       // the TAT this generation held when retired
+	at   int64               // now of the SetRate that retired it
 }
 
 // Option configures a Limiter.
@@ -102,14 +104,16 @@ func WithClock(clock nanotime.Clock) Option {
 }
 
 // New returns a full Limiter that admits events per period on average and at
-// most burst at once. It returns NewParams' *limit.ParamError for parameters
-// out of range.
+// most burst at once. It returns a *limit.ParamError for events, period or
+// burst below 1, a rate above one event per nanosecond (Param "events", Max
+// the period in ns), or burst*period/events above 2^62 ns (146 years; Param
+// "burst", Max the largest burst that fits).
 func New(events int64, period time.Duration, burst int64, opts ...Option) (*Limiter, error) {
-	ps, err := NewParams(events, period, burst)
+	ps, err := gcrastep.NewParams(events, period, burst)
 	if err != nil {
 		return nil, err
 	}
-	return NewFromParams(ps, opts...)
+	return fromParams(ps, opts...)
 }
 
 // NewRate returns a full Limiter that admits rate events per second on
@@ -121,19 +125,15 @@ func New(events int64, period time.Duration, burst int64, opts ...Option) (*Limi
 // positive, has no such fraction (below about 2^-32), or exceeds one event
 // per nanosecond, and New's errors for burst.
 func NewRate(rate float64, burst int64, opts ...Option) (*Limiter, error) {
-	ps, err := rateParams(rate, burst)
+	ps, err := gcrastep.RateParams(rate, burst)
 	if err != nil {
 		return nil, err
 	}
-	return NewFromParams(ps, opts...)
+	return fromParams(ps, opts...)
 }
 
-// NewFromParams returns a full Limiter with Params ps, which must come from
-// NewParams (the zero Params is a *limit.ParamError).
-func NewFromParams(ps Params, opts ...Option) (*Limiter, error) {
-	if ps.j == 0 {
-		return nil, paramErr("params", ps, nil, nil, "the zero Params: make them with NewParams")
-	}
+// fromParams returns a full Limiter with Params ps.
+func fromParams(ps gcrastep.Params, opts ...Option) (*Limiter, error) {
 	var c config
 	for i, o := range opts {
 		if o == nil {
@@ -142,7 +142,7 @@ func NewFromParams(ps Params, opts ...Option) (*Limiter, error) {
 		o(&c)
 	}
 	if c.setClock && c.clock == nil {
-		return nil, paramErr("clock", nil, nil, nil, "a nil clock")
+		return nil, gcrastep.ParamErr("clock", nil, nil, nil, "a nil clock")
 	}
 	return &Limiter{clock: c.clock, gen: gen{ps: ps}}, nil
 }
@@ -155,17 +155,10 @@ func (l *Limiter) now() int64 {
 	return nanotime.Now()
 }
 
-// Params returns the limiter's parameters, for running the steps elsewhere.
-func (l *Limiter) Params() Params {
-	g, _ := l.live()
-	return g.ps
-}
-
-// State returns the limiter's state now, for running the steps elsewhere
-// (under Params, which a SetParams may change meanwhile).
-func (l *Limiter) State() State {
+// state returns the limiter's state now (in the live generation's steps).
+func (l *Limiter) state() gcrastep.State {
 	_, tat := l.live()
-	return State(tat)
+	return gcrastep.State(tat)
 }
 
 // Allow is AllowAt with the Limiter's clock.
@@ -177,34 +170,34 @@ func (l *Limiter) AllowAt(now int64) bool {
 	// runner's indirect call to the step cost them more than 5% (the package
 	// benchmarks, before and after, in one run). They run the same pure
 	// steps; AllowAt has Params.admit written out (admit is too big to
-	// inline), its inequality still Params.waits.
+	// inline), its inequality still Params.Waits.
 	// A retired TAT always waits or carries, so the generation is checked
 	// for only on those rare paths.
 	g := l.load()
 	ps := &g.ps
-	a := ps.at(now, ps.j) // outside the loop: a retry does not redo it
+	a := ps.At(now, ps.J) // outside the loop: a retry does not redo it
 	var spin backoff.Spin
 	for ; ; spin.Wait() {
 		tat := g.tat.Load()
-		kh, kl, wait := ps.waits(State(tat), a)
+		kh, kl, wait := ps.Waits(gcrastep.State(tat), a)
 		if wait {
 			if tat <= maxTAT {
 				return false // a denial writes nothing
 			}
 			g = l.finish(g)
-			ps, a = &g.ps, g.ps.at(now, g.ps.j)
+			ps, a = &g.ps, g.ps.At(now, g.ps.J)
 			continue
 		}
 		// next+2 carries iff next would pass maxTAT.
-		next, carry := bits.Add64(tat, ps.j+2, 0)
+		next, carry := bits.Add64(tat, ps.J+2, 0)
 		next -= 2
-		if carry != 0 || next == tat || behind(kh, kl, a) {
+		if carry != 0 || next == tat || gcrastep.Behind(kh, kl, a) {
 			if tat > maxTAT {
 				g = l.finish(g)
-				ps, a = &g.ps, g.ps.at(now, g.ps.j)
+				ps, a = &g.ps, g.ps.At(now, g.ps.J)
 				continue
 			}
-			s, ok := ps.settle(State(tat), a, ps.j, false)
+			s, ok := ps.Settle(gcrastep.State(tat), a, ps.J, false)
 			if !ok || uint64(s) > maxTAT {
 				return false
 			}
@@ -219,13 +212,15 @@ func (l *Limiter) AllowAt(now int64) bool {
 // AllowN is AllowNAt with the Limiter's clock.
 func (l *Limiter) AllowN(n int64) (limit.Result, error) { return l.AllowNAt(l.now(), n) }
 
-// AllowNAt admits n events at now if all n fit, else none. See Params.Step
-// for errors and for n == 0.
+// AllowNAt admits n events at now if all n fit, else none. n < 0 returns
+// limit.ErrNegativeCost and n > burst limit.ErrCostExceedsBurst, each with a
+// Result that is not OK and RetryAfter limit.Never; n == 0 is admitted and
+// changes nothing.
 func (l *Limiter) AllowNAt(now, n int64) (limit.Result, error) {
 	var spin backoff.Spin
 	for ; ; spin.Wait() {
 		g, tat := l.live()
-		next, r, err := g.step(State(tat), now, n)
+		next, r, err := g.step(gcrastep.State(tat), now, n)
 		if !r.OK || uint64(next) == tat || g.tat.CompareAndSwap(tat, uint64(next)) {
 			return r, err
 		}
@@ -238,7 +233,7 @@ func (l *Limiter) TakeAt(now, n int64) (limit.Result, limit.Receipt, error) {
 	var spin backoff.Spin
 	for ; ; spin.Wait() {
 		g, tat := l.live()
-		next, r, err := g.step(State(tat), now, n)
+		next, r, err := g.step(gcrastep.State(tat), now, n)
 		if !r.OK || uint64(next) == tat {
 			return r, limit.Receipt{}, err
 		}
@@ -256,12 +251,12 @@ func (l *Limiter) TakeAt(now, n int64) (limit.Result, limit.Receipt, error) {
 // limiter would have refilled anyway while full, so giving them back could
 // pass the bound. limit.All refunds at once, so that is rare; put a GCRA that
 // many callers share last in an All, where it is never refunded. Nothing is
-// given back after a SetParams: the TAT is then counted in other steps.
+// given back across a SetRate: the TAT is then counted in other steps.
 func (l *Limiter) Refund(rc limit.Receipt) {
 	if rc.N == 0 {
 		return
 	}
-	l.undo(rc.Before[1], State(rc.Before[0]), State(rc.After[0]))
+	l.undo(rc.Before[1], gcrastep.State(rc.Before[0]), gcrastep.State(rc.After[0]))
 }
 
 // Remaining is RemainingAt with the Limiter's clock.
@@ -270,7 +265,7 @@ func (l *Limiter) Remaining() int64 { return l.RemainingAt(l.now()) }
 // RemainingAt returns the whole events a request at now could take.
 func (l *Limiter) RemainingAt(now int64) int64 {
 	g, tat := l.live()
-	return g.ps.remainingAt(State(tat), now)
+	return g.ps.RemainingAt(gcrastep.State(tat), now)
 }
 
 // Tokens is TokensAt with the Limiter's clock.
@@ -281,7 +276,7 @@ func (l *Limiter) Tokens() float64 { return l.TokensAt(l.now()) }
 // decisions never use floating point.
 func (l *Limiter) TokensAt(now int64) float64 {
 	g, tat := l.live()
-	return g.ps.tokensAt(State(tat), now)
+	return g.ps.TokensAt(gcrastep.State(tat), now)
 }
 
 // Reservation is a cost taken from the limiter now, to be used after a wait.
@@ -296,7 +291,7 @@ type Reservation struct {
 
 	l             *Limiter
 	id            uint64 // the generation it was taken from
-	before, after State
+	before, after gcrastep.State
 	act           int64 // the reservation's now plus Wait
 }
 
@@ -313,22 +308,22 @@ func (l *Limiter) ReserveAt(now int64) (Reservation, error) { return l.ReserveNA
 // pushing the limiter's state as an admission at now+Wait would, and
 // returns how long to wait: the caller acts at now+Wait. Later decisions see
 // the pushed state, so the bound holds for reserved events counted at their
-// time to act. n < 0 and n > burst return Step's errors and a Reservation
+// time to act. n < 0 and n > burst return AllowNAt's errors and a Reservation
 // that is not OK.
 func (l *Limiter) ReserveNAt(now, n int64) (Reservation, error) {
 	// The loop is written out, not run by cell.Run64: returning the
 	// Reservation through the runner's closure cost about twice the whole
 	// call (BenchmarkReserveAt, runner against this loop in one run). It
-	// runs the same pure step, Params.reserve.
+	// runs the same pure step, Params.Reserve.
 	var spin backoff.Spin
 	for ; ; spin.Wait() {
 		g, tat := l.live()
-		next, wait, ok, err := g.ps.reserve(State(tat), now, n)
+		next, wait, ok, err := g.ps.Reserve(gcrastep.State(tat), now, n)
 		if !ok || uint64(next) > maxTAT {
 			return Reservation{Wait: limit.Never}, err
 		}
 		if uint64(next) == tat || g.tat.CompareAndSwap(tat, uint64(next)) {
-			return Reservation{OK: true, Wait: wait, l: l, id: g.id, before: State(tat), after: next, act: now + int64(wait)}, nil
+			return Reservation{OK: true, Wait: wait, l: l, id: g.id, before: gcrastep.State(tat), after: next, act: now + int64(wait)}, nil
 		}
 	}
 }
@@ -346,8 +341,8 @@ func (r *Reservation) Cancel() bool {
 // one the reservation stored (nothing was admitted or reserved on top of
 // it); the limiter is then exactly as if the reservation had never been
 // made, so the bound cannot break. Otherwise the events stay taken. Only the
-// first call can give anything back, and nothing is given back after a
-// SetParams.
+// first call can give anything back, and nothing is given back across a
+// SetRate.
 func (r *Reservation) CancelAt(now int64) bool {
 	ok := r.OK && r.before != r.after && now <= r.act
 	r.OK = false

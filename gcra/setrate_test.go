@@ -1,6 +1,8 @@
 package gcra
 
 import (
+	"errors"
+	"math"
 	"math/big"
 	"math/rand/v2"
 	"sync"
@@ -11,15 +13,15 @@ import (
 	"github.com/cellrate/cellrate/limit"
 )
 
-// TestSetParamsCarriesDebt: the events owed at the change are owed at the
+// TestSetRateCarriesDebt: the events owed at the change are owed at the
 // new rate, to the nanosecond, and a full limiter stays full.
-func TestSetParamsCarriesDebt(t *testing.T) {
+func TestSetRateCarriesDebt(t *testing.T) {
 	l, _ := New(1, time.Second, 2)
 	s := int64(time.Second)
 	l.AllowAt(0)
 	l.AllowAt(0) // TAT 2s: at 0.5s, 1.5 events are owed
 	ps, _ := NewParams(2, time.Second, 2)
-	if err := l.SetParamsAt(s/2, ps); err != nil {
+	if err := l.SetRateAt(s/2, 2); err != nil {
 		t.Fatal(err)
 	}
 	// 1.5 events at 0.5s each from 0.5s: TAT 1.25s; one event fits from
@@ -30,24 +32,24 @@ func TestSetParamsCarriesDebt(t *testing.T) {
 	if !l.AllowAt(3 * s / 4) {
 		t.Fatal("refused once the debt carried over was paid")
 	}
-	if l.Params() != ps {
-		t.Fatalf("Params %+v, want %+v", l.Params(), ps)
+	if l.load().ps != ps {
+		t.Fatalf("Params %+v, want %+v", l.load().ps, ps)
 	}
 	// A full limiter stays full through a change of rate.
 	l, _ = New(1, time.Second, 3)
-	_ = l.SetParamsAt(10*s, ps) // burst 2 now
-	for i := range 3 {
-		if l.AllowAt(10*s) != (i < 2) {
+	_ = l.SetRateAt(10*s, 2)
+	for i := range 4 {
+		if l.AllowAt(10*s) != (i < 3) {
 			t.Fatalf("full limiter after a change: event %d", i)
 		}
 	}
 }
 
-// TestSetParamsBound: random single-goroutine schedules of admissions and
-// changes of rate and burst, now never going back; every interval between
-// two admissions holds at most the largest burst in force plus the
-// integral of the rates in force, checked exactly.
-func TestSetParamsBound(t *testing.T) {
+// TestSetRateBound: random single-goroutine schedules of admissions and
+// changes of rate, now never going back; every interval between two
+// admissions holds at most the burst plus the integral of the rates in
+// force, checked exactly.
+func TestSetRateBound(t *testing.T) {
 	rng := rand.New(rand.NewPCG(3, 4))
 	runs := 200
 	if testing.Short() {
@@ -55,37 +57,41 @@ func TestSetParamsBound(t *testing.T) {
 	}
 	for run := range runs {
 		type change struct {
-			at    int64
-			rate  *big.Rat // events per ns
-			burst int64
+			at   int64
+			rate *big.Rat // events per ns
 		}
-		mk := func() (Params, *big.Rat, int64) {
-			ev, b := 1+rng.Int64N(5), 1+rng.Int64N(4)
+		b := 1 + rng.Int64N(4)
+		// A rate of ev events per per ns, and the same as a float per
+		// second (read back exactly: its denominator is small).
+		mk := func() (float64, *big.Rat) {
+			ev := 1 + rng.Int64N(5)
 			per := time.Duration(ev + rng.Int64N(3000))
 			ps, err := NewParams(ev, per, b)
-			if err != nil {
-				t.Fatal(err)
+			f := float64(ev) * 1e9 / float64(per)
+			if rp, _ := RateParams(f, b); err != nil || rp != ps {
+				t.Fatalf("%d per %v: %v, or %v/s read back as other Params", ev, per, err, f)
 			}
-			return ps, big.NewRat(ev, int64(per)), b
+			return f, big.NewRat(ev, int64(per))
 		}
-		ps, r, b := mk()
+		f, r := mk()
+		ps, _ := RateParams(f, b)
 		l, _ := NewFromParams(ps)
 		now := rng.Int64()
 		if run%4 == 0 {
 			now = -1 << 62 // near no end
 		}
-		changes := []change{{now, r, b}}
+		changes := []change{{now, r}}
 		type use struct{ at, n int64 }
 		var uses []use
 		for range 300 {
 			now += rng.Int64N(800)
 			switch k := rng.IntN(20); {
 			case k == 0:
-				ps, r, b = mk()
-				if err := l.SetParamsAt(now, ps); err != nil {
+				f, r = mk()
+				if err := l.SetRateAt(now, f); err != nil {
 					t.Fatal(err)
 				}
-				changes = append(changes, change{now, r, b})
+				changes = append(changes, change{now, r})
 			case k < 5:
 				n := 1 + rng.Int64N(b)
 				if res, err := l.AllowNAt(now, n); err != nil {
@@ -101,7 +107,7 @@ func TestSetParamsBound(t *testing.T) {
 		}
 		// F[i] is the integral of the rate in force up to uses[i].at (each
 		// rate from its change's now on): the bound between uses i and j is
-		// the largest burst in force between them plus F[j] - F[i].
+		// the burst plus F[j] - F[i].
 		F := make([]*big.Rat, len(uses))
 		fl := make([]float64, len(uses))
 		for i, u := range uses {
@@ -121,12 +127,7 @@ func TestSetParamsBound(t *testing.T) {
 			var sum int64
 			for j := i; j < len(uses); j++ {
 				sum += uses[j].n
-				var most int64
-				for k, c := range changes {
-					if c.at <= uses[j].at && (k+1 == len(changes) || changes[k+1].at > uses[i].at) {
-						most = max(most, c.burst)
-					}
-				}
+				most := b
 				if float64(sum) < float64(most)+fl[j]-fl[i]-1e-3 {
 					continue // clear of the bound; check the close ones exactly
 				}
@@ -140,16 +141,15 @@ func TestSetParamsBound(t *testing.T) {
 	}
 }
 
-// TestSetParamsConcurrent: SetParams racing admissions on every P, between
+// TestSetRateConcurrent: SetRate racing admissions on every P, between
 // a fast and a slow rate, neither tears a decision (the count admitted
 // stays within the fastest rate's bound over the run and the slow rate's
 // over its final stretch) nor stalls one (admissions go on after each
 // change).
-func TestSetParamsConcurrent(t *testing.T) {
-	fast, _ := NewParams(1, time.Microsecond, 4)
-	slow, _ := NewParams(1, time.Millisecond, 4)
+func TestSetRateConcurrent(t *testing.T) {
+	const fast, slow = 1e6, 1e3 // per second
 	var clock atomic.Int64
-	l, _ := NewFromParams(fast, WithClock(func() int64 { return clock.Add(10) }))
+	l, _ := NewRate(fast, 4, WithClock(func() int64 { return clock.Add(10) }))
 	var admitted atomic.Int64
 	var stop atomic.Bool
 	var wg sync.WaitGroup
@@ -169,21 +169,21 @@ func TestSetParamsConcurrent(t *testing.T) {
 		changes = 40
 	}
 	for i := range changes {
-		ps := fast
+		rate := fast
 		if i%2 == 1 {
-			ps = slow
+			rate = slow
 		}
 		before := admitted.Load()
-		if err := l.SetParams(ps); err != nil {
+		if err := l.SetRate(rate); err != nil {
 			t.Fatal(err)
 		}
-		if ps == fast {
+		if rate == fast {
 			for admitted.Load() == before {
 				time.Sleep(10 * time.Microsecond) // stalls fail by the test's timeout
 			}
 		}
 	}
-	_ = l.SetParams(slow)
+	_ = l.SetRate(slow)
 	n0, c0 := admitted.Load(), clock.Load()
 	for clock.Load() < c0+int64(50*time.Microsecond) {
 		time.Sleep(time.Microsecond)
@@ -202,49 +202,42 @@ func TestSetParamsConcurrent(t *testing.T) {
 	}
 }
 
-// TestSetParamsRefundAcross: a receipt or a reservation from before a
+// TestSetRateRefundAcross: a receipt or a reservation from before a
 // change gives nothing back after it; one from after it does.
-func TestSetParamsRefundAcross(t *testing.T) {
+func TestSetRateRefundAcross(t *testing.T) {
 	l, _ := New(1, time.Second, 1)
 	_, rc, _ := l.TakeAt(0, 1)
 	res, _ := l.ReserveNAt(0, 1) // acts at 1s
-	ps, _ := NewParams(1, time.Second, 1)
-	_ = l.SetParamsAt(0, ps) // same rate: the TAT's value carries over unchanged
-	tat := l.State()
+	_ = l.SetRateAt(0, 1)        // same rate: the TAT's value carries over unchanged
+	tat := l.state()
 	l.Refund(rc)
 	if res.CancelAt(0) {
 		t.Fatal("a reservation from before the change cancelled")
 	}
-	if l.State() != tat {
-		t.Fatalf("a receipt from before the change gave back: TAT %d, was %d", l.State(), tat)
+	if l.state() != tat {
+		t.Fatalf("a receipt from before the change gave back: TAT %d, was %d", l.state(), tat)
 	}
 	res, _ = l.ReserveNAt(0, 1)
-	if !res.CancelAt(0) || l.State() != tat {
+	if !res.CancelAt(0) || l.state() != tat {
 		t.Fatal("a reservation after the change did not cancel")
 	}
 }
 
-// TestSetParamsZero: the zero Limiter takes Params and starts full; the
-// zero Params are refused.
-func TestSetParamsZero(t *testing.T) {
+// TestSetRateZero: the zero Limiter, of burst 0, refuses every rate, and
+// a rate out of NewRate's range is refused.
+func TestSetRateZero(t *testing.T) {
 	var l Limiter
 	var pe *limit.ParamError
-	if err := l.SetParamsAt(0, Params{}); !asParamErr(err, &pe) || pe.Param != "params" {
-		t.Fatalf("zero Params: %v", err)
+	if err := l.SetRateAt(0, 1); !errors.As(err, &pe) || pe.Param != "burst" {
+		t.Fatalf("zero Limiter: %v", err)
 	}
-	ps, _ := NewParams(1, time.Second, 2)
-	if err := l.SetParamsAt(0, ps); err != nil {
-		t.Fatal(err)
+	if l.AllowAt(0) {
+		t.Fatal("the zero Limiter admitted after a refused SetRate")
 	}
-	for i := range 3 {
-		if l.AllowAt(5) != (i < 2) {
-			t.Fatalf("the zero Limiter given Params, event %d: want exactly the burst", i)
+	g, _ := New(1, time.Second, 1)
+	for _, r := range []float64{0, -1, 2e9, math.NaN(), math.Inf(1)} {
+		if err := g.SetRateAt(0, r); !errors.As(err, &pe) || pe.Param != "rate" {
+			t.Fatalf("rate %v: %v", r, err)
 		}
 	}
-}
-
-func asParamErr(err error, pe **limit.ParamError) bool {
-	p, ok := err.(*limit.ParamError)
-	*pe = p
-	return ok
 }
