@@ -126,4 +126,9 @@ func TestMedianRows(t *testing.T) {
 	if got.InFlight != 2 || !got.Converged || got.P99 != 2*time.Second || got.Limiter != "x" {
 		t.Fatalf("median row %+v", got)
 	}
+	// An even count: the mean of the middle two.
+	got = medianRows(rounds[:2])[0]
+	if got.InFlight != 2 || !got.Converged || got.P99 != 5*time.Second {
+		t.Fatalf("median of two %+v", got)
+	}
 }
