@@ -59,10 +59,11 @@ import (
 )
 
 // Limiter is a GCRA in a sync/atomic cell. It is safe for concurrent use;
-// every decision is one load, the step, and (only when admitting) one
-// compare-and-swap, retried on conflict after a short spin (which lets the
-// core that won keep the line for its next calls). The state is padded to
-// its own cache line.
+// every decision is a load of the current generation (its Params and
+// cell; SetRate makes a new one), a load of the state, the step, and (only
+// when admitting) one compare-and-swap, retried on conflict after a short
+// spin (which lets the core that won keep the line for its next calls).
+// The state is padded to its own cache line.
 //
 // The zero Limiter has burst 0: it admits nothing, refusing every n > 0 with
 // limit.ErrCostExceedsBurst (as x/time/rate's zero Limiter rejects every
