@@ -48,7 +48,7 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/cellrate/cellrate/bucket"
+	"github.com/cellrate/cellrate/internal/bucketcore"
 )
 
 // Limit is a rate of events per second, as in x/time/rate. A zero Limit
@@ -311,9 +311,9 @@ type Reservation struct {
 	ok  bool
 	act time.Time // the time to act
 
-	br   bucket.Reservation // finite Limit
-	now  int64              // the bucket time of the reservation
-	pool *pool              // zero Limit
+	br   bucketcore.Reservation // finite Limit
+	now  int64                  // the bucket time of the reservation
+	pool *pool                  // zero Limit
 	n    int64
 }
 
@@ -338,7 +338,7 @@ func (r *Reservation) Cancel() { r.CancelAt(time.Now()) }
 
 // CancelAt says the holder will not act, and gives the tokens back if t is
 // not after the time to act and nothing was decided on the bucket since the
-// reservation (bucket.Reservation.CancelAt's rule: the bucket is then as if
+// reservation (bucketcore.Reservation.CancelAt's rule: the bucket is then as if
 // the reservation had never been made). Otherwise the tokens stay taken.
 // At a zero Limit the tokens go back while the limit is still 0. Only the
 // first call can give anything back.

@@ -1,4 +1,4 @@
-package packed64
+package packed64core
 
 // Edges the other tests left open, found by `make mutate` (MUTANTS.md):
 // the units and spans chosen for the corners of the parameter space, the

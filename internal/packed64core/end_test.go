@@ -1,4 +1,4 @@
-package packed64
+package packed64core
 
 import (
 	"fmt"

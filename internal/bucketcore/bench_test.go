@@ -1,4 +1,4 @@
-package bucket
+package bucketcore
 
 import (
 	"sync/atomic"

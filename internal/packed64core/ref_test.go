@@ -1,4 +1,4 @@
-package packed64
+package packed64core
 
 // The reference models: each limiter on full (never wrapped) unit times in
 // big integers, with the package's rounding and end-of-time rules and

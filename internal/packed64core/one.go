@@ -1,4 +1,4 @@
-package packed64
+package packed64core
 
 // StepOne is Step for n = 1 when only the decision is wanted, as a table of
 // words deciding one unit at a time needs it: the word to store if one unit
