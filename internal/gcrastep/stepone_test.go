@@ -1,4 +1,4 @@
-package gcra
+package gcrastep
 
 import (
 	"math"
