@@ -35,41 +35,6 @@ func checkBound(t testing.TB, adm []admitted, events int64, period time.Duration
 	}
 }
 
-// schedule draws a random sequence of requests: mostly small steps forward,
-// some stale (backwards) now values, some jumps of years, some runs near the
-// ends of the int64 range.
-func schedule(rng *rand.Rand, T int64, burst int64, count int) []op {
-	now := rng.Int64() - math.MaxInt64/2
-	switch rng.IntN(8) {
-	case 0:
-		now = math.MinInt64 + rng.Int64N(1<<20)
-	case 1:
-		now = math.MaxInt64 - rng.Int64N(min(max(T, 1)*burst, 1<<60)*4+1<<20) // T*burst <= 2^62: *4 could wrap
-	}
-	ops := make([]op, count)
-	for i := range ops {
-		switch k := rng.IntN(100); {
-		case k < 60:
-			now = satAdd(now, rng.Int64N(T+1))
-		case k < 75:
-			now = satAdd(now, -rng.Int64N(T*burst+2))
-		case k < 80:
-			now = satAdd(now, rng.Int64N(1<<62)) // up to 146 years
-		case k < 82:
-			now = satAdd(now, -rng.Int64N(1<<62))
-		}
-		n := int64(1)
-		switch rng.IntN(10) {
-		case 0:
-			n = rng.Int64N(burst + 1)
-		case 1:
-			n = 0
-		}
-		ops[i] = op{now, n}
-	}
-	return ops
-}
-
 func satAdd(a, b int64) int64 {
 	s := a + b
 	if (b > 0 && s < a) || (b < 0 && s > a) {
@@ -85,18 +50,6 @@ type rateCase struct {
 	events int64
 	period time.Duration
 	burst  int64
-}
-
-var rateCases = []rateCase{
-	{5, time.Second, 10},
-	{3, time.Second, 1},         // T = 333333333.33 ns
-	{1, 3 * time.Second, 4},     // T = 3 s
-	{2, 3, 7},                   // T = 1.5 ns: steps of 1.5 ns
-	{7, 10, 3},                  // T = 1.43 ns
-	{1, 1, 1},                   // one per ns
-	{999983, time.Second, 1000}, // prime events
-	{3, 1e14 + 1, 2},            // T a third of a day and a bit
-	{1, 1 << 61, 2},             // burst*T = 2^62 exactly
 }
 
 // TestSaturatedNoDrift hammers a limiter for simulated years, never idle,

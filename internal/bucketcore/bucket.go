@@ -612,6 +612,43 @@ func (r *Reservation) CancelAt(now int64) bool {
 	})
 }
 
+// Held is what a reservation needs to be cancelled later, in 32 bytes: the
+// generation it was made in, the state it wrote and the units it charged.
+// A Held with Units but no generation stands for tokens held elsewhere
+// (package rate keeps a zero limit's tokens in a pool of its own there).
+type Held struct {
+	g     *gen
+	wrote State
+	Units uint64
+}
+
+// Held returns what r needs to be cancelled; the zero Held for a
+// reservation that took nothing.
+func (r *Reservation) Held() Held {
+	if !r.OK || r.cost == 0 {
+		return Held{}
+	}
+	return Held{g: r.g, wrote: r.wrote, Units: r.cost}
+}
+
+// Live reports whether h holds a bucket's units that Cancel may give back.
+func (h *Held) Live() bool { return h.g != nil }
+
+// Cancel gives h's units back under Reservation.CancelAt's rule, without
+// its time check (the caller has made it), and reports whether it did.
+// Only the first call can give anything back.
+func (h *Held) Cancel() bool {
+	g, wrote, cost := h.g, h.wrote, h.Units
+	h.g = nil
+	if g == nil || cost == 0 {
+		return false
+	}
+	return cell.Run128(&g.state, func(t, d uint64) (uint64, uint64, bool, bool) {
+		next, ok := giveBack(State{t, d}, wrote, cost)
+		return next.T, next.Deficit, ok, ok
+	})
+}
+
 // ErrDeadline is returned by Wait when the context's deadline comes before
 // the tokens would; errors.Is(ErrDeadline, context.DeadlineExceeded) holds.
 var ErrDeadline = fmt.Errorf("bucket: wait would pass the context deadline: %w", context.DeadlineExceeded)

@@ -1,7 +1,6 @@
 package gcrastep
 
 import (
-	"errors"
 	"math"
 	"math/big"
 	"math/rand/v2"
@@ -161,11 +160,6 @@ func TestRandomRates(t *testing.T) {
 		adm := runAgainstRef(t, events, period, burst, ops)
 		checkBound(t, adm, events, period, burst)
 	}
-}
-
-func isParam(err error, param string) bool {
-	var pe *limit.ParamError
-	return errors.As(err, &pe) && pe.Pkg == "gcra" && pe.Param == param
 }
 
 // TestRateParams: the float rate is read as the nearest small fraction of
