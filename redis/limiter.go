@@ -4,8 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"strconv"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	goredis "github.com/redis/go-redis/v9"
@@ -29,15 +29,14 @@ const (
 // for concurrent use by many goroutines and many processes.
 type Limiter struct {
 	c       Client
-	script  *goredis.Script
-	sha     any      // script's hash, boxed once
-	batch   *batcher // for a single server
-	batches sync.Map // per node of a cluster or ring: *goredis.Client -> *batcher
+	prog    atomic.Pointer[program]
+	eval    atomic.Bool // a server answered that it has no FCALL: scripts
+	batch   *batcher    // for a single server
+	batches sync.Map    // per node of a cluster or ring: *goredis.Client -> *batcher
 	prefix  string
 	alg     algorithm
 	max     int64 // the largest n: the burst or the limit
 	gp      gcraParams
-	tail    []any // the script's arguments after the decision's own (window)
 	cfg     config
 }
 
@@ -112,8 +111,8 @@ func NewGCRA(c Client, prefix string, events int64, period time.Duration, burst 
 	if err != nil {
 		return nil, err
 	}
-	script := gcraScript(gp, graceMs(cfg.grace))
-	l := &Limiter{c: c, script: script, sha: script.Hash(), batch: new(batcher), prefix: prefix, alg: algGCRA, max: burst, gp: gp, cfg: cfg}
+	l := &Limiter{c: c, batch: new(batcher), prefix: prefix, alg: algGCRA, max: burst, gp: gp, cfg: cfg}
+	l.prog.Store(gcraProgram(gp, graceMs(cfg.grace)))
 	return l, nil
 }
 
@@ -140,8 +139,8 @@ func NewWindow(c Client, prefix string, limit int64, w time.Duration, opts ...Op
 	if err != nil {
 		return nil, err
 	}
-	l := &Limiter{c: c, script: windowScript, sha: windowScript.Hash(), batch: new(batcher), prefix: prefix, alg: algWindow, max: limit, cfg: cfg}
-	l.tail = []any{strconv.FormatInt(limit, 10), strconv.FormatInt(int64(w), 10), strconv.FormatInt(graceMs(cfg.grace), 10)}
+	l := &Limiter{c: c, batch: new(batcher), prefix: prefix, alg: algWindow, max: limit, cfg: cfg}
+	l.prog.Store(windowProgram(limit, int64(w), graceMs(cfg.grace)))
 	return l, nil
 }
 
@@ -243,12 +242,12 @@ func (l *Limiter) decide(ctx context.Context, key string, caller bool, now, n in
 	if take {
 		args[4] = 1
 	}
-	args = append(args, l.tail...)
 	giving := tier && l.alg == algGCRA
 	if giving {
 		args = append(args, give, last)
 	}
 	b.keys[0] = l.Key(key)
+	b.prog = l.prog.Load()
 	ctx, cancel := l.ctx(ctx)
 	defer cancel()
 	b.args = args
@@ -341,7 +340,8 @@ func nop() {}
 // the channel on which the batch that sent it says it is done.
 type argBuf struct {
 	args []any
-	full []any // EVALSHA, the hash, 1, the key, then args
+	full []any // the command: see command
+	prog *program
 	ints [6]int64
 	keys [1]string
 	cmd  *goredis.Cmd

@@ -2,6 +2,7 @@ package redis
 
 import (
 	"context"
+	"errors"
 	"strings"
 	"sync"
 
@@ -74,12 +75,13 @@ func (l *Limiter) send(ctx context.Context, b *argBuf) *goredis.Cmd {
 	return b.cmd
 }
 
-// flush sends the batch: one call as EVALSHA (EVAL after NOSCRIPT), more in
-// one pipeline, each NOSCRIPT among them sent again as EVAL. The leader's
-// context bounds the batch.
+// flush sends the batch: one call alone, more in one pipeline, each call
+// that failed for want of its function or script (a restarted server, a
+// node new to the cluster) sent again alone once it is loaded. The
+// leader's context bounds the batch.
 func (l *Limiter) flush(ctx context.Context, batch []*argBuf) {
 	p, ok := l.c.(pipeliner)
-	if len(batch) == 1 || !ok {
+	if len(batch) == 1 || !ok || l.eval.Load() {
 		for _, c := range batch {
 			l.runOne(ctx, c)
 		}
@@ -87,37 +89,97 @@ func (l *Limiter) flush(ctx context.Context, batch []*argBuf) {
 	}
 	pipe := p.Pipeline()
 	for _, c := range batch {
-		c.cmd = l.script.EvalSha(ctx, pipe, c.keys[:], c.args...)
+		c.cmd = pipe.Do(ctx, c.command(fcall, c.prog.name)...)
 	}
 	pipe.Exec(ctx)
 	for _, c := range batch {
-		if err := c.cmd.Err(); err != nil && strings.HasPrefix(err.Error(), "NOSCRIPT") {
-			c.cmd = l.script.Eval(ctx, l.c, c.keys[:], c.args...)
+		clear(c.full)
+		if missing(c.cmd.Err()) {
+			l.runOne(ctx, c)
 		}
 	}
 }
 
 // doer is a client that sends any command: with it, a call's command is
-// built in its reused buffer, with the command name and hash boxed once per
-// Limiter (3 allocations fewer than Script.Run).
+// built in its reused buffer, with the command name and the function's
+// name boxed once (3 allocations fewer than Script.Run or FCall).
 type doer interface {
 	Do(ctx context.Context, args ...any) *goredis.Cmd
 }
 
-// runOne runs c's call as EVALSHA, then as EVAL after NOSCRIPT.
+// runOne runs c's call alone: FCALL, loading the library and calling again
+// if the node has not got it; as a script on a server without Functions.
 func (l *Limiter) runOne(ctx context.Context, c *argBuf) {
 	d, ok := l.c.(doer)
 	if !ok {
-		c.cmd = l.script.Run(ctx, l.c, c.keys[:], c.args...)
+		c.cmd = c.prog.script.Run(ctx, l.c, c.keys[:], c.args...)
 		return
 	}
-	c.full = append(c.full[:0], evalsha, l.sha, 1, c.keys[0])
-	c.full = append(c.full, c.args...)
-	c.cmd = d.Do(ctx, c.full...)
+	if !l.eval.Load() {
+		c.cmd = d.Do(ctx, c.command(fcall, c.prog.name)...)
+		err := c.cmd.Err()
+		if noFunctions(err) {
+			l.eval.Store(true)
+		} else if missing(err) {
+			// Call again even if a node could not load it: the key's may have.
+			l.load(ctx, c.prog)
+			c.cmd = d.Do(ctx, c.full...)
+		}
+		clear(c.full)
+		if !l.eval.Load() {
+			return
+		}
+	}
+	c.cmd = d.Do(ctx, c.command(evalsha, c.prog.sha)...)
 	clear(c.full)
-	if err := c.cmd.Err(); err != nil && strings.HasPrefix(err.Error(), "NOSCRIPT") {
-		c.cmd = l.script.Eval(ctx, l.c, c.keys[:], c.args...)
+	if missing(c.cmd.Err()) {
+		c.cmd = c.prog.script.Eval(ctx, l.c, c.keys[:], c.args...)
 	}
 }
 
-var evalsha any = "evalsha"
+// command builds c's call in its reused buffer: cmd, the function's name
+// or the script's hash, 1, the key, then the arguments.
+func (c *argBuf) command(cmd, name any) []any {
+	c.full = append(c.full[:0], cmd, name, 1, c.keys[0])
+	c.full = append(c.full, c.args...)
+	return c.full
+}
+
+var (
+	fcall   any = "fcall"
+	evalsha any = "evalsha"
+)
+
+// missing reports a server that has not got the function or the script.
+func missing(err error) bool {
+	if err == nil {
+		return false
+	}
+	msg := err.Error()
+	return strings.HasPrefix(msg, "ERR Function not found") || strings.HasPrefix(msg, "NOSCRIPT")
+}
+
+// noFunctions reports a server older than Redis 7, without FCALL.
+func noFunctions(err error) bool {
+	return err != nil && strings.HasPrefix(strings.ToLower(err.Error()), "err unknown command") &&
+		strings.Contains(strings.ToLower(err.Error()), "fcall")
+}
+
+// load loads p's library on every master (a cluster) or shard (a ring) or
+// on the server: a node that lost it (restarted empty) or never had it (new
+// to the cluster, or a slot moved there) may serve any key. Replicas
+// receive it from their master.
+func (l *Limiter) load(ctx context.Context, p *program) error {
+	one := func(ctx context.Context, c *goredis.Client) error {
+		return c.FunctionLoadReplace(ctx, p.lib).Err()
+	}
+	switch c := l.c.(type) {
+	case *goredis.ClusterClient:
+		return c.ForEachMaster(ctx, one)
+	case *goredis.Ring:
+		return c.ForEachShard(ctx, one)
+	case goredis.Cmdable:
+		return c.FunctionLoadReplace(ctx, p.lib).Err()
+	}
+	return errors.New("redis: cannot load functions through this client")
+}
