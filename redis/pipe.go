@@ -138,9 +138,11 @@ func (l *Limiter) runOne(ctx context.Context, c *argBuf) {
 }
 
 // command builds c's call in its reused buffer: cmd, the function's name
-// or the script's hash, 1, the key, then the arguments.
+// or the script's hash, 1, the key, then the arguments. The key goes as a
+// *string (go-redis writes it and hashes it for a cluster's slot as the
+// string): a string in an interface would be an allocation.
 func (c *argBuf) command(cmd, name any) []any {
-	c.full = append(c.full[:0], cmd, name, 1, c.keys[0])
+	c.full = append(c.full[:0], cmd, name, 1, &c.keys[0])
 	c.full = append(c.full, c.args...)
 	return c.full
 }
