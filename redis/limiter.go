@@ -35,7 +35,9 @@ type Limiter struct {
 	batches sync.Map    // per node of a cluster or ring: *goredis.Client -> *batcher
 	prefix  string
 	alg     algorithm
-	max     int64 // the largest n: the burst or the limit
+	max     int64 // a GCRA's burst, the largest n
+	lim     atomic.Pointer[limitArg]
+	w       int64 // a window's length, ns
 	gp      gcraParams
 	cfg     config
 }
@@ -139,8 +141,9 @@ func NewWindow(c Client, prefix string, limit int64, w time.Duration, opts ...Op
 	if err != nil {
 		return nil, err
 	}
-	l := &Limiter{c: c, batch: new(batcher), prefix: prefix, alg: algWindow, max: limit, cfg: cfg}
-	l.prog.Store(windowProgram(limit, int64(w), graceMs(cfg.grace)))
+	l := &Limiter{c: c, batch: new(batcher), prefix: prefix, alg: algWindow, w: int64(w), cfg: cfg}
+	l.prog.Store(windowProgram(int64(w), graceMs(cfg.grace)))
+	l.lim.Store(&limitArg{n: limit, arg: limit})
 	return l, nil
 }
 
@@ -217,17 +220,12 @@ func (l *Limiter) run(ctx context.Context, key string, caller bool, now, n int64
 // back give units of the caller's last borrow, whose written value was
 // last, and it returns the value it writes ("" if none).
 func (l *Limiter) decide(ctx context.Context, key string, caller bool, now, n int64, take, tier bool, give int64, last string) (Result, int64, string, error) {
-	switch {
-	case l == nil || l.c == nil:
-		return zeroResult, 0, "", ErrZeroValue
-	case n < 0:
-		return Result{RetryAfter: Never}, 0, "", errNegativeCost
-	case n > l.max && !take:
-		return Result{RetryAfter: Never}, 0, "", errCostExceedsBurst
-	case caller && (now < -1<<62 || now >= 1<<62):
-		return Result{RetryAfter: Never}, 0, "", errTime
+	lim, r0, err := l.check(caller, now, n, take)
+	if err != nil {
+		return r0, 0, "", err
 	}
-	// go-redis copies keys and args into its command: they are reused.
+	// The command is built in a pooled buffer: go-redis holds it only for
+	// the call.
 	b := argPool.Get().(*argBuf)
 	defer argPool.Put(b)
 	args := append(b.args[:0], 0, 0, 0, n, 0)
@@ -242,6 +240,9 @@ func (l *Limiter) decide(ctx context.Context, key string, caller bool, now, n in
 	if take {
 		args[4] = 1
 	}
+	if lim != nil {
+		args = append(args, lim.arg)
+	}
 	giving := tier && l.alg == algGCRA
 	if giving {
 		args = append(args, give, last)
@@ -254,7 +255,7 @@ func (l *Limiter) decide(ctx context.Context, key string, caller bool, now, n in
 	cmd := l.send(ctx, b)
 	var v []int64
 	var written string
-	err := cmd.Err()
+	err = cmd.Err()
 	if err == nil {
 		if giving {
 			v, written, err = parseGiving(cmd)
@@ -280,6 +281,28 @@ func (l *Limiter) decide(ctx context.Context, key string, caller bool, now, n in
 		r.RetryAfter = retryAfter(v[3], v[4])
 	}
 	return r, v[1], written, nil
+}
+
+// check refuses a decision that needs no round trip, and returns a
+// window's limit in force.
+func (l *Limiter) check(caller bool, now, n int64, take bool) (*limitArg, Result, error) {
+	if l == nil || l.c == nil {
+		return nil, zeroResult, ErrZeroValue
+	}
+	max, lim := l.max, (*limitArg)(nil)
+	if l.alg == algWindow {
+		lim = l.lim.Load()
+		max = lim.n
+	}
+	switch {
+	case n < 0:
+		return nil, Result{RetryAfter: Never}, errNegativeCost
+	case n > max && !take:
+		return nil, Result{RetryAfter: Never}, errCostExceedsBurst
+	case caller && (now < -1<<62 || now >= 1<<62):
+		return nil, Result{RetryAfter: Never}, errTime
+	}
+	return lim, Result{}, nil
 }
 
 // ints reads the script's integers into v (the buffer of a decision: no

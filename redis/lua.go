@@ -45,9 +45,9 @@ func gcraProgram(gp gcraParams, graceMs int64) *program {
 	return newProgram(luaPrelude+head+luaGCRA, "gcra")
 }
 
-// windowProgram is the sliding-window program for one parameter set.
-func windowProgram(limit, w, graceMs int64) *program {
-	head := "local L, W, grace = " + strconv.FormatInt(limit, 10) + ", " + strconv.FormatInt(w, 10) + ", " +
-		strconv.FormatInt(graceMs, 10) + "\n"
+// windowProgram is the sliding-window program for one window and grace
+// (the limit is an argument).
+func windowProgram(w, graceMs int64) *program {
+	head := "local W, grace = " + strconv.FormatInt(w, 10) + ", " + strconv.FormatInt(graceMs, 10) + "\n"
 	return newProgram(luaPrelude+head+luaWindow, "window")
 }

@@ -1,14 +1,18 @@
 -- cellrate sliding window: package window's Params.Step on a key.
 --
 -- KEYS[1]: the key. ARGV: mode (0: the server's TIME, 1: the caller's),
--- the caller's now in Unix seconds and nanoseconds, n, 0 (unused). The
--- limit L, the window W in ns and the grace in ms are locals the Go side
--- puts before this text, one library (or script) per parameter set.
--- window is the run function.
+-- the caller's now in Unix seconds and nanoseconds, n, 0 (unused), the
+-- limit L. The window W in ns and the grace in ms are locals the Go side
+-- puts before this text, one library (or script) per window and grace;
+-- the limit is an argument, so a limit that changes (SetRate) needs no
+-- library of its own. window is the run function; it sets L for the
+-- functions below (calls never interleave).
 --
 -- The key holds Go's State: Start as Unix seconds and nanoseconds, Prev,
 -- Cur. No key is the empty counter. Returns {ok, admitted, remaining,
 -- retry seconds, retry ns}, the wait being retry seconds*1e9 + retry ns.
+local L
+
 -- fits: Prev*(W-e)/W + Cur + n <= L, exactly (n <= L).
 local function fits(p, c, e, n)
   if p + c + n <= L then return true end
@@ -46,6 +50,7 @@ local function window(KEYS, ARGV)
   local mode = tonumber(ARGV[1])
   local S, N = now(mode, ARGV[2], ARGV[3])
   local n = tonumber(ARGV[4])
+  L = tonumber(ARGV[6])
 
   local SS, SN, P, C = S, N, 0, 0
   local raw = redis.call('GET', KEYS[1])
