@@ -117,8 +117,12 @@ func TestSetRateErrors(t *testing.T) {
 		t.Errorf("GCRA SetRate: %v", err)
 	}
 	var z Limiter
+	var nl *Limiter
 	if err := z.SetRateAt(0, 1); err != ErrZeroValue {
 		t.Errorf("zero Limiter: %v", err)
+	}
+	if err := nl.SetRate(1, time.Second); err != ErrZeroValue {
+		t.Errorf("nil Limiter: %v", err)
 	}
 }
 
