@@ -92,18 +92,39 @@ func TestFunctionsLoadedAgain(t *testing.T) {
 }
 
 // TestNoFunctions: on a server without FCALL (before Redis 7; here renamed
-// away) the limiters run their scripts, with the same decisions, NOSCRIPT
-// (SCRIPT FLUSH) included.
+// away), one that cannot load functions (FUNCTION renamed away) and for a
+// user whose ACL forbids FUNCTION, the limiters run their scripts, with the
+// same decisions, NOSCRIPT (SCRIPT FLUSH) included, and load nothing.
 func TestNoFunctions(t *testing.T) {
-	s := redistest.StartWith(t, "--rename-command", "FCALL", "")
-	c := s.Client(t)
-	checkSchedule(t, "old", c, func() {
-		if _, err := s.Do("SCRIPT", "FLUSH"); err != nil {
-			t.Fatal(err)
+	for _, tc := range []struct {
+		name string
+		args []string
+		user string
+	}{
+		{"nofcall", []string{"--rename-command", "FCALL", ""}, ""},
+		{"nofunction", []string{"--rename-command", "FUNCTION", ""}, ""},
+		{"acl", nil, "limited"},
+	} {
+		s := redistest.StartWith(t, tc.args...)
+		c := s.Client(t)
+		if tc.user != "" {
+			if _, err := s.Do("ACL", "SETUSER", tc.user, "on", ">pw", "+@all", "-function", "~*"); err != nil {
+				t.Fatal(err)
+			}
+			c = goredis.NewClient(&goredis.Options{Addr: s.Addr, Username: tc.user, Password: "pw"})
+			t.Cleanup(func() { c.Close() })
 		}
-	})
-	if n, _ := c.FunctionList(bg, goredis.FunctionListQuery{}).Result(); len(n) != 0 {
-		t.Fatalf("%d libraries loaded on a server without FCALL", len(n))
+		checkSchedule(t, tc.name, c, func() {
+			if _, err := s.Do("SCRIPT", "FLUSH"); err != nil {
+				t.Fatal(err)
+			}
+		})
+		if tc.name == "nofunction" {
+			continue
+		}
+		if n, err := s.Client(t).FunctionList(bg, goredis.FunctionListQuery{}).Result(); err != nil || len(n) != 0 {
+			t.Fatalf("%s: %d libraries loaded, %v", tc.name, len(n), err)
+		}
 	}
 }
 

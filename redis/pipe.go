@@ -108,33 +108,47 @@ type doer interface {
 }
 
 // runOne runs c's call alone: FCALL, loading the library and calling again
-// if the node has not got it; as a script on a server without Functions.
+// if the node has not got it; as a script on a server without Functions
+// or one that refuses to load them (an ACL without FUNCTION, say).
 func (l *Limiter) runOne(ctx context.Context, c *argBuf) {
 	d, ok := l.c.(doer)
 	if !ok {
 		c.cmd = c.prog.script.Run(ctx, l.c, c.keys[:], c.args...)
 		return
 	}
-	if !l.eval.Load() {
-		c.cmd = d.Do(ctx, c.command(fcall, c.prog.name)...)
-		err := c.cmd.Err()
-		if noFunctions(err) {
-			l.eval.Store(true)
-		} else if missing(err) {
-			// Call again even if a node could not load it: the key's may have.
-			l.load(ctx, c.prog)
-			c.cmd = d.Do(ctx, c.full...)
-		}
-		clear(c.full)
-		if !l.eval.Load() {
-			return
-		}
+	if !l.eval.Load() && l.callFunction(ctx, d, c) {
+		return
 	}
 	c.cmd = d.Do(ctx, c.command(evalsha, c.prog.sha)...)
 	clear(c.full)
 	if missing(c.cmd.Err()) {
 		c.cmd = c.prog.script.Eval(ctx, l.c, c.keys[:], c.args...)
 	}
+}
+
+// callFunction runs c's call with FCALL, and reports false, with the
+// Limiter turned to scripts for good, if the server has no Functions or
+// refuses to load them.
+func (l *Limiter) callFunction(ctx context.Context, d doer, c *argBuf) bool {
+	defer clear(c.full)
+	c.cmd = d.Do(ctx, c.command(fcall, c.prog.name)...)
+	err := c.cmd.Err()
+	if missing(err) {
+		var refused goredis.Error
+		if errors.As(l.load(ctx, c.prog), &refused) {
+			err = refused
+		} else {
+			// Call again even if a node could not be reached: the key's
+			// may have it now.
+			c.cmd = d.Do(ctx, c.full...)
+			return true
+		}
+	}
+	if noFunctions(err) {
+		l.eval.Store(true)
+		return false
+	}
+	return true
 }
 
 // command builds c's call in its reused buffer: cmd, the function's name
@@ -161,10 +175,16 @@ func missing(err error) bool {
 	return strings.HasPrefix(msg, "ERR Function not found") || strings.HasPrefix(msg, "NOSCRIPT")
 }
 
-// noFunctions reports a server older than Redis 7, without FCALL.
+// noFunctions reports a server older than Redis 7 (without FCALL), or one
+// that refuses FCALL or FUNCTION LOAD: an unknown command, or a user whose
+// ACL does not allow it.
 func noFunctions(err error) bool {
-	return err != nil && strings.HasPrefix(strings.ToLower(err.Error()), "err unknown command") &&
-		strings.Contains(strings.ToLower(err.Error()), "fcall")
+	if err == nil {
+		return false
+	}
+	msg := strings.ToLower(err.Error())
+	return (strings.HasPrefix(msg, "err unknown command") || strings.HasPrefix(msg, "noperm")) &&
+		(strings.Contains(msg, "fcall") || strings.Contains(msg, "function"))
 }
 
 // load loads p's library on every master (a cluster) or shard (a ring) or
