@@ -21,7 +21,8 @@
 // Redis 7 and later that Lua is a Function library (named cellrate_ and a
 // hash), loaded by the Limiter on every master the first time a node
 // lacks it (a new server, one restarted empty, a node new to the cluster)
-// and called with FCALL; on an older server it runs as a script (EVALSHA).
+// and called with FCALL; on an older server, or one that will not load it
+// (an ACL without FUNCTION), it runs as a script (EVALSHA).
 // A window limiter's limit can change while it runs (SetRate, SetRateAt:
 // what package adaptive's AIMD drives), with the bound stated there. The
 // time of a decision is the Redis server's clock, so the calling machines
