@@ -15,8 +15,9 @@ import (
 // TestServerCost prints the server's own time per call (INFO commandstats
 // usec_per_call of FCALL or EVALSHA) for cellrate's GCRA as a Function
 // (FCALL), as a script (EVALSHA, what a server before Redis 7 runs) and
-// redis_rate, admitting, on one server, in rounds that alternate, and the
-// median over the rounds of each one's ratio to redis_rate's. Run with
+// redis_rate, admitting and denying, on one server, in rounds that
+// alternate, and the median over the rounds of each one's ratio to
+// redis_rate's. Run with
 //
 //	CELLRATE_REDIS_REPORT=1 go test -run TestServerCost -v ./
 func TestServerCost(t *testing.T) {
@@ -24,18 +25,28 @@ func TestServerCost(t *testing.T) {
 		t.Skip("set CELLRATE_REDIS_REPORT=1")
 	}
 	s, c := server(t)
-	ds := deciders(t, c, benchRate, benchBurst)
-	ev, err := NewGCRA(c, "be:", benchRate, time.Second, benchBurst)
-	if err != nil {
-		t.Fatal(err)
+	for _, mode := range []struct {
+		name  string
+		rate  int
+		burst int64
+	}{{"admitting", benchRate, benchBurst}, {"denying", 1, 1}} {
+		ds := deciders(t, c, mode.rate, mode.burst)
+		ev, err := NewGCRA(c, "be:", int64(mode.rate), time.Second, mode.burst)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ev.eval.Store(true)
+		ds["cellrate-gcra-eval"] = ev.Allow
+		serverCost(t, s, mode.name, ds)
 	}
-	ev.eval.Store(true)
-	ds["cellrate-gcra-eval"] = ev.Allow
+}
+
+func serverCost(t *testing.T, s *redistest.Server, mode string, ds map[string]decider) {
 	names := []string{"cellrate-gcra", "cellrate-gcra-eval", "redis_rate"}
 	const rounds, per = 12, 2000
 	ratios := map[string][]float64{}
 	for i := range rounds {
-		line := "round " + strconv.Itoa(i) + ":"
+		line := mode + " round " + strconv.Itoa(i) + ":"
 		us := map[string]float64{}
 		for _, name := range names {
 			d := ds[name]
@@ -57,8 +68,8 @@ func TestServerCost(t *testing.T) {
 	for _, name := range names[:2] {
 		r := ratios[name]
 		sort.Float64s(r)
-		t.Logf("%s / redis_rate usec_per_call, median of %d rounds: %.2fx (range %.2f-%.2f)",
-			name, rounds, (r[rounds/2-1]+r[rounds/2])/2, r[0], r[rounds-1])
+		t.Logf("%s: %s / redis_rate usec_per_call, median of %d rounds: %.2fx (range %.2f-%.2f)",
+			mode, name, rounds, (r[rounds/2-1]+r[rounds/2])/2, r[0], r[rounds-1])
 	}
 }
 
