@@ -19,8 +19,7 @@ import (
 // clock, which a new key then reads again (see start).
 func (t *Table) allow1(h uint64, now int64, live bool) bool {
 	if t.groups == 0 {
-		t.denied.Add(1) // the zero Table
-		return false
+		return false // the zero Table
 	}
 	tag := tagOf(h)
 	g := t.group(h)
@@ -44,10 +43,7 @@ func (t *Table) allow1(h uint64, now int64, live bool) bool {
 			var next uint64
 			var ok bool
 			if t.k.window {
-				ref := t.k.ref()
-				if next, ok = t.k.stepOne(w, now, ref); ok {
-					t.k.raise(now, ref)
-				}
+				next, ok = t.k.windowOne(w, now)
 			} else {
 				// A GCRA's step, called without kind's dispatch: it
 				// needs no reference time and raises nothing.
@@ -59,11 +55,9 @@ func (t *Table) allow1(h uint64, now int64, live bool) bool {
 				if tg, w2 := atomic128.LoadAligned(p); tg != tag || w2 != w {
 					break
 				}
-				t.denied.Add(1)
 				return false
 			}
 			if atomic128.CompareAndSwapAligned(p, tag, w, tag, next) {
-				t.admitted.Add(1)
 				return true
 			}
 			break
@@ -82,14 +76,9 @@ func b2u(b bool) uint {
 	return 0
 }
 
-// decide runs one decision for the key hashing to h and counts it. With
-// one (n = 1), only the Result's OK is set.
+// decide runs one decision for the key hashing to h. With one (n = 1),
+// only the Result's OK is set.
 func (t *Table) decide(h uint64, now, n int64, one, live bool) (limit.Result, error) {
-	return t.count(t.look(h, now, n, one, live))
-}
-
-// look is decide without counting the decision.
-func (t *Table) look(h uint64, now, n int64, one, live bool) (limit.Result, error) {
 	switch {
 	case t.groups == 0:
 		return limit.Result{RetryAfter: limit.Never}, ErrFull
@@ -185,15 +174,6 @@ func notBefore(nb, now, n int64) limit.Result {
 // until returns at - now, for at after now, saturated at limit.Never.
 func until(at, now int64) time.Duration {
 	return time.Duration(min(uint64(at)-uint64(now), uint64(limit.Never)))
-}
-
-func (t *Table) count(r limit.Result, err error) (limit.Result, error) {
-	if r.OK {
-		t.admitted.Add(1)
-	} else {
-		t.denied.Add(1)
-	}
-	return r, err
 }
 
 // Victim classes, in order of preference.

@@ -94,6 +94,18 @@ func (k *kind) stepOne(w uint64, now, ref int64) (uint64, bool) {
 	return uint64(next), ok
 }
 
+// windowOne is stepOne for a window word, raising the reference time if
+// the unit is admitted: allow1's window path, out of its line so that the
+// GCRA path keeps its values in registers.
+func (k *kind) windowOne(w uint64, now int64) (uint64, bool) {
+	ref := k.ref()
+	next, ok := k.stepOne(w, now, ref)
+	if ok {
+		k.raise(now, ref)
+	}
+	return next, ok
+}
+
 // raise is called before writing a word stepped at now against ref.
 func (k *kind) raise(now, ref int64) {
 	if k.window && now > ref {
