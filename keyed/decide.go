@@ -103,6 +103,7 @@ func (t *Table) decide(h uint64, now, n int64, one, live bool) (limit.Result, er
 			}
 			continue
 		}
+		p.one = one
 		if r, err, done := t.insert(&p, now, n, live); done {
 			return r, err
 		}
@@ -135,22 +136,27 @@ func (t *Table) run(s *slot, tag, w uint64, now, n int64, one, live bool) (limit
 			return notBefore(nb, now, n), w, nil, true
 		}
 	}
-	var next uint64
-	var r limit.Result
-	var err error
-	var write bool
-	ref := t.k.ref()
-	if one {
-		next, r.OK = t.k.stepOne(from, now, ref)
-		write = r.OK
-	} else {
-		next, r, write, err = t.k.step(from, now, ref, n)
-	}
+	next, r, write, err := t.step(from, now, n, one)
 	if !write {
 		return r, w, err, true
 	}
-	t.k.raise(now, ref)
 	return r, next, nil, atomic128.CompareAndSwapAligned(s, tag, w, tag, next)
+}
+
+// step runs the kind's step on word w at now, setting only the Result's OK
+// with one (n = 1), and raises the reference time for a word to be written.
+func (t *Table) step(w uint64, now, n int64, one bool) (next uint64, r limit.Result, write bool, err error) {
+	ref := t.k.ref()
+	if one {
+		next, r.OK = t.k.stepOne(w, now, ref)
+		write = r.OK
+	} else {
+		next, r, write, err = t.k.step(w, now, ref, n)
+	}
+	if write {
+		t.k.raise(now, ref)
+	}
+	return next, r, write, err
 }
 
 // start returns the word a fresh limiter of the key with tag starts from,
@@ -307,7 +313,7 @@ func (t *Table) choose(p *probe, tags, words *[2 * groupSlots]uint64, now int64)
 	for i, c := range classes {
 		switch {
 		case c == busy:
-			v.retry, v.held = min(v.retry, t.k.wait(owes[i], subSat(now, grace))), true
+			v.held = true
 			if t.policy == Evict && v.class <= busy && (v.class == none || owes[i] > v.owed) {
 				v.i, v.class, v.owed = i, busy, owes[i]
 			}
@@ -315,7 +321,22 @@ func (t *Table) choose(p *probe, tags, words *[2 * groupSlots]uint64, now int64)
 			v.i, v.class, v.owed = i, c, owes[i]
 		}
 	}
+	if v.class == none && v.held {
+		v.retry = t.retry(&classes, &owes, now)
+	}
 	return v
+}
+
+// retry returns the wait until the soonest busy slot of classes becomes
+// idle, if nothing is admitted meanwhile.
+func (t *Table) retry(classes *[2 * groupSlots]int, owes *[2 * groupSlots]uint64, now int64) time.Duration {
+	d := limit.Never
+	for i, c := range classes {
+		if c == busy {
+			d = min(d, t.k.wait(owes[i], subSat(now, grace)))
+		}
+	}
+	return d
 }
 
 // classify returns the class of each slot of p, what its key owes, and
@@ -361,12 +382,9 @@ func (t *Table) settle(p *probe, i int, now, n int64, live bool) (limit.Result, 
 	if now < nb {
 		r = notBefore(nb, now, n)
 	} else {
-		ref := t.k.ref()
 		var write bool
-		next, r, write, _ = t.k.step(from, now, ref, n) // n is in range
-		if write {
-			t.k.raise(now, ref)
-		} else {
+		next, r, write, _ = t.step(from, now, n, p.one) // n is in range
+		if !write {
 			next = 0
 		}
 	}

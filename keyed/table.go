@@ -297,6 +297,7 @@ type probe struct {
 	g1, g2 uint64
 	tag    uint64
 	s      [2 * groupSlots]*slot
+	one    bool // n = 1, and only the Result's OK is wanted
 
 	// settled and word are the index of the slot settle wrote the key's
 	// first state to, and that state (for a Receipt; see take).
