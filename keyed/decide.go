@@ -2,6 +2,7 @@ package keyed
 
 import (
 	"math"
+	"math/bits"
 	"sync/atomic"
 	"time"
 
@@ -24,11 +25,17 @@ func (t *Table) allow1(h uint64, now int64, live bool) bool {
 	g := t.group(h)
 	for range 2 {
 		grp := t.groupAt(g)
-		if i := slotOf(grp, tag); i < groupSlots {
+		// Which slots hold the tag, without a branch a slot: a key's slot
+		// is anywhere in its group, and a branch on each would mispredict.
+		m := b2u(atomic128.LoadFirstAligned(&grp[0]) == tag) |
+			b2u(atomic128.LoadFirstAligned(&grp[1]) == tag)<<1 |
+			b2u(atomic128.LoadFirstAligned(&grp[2]) == tag)<<2 |
+			b2u(atomic128.LoadFirstAligned(&grp[3]) == tag)<<3
+		if m != 0 {
 			// The state word alone: the compare-and-swap admits only if
 			// the pair still holds the tag and w, and a denial first
 			// checks the pair with one load.
-			p := &grp[i]
+			p := &grp[bits.TrailingZeros(m)&(groupSlots-1)]
 			w := atomic.LoadUint64(&p[1])
 			if w == 0 {
 				break
@@ -61,25 +68,12 @@ func (t *Table) allow1(h uint64, now int64, live bool) bool {
 	return r.OK
 }
 
-// slotOf returns the index of the slot of grp that holds tag (the first,
-// if several do), or groupSlots if none does. It has no branch a slot: a
-// key's slot is anywhere in its group, and a branch on each would
-// mispredict; each test is a conditional move.
-func slotOf(grp *[groupSlots]slot, tag uint64) uint {
-	i := uint(groupSlots)
-	if atomic.LoadUint64(&grp[3][0]) == tag {
-		i = 3
+// b2u is 1 for true, 0 for false (a flag, not a branch).
+func b2u(b bool) uint {
+	if b {
+		return 1
 	}
-	if atomic.LoadUint64(&grp[2][0]) == tag {
-		i = 2
-	}
-	if atomic.LoadUint64(&grp[1][0]) == tag {
-		i = 1
-	}
-	if atomic.LoadUint64(&grp[0][0]) == tag {
-		i = 0
-	}
-	return i
+	return 0
 }
 
 // decide runs one decision for the key hashing to h. With one (n = 1),
