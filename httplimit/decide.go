@@ -109,7 +109,7 @@ func (p *policy) admit(k Key, now, n int64) (v verdict, err error) {
 		}
 	}
 	if p.global != nil {
-		v.global, err = p.global.AllowNAt(now, n)
+		v.global, err = p.global.allowNAt(now, n)
 		v.askedG = true
 		if err != nil || !v.global.OK {
 			v.ok = false
@@ -149,7 +149,7 @@ func (p *policy) explain(v *verdict, now, n int64, d *Decision) *limitSpec {
 	if p.global != nil {
 		g := v.global
 		if !v.askedG {
-			_, g, _ = p.gparams.Step(p.global.State(), now, n)
+			g = p.global.peek(now, n)
 			if g.OK {
 				g.Remaining += n // what the step would have taken is still there
 			}
