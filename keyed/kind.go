@@ -149,8 +149,7 @@ func (k *kind) owed(w uint64, ref int64) uint64 {
 // behind now at now); for a window, a window counting nothing.
 func (k *kind) paid(o uint64, now int64) bool {
 	if !k.window {
-		_, r, _ := k.g.Step(gcrastep.State(o), now, 0)
-		return r.Remaining == k.g.Burst()
+		return k.g.RemainingAt(gcrastep.State(o), now) == k.g.Burst()
 	}
 	return o == 0 || int64(o^signBit) <= now && int64(o^signBit) != math.MaxInt64
 }
