@@ -75,39 +75,30 @@ func parse4Port(s string) (netip.Addr, bool) {
 
 // scan4 reads a dotted-decimal IPv4 address at the start of s and
 // returns it and its length, or a length of 0 if s does not start with
-// one. Each field is a digit, or two or three without a leading zero. It
-// reads a zero-padded copy of s, so every read is in bounds without a
-// check and a field ends at the end of s.
+// one. Each field is a digit, or two or three without a leading zero.
 func scan4(s string) ([4]byte, int) {
 	var ip [4]byte
-	var b [32]byte
-	copy(b[:], s)
 	i := 0
 	for f := range 4 {
-		d0, d1, d2 := b[i&31]-'0', b[(i+1)&31]-'0', b[(i+2)&31]-'0'
-		var v uint
-		switch {
-		case d0 > 9:
+		if f > 0 {
+			if i >= len(s) || s[i] != '.' {
+				return ip, 0
+			}
+			i++
+		}
+		if i >= len(s) || s[i]-'0' > 9 {
 			return ip, 0
-		case d1 > 9:
-			v, i = uint(d0), i+1
-		case d0 == 0: // a leading zero
-			return ip, 0
-		case d2 > 9:
-			v, i = uint(d0)*10+uint(d1), i+2
-		default:
-			v, i = uint(d0)*100+uint(d1)*10+uint(d2), i+3
+		}
+		v := uint(s[i] - '0')
+		i++
+		for k := 0; k < 2 && v != 0 && i < len(s) && s[i]-'0' <= 9; k++ {
+			v = v*10 + uint(s[i]-'0')
+			i++
 		}
 		if v > 255 {
 			return ip, 0
 		}
 		ip[f] = byte(v)
-		if f < 3 {
-			if b[i&31] != '.' {
-				return ip, 0
-			}
-			i++
-		}
 	}
 	return ip, i
 }
