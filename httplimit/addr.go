@@ -1,6 +1,7 @@
 package httplimit
 
 import (
+	"encoding/binary"
 	"net/netip"
 	"strings"
 )
@@ -143,22 +144,31 @@ func newTrust(ps []netip.Prefix) trust {
 // word4 is an IPv4 address as a big-endian 32-bit word.
 func word4(a netip.Addr) uint32 {
 	b := a.As4()
-	return uint32(b[0])<<24 | uint32(b[1])<<16 | uint32(b[2])<<8 | uint32(b[3])
+	return binary.BigEndian.Uint32(b[:])
 }
 
 // has reports whether a, unmapped and without its zone, is in a trusted
 // prefix (a Prefix never contains a zoned address, nor an IPv6 one an
 // IPv4 address).
 func (t *trust) has(a netip.Addr) bool {
-	a = a.Unmap()
 	if a.Is4() {
-		w := word4(a)
-		for _, n := range t.v4 {
-			if w&n.mask == n.ip {
-				return true
-			}
+		return t.has4(word4(a))
+	}
+	return t.has6(a)
+}
+
+func (t *trust) has4(w uint32) bool {
+	for _, n := range t.v4 {
+		if w&n.mask == n.ip {
+			return true
 		}
-		return false
+	}
+	return false
+}
+
+func (t *trust) has6(a netip.Addr) bool {
+	if a.Is4In6() {
+		return t.has4(word4(a.Unmap()))
 	}
 	a = a.WithZone("")
 	for _, p := range t.v6 {

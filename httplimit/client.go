@@ -253,27 +253,55 @@ func proxyKey(name string, trusted trust) KeyFunc {
 		if err != nil {
 			return Key{}, err
 		}
-		it := elems{vals: r.Header[name], forwarded: forwarded} // name is canonical
-		for hops := 0; trusted.has(a); hops++ {
-			e, ok := it.next()
-			if !ok {
-				break
-			}
-			if hops == maxHops {
-				return Key{}, clientError(name, e, "more than 32 trusted proxies")
-			}
-			var reason string
-			if forwarded {
-				a, reason = forwardedFor(e)
-			} else {
-				a, reason = node(e, false)
-			}
-			if reason != "" {
-				return Key{}, clientError(name, e, reason)
-			}
+		if !trusted.has(a) {
+			return AddrKey(a), nil
 		}
-		return AddrKey(a), nil
+		vals := r.Header[name] // name is canonical
+		if !forwarded && len(vals) == 1 && strings.IndexByte(vals[0], ',') < 0 {
+			return oneHop(a, name, vals[0])
+		}
+		return walk(a, name, vals, forwarded, &trusted)
 	}
+}
+
+// oneHop is walk for the common X-Forwarded-For of one line of at most
+// one element, from a trusted peer: the element if there is one (trusted
+// or not, no element is left of it), else the peer.
+func oneHop(peer netip.Addr, name, line string) (Key, error) {
+	e := trim(line)
+	if e == "" {
+		return AddrKey(peer), nil
+	}
+	a, reason := node(e, false)
+	if reason != "" {
+		return Key{}, clientError(name, e, reason)
+	}
+	return AddrKey(a), nil
+}
+
+// walk reads the header's elements right to left from the trusted peer a
+// while the address they name is trusted.
+func walk(a netip.Addr, name string, vals []string, forwarded bool, trusted *trust) (Key, error) {
+	it := elems{vals: vals, forwarded: forwarded}
+	for hops := 0; trusted.has(a); hops++ {
+		e, ok := it.next()
+		if !ok {
+			break
+		}
+		if hops == maxHops {
+			return Key{}, clientError(name, e, "more than 32 trusted proxies")
+		}
+		var reason string
+		if forwarded {
+			a, reason = forwardedFor(e)
+		} else {
+			a, reason = node(e, false)
+		}
+		if reason != "" {
+			return Key{}, clientError(name, e, reason)
+		}
+	}
+	return AddrKey(a), nil
 }
 
 // elems yields the elements of a list header right to left, from its last
