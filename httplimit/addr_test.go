@@ -2,7 +2,9 @@ package httplimit
 
 import (
 	"math/rand/v2"
+	"net/http"
 	"net/netip"
+	"strings"
 	"testing"
 )
 
@@ -55,6 +57,26 @@ func TestTrustAgreesWithNetip(t *testing.T) {
 			}
 			if got := tr.has(a); got != want {
 				t.Fatalf("trusted %v: has(%v) = %v, netip says %v", ps, a, got, want)
+			}
+		}
+	}
+}
+
+// TestOneHopIsTheWalk: an X-Forwarded-For of one line with at most one
+// element (read without the general walk) names the client, or fails,
+// exactly as the same element does when an empty line before it sends it
+// through the walk.
+func TestOneHopIsTheWalk(t *testing.T) {
+	key := mustProxy(t, "X-Forwarded-For", loopback...)
+	for _, remote := range []string{"127.0.0.1:1", "[::1]:2", "192.0.2.1:3"} {
+		for _, v := range []string{"", " ", "1.2.3.4", " 1.2.3.4 ", "1.2.3.4:80", "127.0.0.9", "::1", "[::1]:8", "2001:db8::1",
+			"[2001:db8::1]", "unknown", "_hidden", "1.2.3", "01.2.3.4", "x", strings.Repeat("1", 200), "\t10.0.0.1"} {
+			fast := &http.Request{RemoteAddr: remote, Header: http.Header{"X-Forwarded-For": {v}}}
+			slow := &http.Request{RemoteAddr: remote, Header: http.Header{"X-Forwarded-For": {"", v}}}
+			kf, ef := key(fast)
+			ks, es := key(slow)
+			if kf != ks || (ef == nil) != (es == nil) || ef != nil && ef.Error() != es.Error() {
+				t.Errorf("RemoteAddr %s, X-Forwarded-For %q: one line %v %v, through the walk %v %v", remote, v, kf, ef, ks, es)
 			}
 		}
 	}
