@@ -30,8 +30,9 @@ func (l *Limiter) decide(w http.ResponseWriter, r *http.Request, d *Decision, h 
 	if p == nil {
 		return serve
 	}
-	key, err := p.key(r)
-	if err == nil && key.kind == noKey {
+	var err error
+	d.Key, err = p.key(r) // d is the deny handler's only after a decision
+	if err == nil && d.Key.kind == noKey {
 		err = ErrNoKey
 	}
 	if err != nil {
@@ -46,7 +47,7 @@ func (l *Limiter) decide(w http.ResponseWriter, r *http.Request, d *Decision, h 
 		cost = p.costFunc(r)
 	}
 	now := l.cfg.clock()
-	d.Policy, d.Key, d.Cost = p.name, key, cost
+	d.Policy, d.Cost = p.name, cost
 	if (p.flights != nil || p.inFlight != nil) && !p.takeFlight(h, &d.Key, now) {
 		p.busy.Add(1)
 		d.Busy, d.RetryAfter, d.Reset = true, time.Second, 1
