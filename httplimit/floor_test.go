@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/cellrate/cellrate/keyed"
+	"github.com/cellrate/cellrate/nanotime"
 )
 
 // floorConn is one request and a response writer that keeps its header
@@ -164,5 +165,75 @@ func instrServe(c *floorConn, h http.Handler, addrs []string, proxied bool, coun
 		x ^= x >> 7
 		x ^= x << 17
 		c.serve(h, addrs[(x>>32)*n>>32], proxied)
+	}
+}
+
+// BenchmarkSteps: each step of BenchmarkFloor's proxied request alone,
+// with the same draw of a client: naming it (ProxyKey), reading the clock,
+// the keyed decision (with its own clock read), and writing the fields of
+// an admitted response (RateLimit-Policy, RateLimit) and of a denied one
+// (those, Retry-After, the default denial's Content-Type and
+// X-Content-Type-Options, Content-Length deleted) into a cleared map;
+// "draw" is the draw alone. Compare the steps with benchstat, or in pairs
+// (bench/paired).
+func BenchmarkSteps(b *testing.B) {
+	for _, n := range []int{10, 100_000} {
+		key, err := ProxyKey("X-Forwarded-For", netip.MustParsePrefix("127.0.0.0/8"))
+		if err != nil {
+			b.Fatal(err)
+		}
+		tb, err := keyed.New(100, time.Second, 100, keyed.WithCapacity(max(n*5/4, 1024)))
+		if err != nil {
+			b.Fatal(err)
+		}
+		addrs := make([]netip.Addr, n)
+		strs := make([]string, n)
+		for i := range addrs {
+			addrs[i] = netip.AddrFrom4([4]byte{10, byte(i >> 16), byte(i >> 8), byte(i)})
+			strs[i] = addrs[i].String()
+			tb.TakeAddrAt(addrs[i], nanotime.Now(), 1)
+		}
+		policy, rl, retry := []string{`"perip";q=100;w=1`}, []string{`"perip";r=0;t=1`}, []string{"1"}
+		c := newFloorConn(true)
+		var sink int64
+		for _, st := range []struct {
+			name string
+			op   func(i int)
+		}{
+			{"draw", func(i int) { sink += int64(i) }},
+			{"name", func(i int) {
+				c.xff[0] = strs[i]
+				k, _ := key(c.r)
+				sink += int64(k.kind)
+			}},
+			{"clock", func(int) { sink += nanotime.Now() }},
+			{"keyed", func(i int) {
+				res, _, _ := tb.TakeAddrAt(addrs[i], nanotime.Now(), 1)
+				sink += res.Remaining
+			}},
+			{"fields-admitted", func(int) {
+				clear(c.h)
+				c.h[hdrPolicy], c.h[hdrRateLimit] = policy, rl
+			}},
+			{"fields-denied", func(int) {
+				clear(c.h)
+				c.h[hdrPolicy], c.h[hdrRateLimit], c.h[hdrRetryAfter] = policy, rl, retry
+				delete(c.h, "Content-Length")
+				c.h["Content-Type"], c.h["X-Content-Type-Options"] = textPlain, nosniff
+			}},
+		} {
+			b.Run(strconv.Itoa(n)+"/"+st.name, func(b *testing.B) {
+				x := uint64(88172645463325252)
+				for range b.N {
+					x ^= x << 13
+					x ^= x >> 7
+					x ^= x << 17
+					st.op(int((x >> 32) * uint64(n) >> 32))
+				}
+			})
+		}
+		if sink == 42 {
+			b.Log(sink)
+		}
 	}
 }
