@@ -278,9 +278,6 @@ func TestErrors(t *testing.T) {
 	if _, err := New(1, time.Second, 1, WithClock(nil)); !isParam(err, "clock") {
 		t.Errorf("WithClock(nil): %v", err)
 	}
-	if _, err := NewFromParams(Params{}); !isParam(err, "params") {
-		t.Errorf("NewFromParams(Params{}): %v", err)
-	}
 	for _, rate := range []float64{0, -1, math.NaN(), math.Inf(1), 1e-12, 2e9} {
 		if _, err := NewRate(rate, 1); !isParam(err, "rate") {
 			t.Errorf("NewRate(%v, 1): %v", rate, err)
@@ -311,7 +308,7 @@ func TestRateParams(t *testing.T) {
 		events int64
 		period time.Duration
 	}{{0.5, 1, 2 * time.Second}, {1.0 / 3, 1, 3 * time.Second}, {100, 100, time.Second}, {1e9, 1, 1}, {3e8, 3, 10}} {
-		got, err := rateParams(c.rate, 4)
+		got, err := RateParams(c.rate, 4)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -474,7 +471,7 @@ func TestRetryAfterNearNever(t *testing.T) {
 			}
 			// Reserve acts at now+RetryAfter, unless that wait is Never
 			// (then it is refused, as Step's RetryAfter says).
-			next, wait, ok, _ := ps.reserve(s, now, 1)
+			next, wait, ok, _ := ps.Reserve(s, now, 1)
 			switch r.RetryAfter {
 			case limit.Never:
 				nevers++

@@ -108,7 +108,7 @@ func (m *ref) tokens(now int64) *big.Rat {
 // up to the float's rounding: a few ulps of the lead and of the burst.
 func checkTokens(t testing.TB, ps Params, s State, m *ref, now int64) {
 	t.Helper()
-	got := ps.tokensAt(s, now)
+	got := ps.TokensAt(s, now)
 	want, _ := m.tokens(now).Float64()
 	lead := float64(m.b) - want
 	if math.Abs(got-want) > 1e-14*(float64(m.b)+math.Abs(lead)) {

@@ -35,7 +35,7 @@ func chainReservations(t *testing.T, c reserveCase, start int64, count int, queu
 	acts, waits = make([]int64, count), make([]int64, count)
 	now := start
 	for k := range acts {
-		next, wait, ok, err := ps.reserve(s, now, c.n)
+		next, wait, ok, err := ps.Reserve(s, now, c.n)
 		if err != nil || !ok {
 			t.Fatalf("%+v: reservation %d refused: %v", c, k, err)
 		}

@@ -53,7 +53,7 @@ func TestStepOne(t *testing.T) {
 // events of it, often on the edges where a decision turns (now, a full
 // burst ahead less one event, a full burst ahead) give or take a step.
 func nearNow(r *rand.Rand, ps Params) uint64 {
-	bj, j := int64(ps.bj), int64(ps.j)
+	bj, j := int64(ps.BJ), int64(ps.J)
 	if r.IntN(2) == 0 {
 		d := bj + 2*j + 2
 		return uint64(r.Int64N(2*d+1) - d)

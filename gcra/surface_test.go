@@ -114,7 +114,7 @@ func reserveAgainstRef(t *testing.T, c rateCase, rng *rand.Rand, ops []op) {
 		case k == 3 && undo.ok:
 			// Give the last reservation back: the state and the model go
 			// back to before it, and its events leave the admissions.
-			next, ok := ps.undo(s, undo.before, undo.after)
+			next, ok := ps.Undo(s, undo.before, undo.after)
 			if !ok || next != undo.before {
 				t.Fatalf("%+v op %d: Undo of the last reservation: %d %v", c, i, next, ok)
 			}
@@ -123,7 +123,7 @@ func reserveAgainstRef(t *testing.T, c rateCase, rng *rand.Rand, ops []op) {
 			adm = adm[:len(adm)-1]
 			continue
 		}
-		next, wait, ok, err := ps.reserve(s, o.now, o.n)
+		next, wait, ok, err := ps.Reserve(s, o.now, o.n)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -177,7 +177,7 @@ func TestCancel(t *testing.T) {
 	l, _ := New(1, time.Second, 2)
 	l.AllowAt(0)
 	l.AllowAt(0)
-	before := l.State()
+	before := l.state()
 	res, err := l.ReserveNAt(0, 1)
 	if err != nil || !res.OK || res.Wait != time.Second {
 		t.Fatalf("ReserveAt = %+v, %v", res, err)
@@ -185,7 +185,7 @@ func TestCancel(t *testing.T) {
 	if l.AllowAt(int64(res.Wait - 1)) {
 		t.Fatal("admitted before a reserved event's time to act")
 	}
-	if !res.CancelAt(0) || l.State() != before {
+	if !res.CancelAt(0) || l.state() != before {
 		t.Fatal("cancel did not restore the state exactly")
 	}
 	if res.CancelAt(0) {
@@ -205,20 +205,20 @@ func TestCancel(t *testing.T) {
 	if res.CancelAt(int64(res.Wait + 1)) {
 		t.Fatal("cancelled after the time to act")
 	}
-	before = l.State()
+	before = l.state()
 	res, _ = l.ReserveNAt(0, 1)
-	if !res.CancelAt(int64(res.Wait)) || l.State() != before {
+	if !res.CancelAt(int64(res.Wait)) || l.state() != before {
 		t.Fatal("a cancel at the time to act did not give the events back")
 	}
 	// Only the first call gives anything back, even when the state it
 	// wrote is there again: an identical reservation made after it was
 	// cancelled is not this one.
 	res2, _ = l.ReserveNAt(0, 1)
-	after := l.State()
+	after := l.state()
 	if res2.after != res.after {
 		t.Fatal("the second reservation is not identical: the check below proves nothing")
 	}
-	if res.CancelAt(0) || l.State() != after {
+	if res.CancelAt(0) || l.state() != after {
 		t.Fatal("a second cancel gave back another reservation's events")
 	}
 	var zero Reservation
@@ -289,20 +289,20 @@ func TestWait(t *testing.T) {
 // exactly; after another admission it gives nothing back.
 func TestRefund(t *testing.T) {
 	l, _ := New(1, time.Second, 3)
-	before := l.State()
+	before := l.state()
 	r, rc, err := l.TakeAt(5, 2)
 	if !r.OK || err != nil || rc.N != 2 || rc.At != 5 {
 		t.Fatalf("TakeAt = %+v %+v %v", r, rc, err)
 	}
 	l.Refund(rc)
-	if l.State() != before {
-		t.Fatalf("state %d after refund, want %d", l.State(), before)
+	if l.state() != before {
+		t.Fatalf("state %d after refund, want %d", l.state(), before)
 	}
 	_, rc, _ = l.TakeAt(5, 2)
 	l.AllowAt(5)
-	after := l.State()
+	after := l.state()
 	l.Refund(rc)
-	if l.State() != after {
+	if l.state() != after {
 		t.Fatal("a refund after another admission gave events back")
 	}
 	// Denials and n == 0 have the zero Receipt.
@@ -313,7 +313,7 @@ func TestRefund(t *testing.T) {
 		t.Fatalf("n == 0: %+v", rc)
 	}
 	l.Refund(limit.Receipt{})
-	if l.State() != after {
+	if l.state() != after {
 		t.Fatal("the zero Receipt refunded")
 	}
 }
@@ -332,7 +332,7 @@ func TestNaiveRefundBreaksBound(t *testing.T) {
 		t.Fatal("B denied")
 	}
 	uses = append(uses, bound.Use{At: 9e8, Cost: 1})
-	s -= State(ps.j) // the naive refund of A
+	s -= State(ps.J) // the naive refund of A
 	for _, now := range []int64{9e8, 1e9} {
 		if s, r, _ = ps.Step(s, now, 1); r.OK {
 			uses = append(uses, bound.Use{At: now, Cost: 1})
@@ -456,7 +456,7 @@ func TestConcurrentReserveQueued(t *testing.T) {
 	const now = 1 << 40
 	for l.AllowAt(now) { // empty: every reservation from here waits and pushes the TAT
 	}
-	s0 := l.State()
+	s0 := l.state()
 	const G = 6
 	iters := 20000
 	if testing.Short() {
@@ -486,7 +486,7 @@ func TestConcurrentReserveQueued(t *testing.T) {
 	for _, k := range kept {
 		sum += k
 	}
-	if got, want := uint64(l.State()-s0), uint64(sum)*l.ps.j; got != want {
+	if got, want := uint64(l.state()-s0), uint64(sum)*l.ps.J; got != want {
 		t.Fatalf("the TAT moved %d steps for %d events kept: %d steps", got, sum, want)
 	}
 }

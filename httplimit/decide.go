@@ -112,7 +112,7 @@ func (p *policy) admit(v *verdict, k *Key, now, n int64) error {
 		}
 	}
 	if p.global != nil {
-		v.global, err = p.global.AllowNAt(now, n)
+		v.global, err = p.global.allowNAt(now, n)
 		v.askedG = true
 		if err != nil || !v.global.OK {
 			v.ok = false
@@ -152,7 +152,7 @@ func (p *policy) explain(v *verdict, now, n int64, d *Decision) *limitSpec {
 	if p.global != nil {
 		g := v.global
 		if !v.askedG {
-			_, g, _ = p.gparams.Step(p.global.State(), now, n)
+			g = p.global.peek(now, n)
 			if g.OK {
 				g.Remaining += n // what the step would have taken is still there
 			}

@@ -7,8 +7,8 @@ import (
 	"time"
 
 	"github.com/cellrate/cellrate/atomic128"
-	"github.com/cellrate/cellrate/gcra"
 	"github.com/cellrate/cellrate/internal/backoff"
+	"github.com/cellrate/cellrate/internal/gcrastep"
 	"github.com/cellrate/cellrate/limit"
 )
 
@@ -51,8 +51,8 @@ func (t *Table) allow1(h uint64, now int64, live bool) bool {
 			} else {
 				// A GCRA's step, called without kind's dispatch: it
 				// needs no reference time and raises nothing.
-				var s gcra.State
-				s, ok = t.k.g.StepOne(gcra.State(w), now)
+				var s gcrastep.State
+				s, ok = t.k.g.StepOne(gcrastep.State(w), now)
 				next = uint64(s)
 			}
 			if !ok {

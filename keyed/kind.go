@@ -6,7 +6,7 @@ import (
 	"math/bits"
 	"time"
 
-	"github.com/cellrate/cellrate/gcra"
+	"github.com/cellrate/cellrate/internal/gcrastep"
 	"github.com/cellrate/cellrate/internal/packword"
 	"github.com/cellrate/cellrate/limit"
 	"github.com/cellrate/cellrate/packed64"
@@ -21,7 +21,7 @@ import (
 // evicted key and which a fresh word of a key starts from (see start).
 type kind struct {
 	window bool
-	g      gcra.Params
+	g      gcrastep.Params
 	w      packed64.WindowParams
 	hw     packed64.HighWater
 	slack  int64
@@ -31,7 +31,7 @@ type kind struct {
 }
 
 func newBucketKind(events int64, period time.Duration, burst int64) (*kind, error) {
-	p, err := gcra.NewParams(events, period, burst)
+	p, err := gcrastep.NewParams(events, period, burst)
 	if err != nil {
 		var pe *limit.ParamError
 		if errors.As(err, &pe) {
@@ -75,7 +75,7 @@ func (k *kind) ref() int64 {
 // ref: packed64's rule).
 func (k *kind) step(w uint64, now, ref, n int64) (uint64, limit.Result, bool, error) {
 	if !k.window {
-		s, r, err := k.g.Step(gcra.State(w), now, n)
+		s, r, err := k.g.Step(gcrastep.State(w), now, n)
 		return uint64(s), r, r.OK && err == nil && n != 0, err
 	}
 	s, r, err := k.w.Step(packed64.WindowState{Word: packed64.WindowWord(w), Ref: ref}, now, n)
@@ -87,7 +87,7 @@ func (k *kind) step(w uint64, now, ref, n int64) (uint64, limit.Result, bool, er
 // the unit is admitted (which is then written).
 func (k *kind) stepOne(w uint64, now, ref int64) (uint64, bool) {
 	if !k.window {
-		s, ok := k.g.StepOne(gcra.State(w), now)
+		s, ok := k.g.StepOne(gcrastep.State(w), now)
 		return uint64(s), ok
 	}
 	next, ok := k.w.StepOne(packed64.WindowWord(w), now, ref)
@@ -137,7 +137,7 @@ func (k *kind) owed(w uint64, ref int64) uint64 {
 // behind now at now); for a window, a window counting nothing.
 func (k *kind) paid(o uint64, now int64) bool {
 	if !k.window {
-		_, r, _ := k.g.Step(gcra.State(o), now, 0)
+		_, r, _ := k.g.Step(gcrastep.State(o), now, 0)
 		return r.Remaining == k.g.Burst()
 	}
 	return o == 0 || int64(o^signBit) <= now && int64(o^signBit) != math.MaxInt64
@@ -146,7 +146,7 @@ func (k *kind) paid(o uint64, now int64) bool {
 // wait returns the ns until a key owing o owes nothing, from now.
 func (k *kind) wait(o uint64, now int64) time.Duration {
 	if !k.window {
-		_, r, _ := k.g.Step(gcra.State(o), now, k.g.Burst())
+		_, r, _ := k.g.Step(gcrastep.State(o), now, k.g.Burst())
 		return r.RetryAfter // 0 when admitted: paid
 	}
 	if t := int64(o ^ signBit); o != 0 && t > now {

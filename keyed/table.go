@@ -152,8 +152,8 @@ func (*noCopy) Unlock() {}
 type slot = [2]uint64
 
 // New returns a table of token buckets, each refilled with events tokens
-// per period and holding up to burst: any parameters package gcra's
-// NewParams takes (at most one token a nanosecond, burst times the token
+// per period and holding up to burst: any parameters gcra.New
+// takes (at most one token a nanosecond, burst times the token
 // time at most 2^62 ns), each key's limiter exact to the nanosecond. It
 // returns a *limit.ParamError for parameters out of range.
 func New(events int64, period time.Duration, burst int64, opts ...Option) (*Table, error) {

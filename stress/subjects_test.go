@@ -8,6 +8,7 @@ import (
 	"github.com/cellrate/cellrate/gcra"
 	"github.com/cellrate/cellrate/limit"
 	"github.com/cellrate/cellrate/packed64"
+	"github.com/cellrate/cellrate/step"
 	"github.com/cellrate/cellrate/striped"
 	"github.com/cellrate/cellrate/window"
 )
@@ -49,15 +50,15 @@ func init() {
 // gcraSubject: GCRA promises Burst + Rate*T over any interval of the
 // times it is given, in any order.
 func gcraSubject(name string, events int64, period time.Duration, burst int64) Subject {
-	p := must(gcra.NewParams(events, period, burst))
+	p := must(step.NewGCRA(events, period, burst))
 	return Subject{
 		Name: name,
 		New: func() limit.Limiter {
 			return must(gcra.New(events, period, burst))
 		},
 		MaxN: burst, Burst: burst, Rate: RatePer(events, period), GivenTimes: true,
-		Init: gcra.State(0),
-		Step: func(s any, now, n int64) (any, limit.Result, error) { return p.Step(s.(gcra.State), now, n) },
+		Init: step.GCRAState(0),
+		Step: func(s any, now, n int64) (any, limit.Result, error) { return p.Step(s.(step.GCRAState), now, n) },
 	}
 }
 

@@ -1,4 +1,9 @@
-package gcra
+// Package gcrastep is package gcra's pure step: the GCRA's parameters and
+// state, and every decision on them as a function (admit, reserve, undo,
+// read). gcra's Limiter, keyed, httplimit and pacer run it in their cells;
+// package step wraps it for users. The arithmetic is derived in
+// ARCHITECTURE.md.
+package gcrastep
 
 import (
 	"math/bits"
@@ -31,12 +36,12 @@ type State uint64
 // exactly period/events.
 type Params struct {
 	p, e  uint64 // a step is p/e ns
-	j     uint64 // steps per event
+	J     uint64 // steps per event
 	burst uint64 // b, in events
-	bj    uint64 // b*j: the most steps the TAT may lead now by, after an admission
+	BJ    uint64 // b*j: the most steps the TAT may lead now by, after an admission
 }
 
-func paramErr(param string, value, lo, hi any, reason string) error {
+func ParamErr(param string, value, lo, hi any, reason string) error {
 	return &limit.ParamError{Pkg: "gcra", Param: param, Value: value, Min: lo, Max: hi, Reason: reason}
 }
 
@@ -48,29 +53,29 @@ func paramErr(param string, value, lo, hi any, reason string) error {
 func NewParams(events int64, period time.Duration, burst int64) (Params, error) {
 	switch {
 	case events < 1:
-		return Params{}, paramErr("events", events, int64(1), nil, "")
+		return Params{}, ParamErr("events", events, int64(1), nil, "")
 	case period < 1:
-		return Params{}, paramErr("period", period, time.Duration(1), nil, "")
+		return Params{}, ParamErr("period", period, time.Duration(1), nil, "")
 	case burst < 1:
-		return Params{}, paramErr("burst", burst, int64(1), nil, "")
+		return Params{}, ParamErr("burst", burst, int64(1), nil, "")
 	}
 	return params(uint64(events), uint64(period), burst, func() error {
-		return paramErr("events", events, int64(1), int64(period), "the rate exceeds one event per nanosecond")
+		return ParamErr("events", events, int64(1), int64(period), "the rate exceeds one event per nanosecond")
 	})
 }
 
-// rateParams returns the Params of NewRate's limiter (see NewRate).
-func rateParams(rate float64, burst int64) (Params, error) {
+// RateParams returns the Params of NewRate's limiter (see NewRate).
+func RateParams(rate float64, burst int64) (Params, error) {
 	num, den, ok := ratio.Fraction(rate)
 	if !ok {
-		return Params{}, paramErr("rate", rate, 0x1p-32, 1e9, "not a finite number of events per second in range")
+		return Params{}, ParamErr("rate", rate, 0x1p-32, 1e9, "not a finite number of events per second in range")
 	}
 	if burst < 1 {
-		return Params{}, paramErr("burst", burst, int64(1), nil, "")
+		return Params{}, ParamErr("burst", burst, int64(1), nil, "")
 	}
 	// den <= 2^32: den seconds fit in int64 nanoseconds.
 	return params(num, den*uint64(time.Second), burst, func() error {
-		return paramErr("rate", rate, nil, 1e9, "the rate exceeds one event per nanosecond")
+		return ParamErr("rate", rate, nil, 1e9, "the rate exceeds one event per nanosecond")
 	})
 }
 
@@ -90,9 +95,9 @@ func params(events, period uint64, burst int64, tooFast func() error) (Params, e
 	// pass 64 bits even when the quotient fits.
 	if q, r, ok := intmath.MulDiv(uint64(burst), per, ev); !ok || q > maxBurstNs || q == maxBurstNs && r != 0 {
 		most, _, _ := intmath.MulDiv(maxBurstNs, ev, per) // below 2^62: ev <= per
-		return Params{}, paramErr("burst", burst, int64(1), int64(most), "burst*period/events exceeds 2^62ns")
+		return Params{}, ParamErr("burst", burst, int64(1), int64(most), "burst*period/events exceeds 2^62ns")
 	}
-	ps := Params{p: p, e: e, j: j, burst: uint64(burst), bj: uint64(burst) * j}
+	ps := Params{p: p, e: e, J: j, burst: uint64(burst), BJ: uint64(burst) * j}
 	return ps, nil
 }
 
@@ -103,10 +108,10 @@ func (ps Params) Burst() int64 { return int64(ps.burst) }
 // whole nanosecond: the time one event takes to refill; 0 for the zero
 // Params.
 func (ps Params) Interval() time.Duration {
-	if ps.j == 0 {
+	if ps.J == 0 {
 		return 0
 	}
-	hi, lo := bits.Mul64(ps.p, ps.j)
+	hi, lo := bits.Mul64(ps.p, ps.J)
 	q, _ := bits.Div64(hi, lo, ps.e)
 	return time.Duration(q)
 }
@@ -118,11 +123,11 @@ type at struct {
 	uh, ul, hi, lo uint64
 }
 
-// at returns where a request of c <= b*j steps stands at now.
-func (ps *Params) at(now int64, c uint64) at {
+// At returns where a request of c <= b*j steps stands At now.
+func (ps *Params) At(now int64, c uint64) at {
 	var a at
 	a.uh, a.ul = bits.Mul64(uint64(now)^signBit, ps.e)
-	slh, sll := bits.Mul64(ps.bj-c, ps.p)
+	slh, sll := bits.Mul64(ps.BJ-c, ps.p)
 	var carry uint64
 	a.lo, carry = bits.Add64(a.ul, sll, 0)
 	// No overflow: u*e < 2^64*e, and slack*p <= b*j*p <= 2^62*e (burst*T <= 2^62 ns).
@@ -130,17 +135,17 @@ func (ps *Params) at(now int64, c uint64) at {
 	return a
 }
 
-// waits is the admission inequality, the one place it is written: a request
+// Waits is the admission inequality, the one place it is written: a request
 // at a must wait iff TAT - slack > now, in units of 1/e ns tat*p > u*e +
 // slack*p. It returns tat*p too.
-func (ps *Params) waits(tat State, a at) (kh, kl uint64, wait bool) {
+func (ps *Params) Waits(tat State, a at) (kh, kl uint64, wait bool) {
 	kh, kl = bits.Mul64(uint64(tat), ps.p)
 	return kh, kl, kh > a.hi || kh == a.hi && kl > a.lo
 }
 
-// behind reports whether tat*p (kh:kl) is before now (u*e): the limiter
+// Behind reports whether tat*p (kh:kl) is before now (u*e): the limiter
 // has been full since before now.
-func behind(kh, kl uint64, a at) bool {
+func Behind(kh, kl uint64, a at) bool {
 	return kh < a.uh || kh == a.uh && kl < a.ul
 }
 
@@ -148,22 +153,22 @@ func behind(kh, kl uint64, a at) bool {
 // request is admitted. It inlines; the rare cases (a denial, an idle
 // restart, the end of time) are settled out of line by settle.
 func (ps *Params) admit(tat State, a at, c uint64) (State, bool) {
-	kh, kl, wait := ps.waits(tat, a)
+	kh, kl, wait := ps.Waits(tat, a)
 	next, carry := bits.Add64(uint64(tat), c, 0)
-	if wait || carry != 0 || behind(kh, kl, a) {
-		return ps.settle(tat, a, c, wait)
+	if wait || carry != 0 || Behind(kh, kl, a) {
+		return ps.Settle(tat, a, c, wait)
 	}
 	return State(next), true
 }
 
-// settle is admit's rare cases, and the zero Params' every case: an
+// Settle is admit's rare cases, and the zero Params' every case: an
 // event of 0 steps (c == 0) is never admitted.
-func (ps *Params) settle(tat State, a at, c uint64, wait bool) (State, bool) {
+func (ps *Params) Settle(tat State, a at, c uint64, wait bool) (State, bool) {
 	kh, kl := bits.Mul64(uint64(tat), ps.p)
 	switch {
 	case wait || c == 0:
 		return tat, false
-	case behind(kh, kl, a):
+	case Behind(kh, kl, a):
 		return ps.restart(tat, a, c)
 	}
 	return tat, false // past the end of int64 time: never admit
@@ -210,8 +215,8 @@ func (ps Params) Step(s State, now, n int64) (State, limit.Result, error) {
 	if err := ps.check(n); err != nil {
 		return s, limit.Result{RetryAfter: limit.Never}, err
 	}
-	c := uint64(n) * ps.j
-	a := ps.at(now, c)
+	c := uint64(n) * ps.J
+	a := ps.At(now, c)
 	next, ok := s, true
 	if n != 0 {
 		next, ok = ps.admit(s, a, c)
@@ -226,7 +231,7 @@ func (ps *Params) result(tat State, ok bool, a at) limit.Result {
 	if ok {
 		return r
 	}
-	kh, kl, wait := ps.waits(tat, a)
+	kh, kl, wait := ps.Waits(tat, a)
 	if !wait {
 		r.RetryAfter = limit.Never // refused only because time would overflow
 		return r
@@ -252,7 +257,7 @@ func (ps *Params) result(tat State, ok bool, a at) limit.Result {
 // remaining returns the whole events available at a's now (none for the
 // zero Params).
 func (ps *Params) remaining(tat State, a at) int64 {
-	if ps.j == 0 {
+	if ps.J == 0 {
 		return 0
 	}
 	q, _ := bits.Div64(a.uh, a.ul, ps.p) // floor(now) in steps
@@ -261,39 +266,39 @@ func (ps *Params) remaining(tat State, a at) int64 {
 	}
 	// Tokens at now: (b*j - (tat - now))/j steps, floored; now's fraction
 	// of a step cannot lift the whole-event floor.
-	if x := uint64(tat) - q; x < ps.bj {
-		return int64((ps.bj - x) / ps.j)
+	if x := uint64(tat) - q; x < ps.BJ {
+		return int64((ps.BJ - x) / ps.J)
 	}
 	return 0
 }
 
-// remainingAt returns the whole events a request at now could take from s.
-func (ps Params) remainingAt(s State, now int64) int64 {
-	a := ps.at(now, 0)
+// RemainingAt returns the whole events a request at now could take from s.
+func (ps Params) RemainingAt(s State, now int64) int64 {
+	a := ps.At(now, 0)
 	return ps.remaining(s, a)
 }
 
-// tokensAt returns the events available at now in s, with their fraction:
+// TokensAt returns the events available at now in s, with their fraction:
 // burst when full, below 0 while reservations are owed. It is for display;
 // decisions never use floating point.
-func (ps Params) tokensAt(s State, now int64) float64 {
-	if ps.j == 0 {
+func (ps Params) TokensAt(s State, now int64) float64 {
+	if ps.J == 0 {
 		return 0
 	}
-	a := ps.at(now, 0)
+	a := ps.At(now, 0)
 	kh, kl := bits.Mul64(uint64(s), ps.p)
-	if behind(kh, kl, a) {
+	if Behind(kh, kl, a) {
 		return float64(ps.burst)
 	}
 	// tat*p - u*e is the lead in 1/e ns; an event is T = p*j/e ns, so the
 	// lead is (tat*p - u*e)/(p*j) events.
 	dl, borrow := bits.Sub64(kl, a.ul, 0)
 	dh := kh - a.uh - borrow
-	lead := (float64(dh)*0x1p64 + float64(dl)) / float64(ps.p) / float64(ps.j)
+	lead := (float64(dh)*0x1p64 + float64(dl)) / float64(ps.p) / float64(ps.J)
 	return float64(ps.burst) - lead
 }
 
-// reserve takes n events at now whether or not they are available: it
+// Reserve takes n events at now whether or not they are available: it
 // returns the state as if they were admitted at now+wait, the earliest time
 // Step would admit them (wait is 0 when Step admits them at now), so that
 // reserved events count at their time to act and the bound holds with them
@@ -304,7 +309,7 @@ func (ps Params) tokensAt(s State, now int64) float64 {
 // exactly what polling Step every ns would get: it keeps the exact rate
 // while n < burst, and a reservation of the whole burst is an idle restart
 // at its time to act (see the package doc).
-func (ps Params) reserve(s State, now, n int64) (next State, wait time.Duration, ok bool, err error) {
+func (ps Params) Reserve(s State, now, n int64) (next State, wait time.Duration, ok bool, err error) {
 	next, r, err := ps.Step(s, now, n)
 	if err != nil || r.OK {
 		return next, 0, err == nil, err
@@ -320,12 +325,12 @@ func (ps Params) reserve(s State, now, n int64) (next State, wait time.Duration,
 	return next, r0, true, nil
 }
 
-// undo gives back an admission that moved the state from before to after:
+// Undo gives back an admission that moved the state from before to after:
 // if s is still after (nothing admitted since, or everything admitted since
 // given back), it returns before and true. Otherwise it returns s and false:
 // a later admission was decided on the units taken, and the TAT cannot say
 // how much of them were refilled while the limiter was full since.
-func (ps Params) undo(s, before, after State) (State, bool) {
+func (ps Params) Undo(s, before, after State) (State, bool) {
 	if s == after {
 		return before, true
 	}
@@ -340,7 +345,7 @@ func (ps *Params) StepOne(s State, now int64) (State, bool) {
 	if ps.p == 1 {
 		return ps.oneNs(s, now)
 	}
-	return ps.admit(s, ps.at(now, ps.j), ps.j)
+	return ps.admit(s, ps.At(now, ps.J), ps.J)
 }
 
 // oneNs is StepOne when a step is one ns (p = e = 1: an interval of whole
@@ -349,10 +354,10 @@ func (ps *Params) StepOne(s State, now int64) (State, bool) {
 // that passes the end of int64 time.
 func (ps *Params) oneNs(s State, now int64) (State, bool) {
 	u, tat := uint64(now)^signBit, uint64(s)
-	if tat > u && tat-u > ps.bj-ps.j {
+	if tat > u && tat-u > ps.BJ-ps.J {
 		return s, false
 	}
-	next, carry := bits.Add64(max(tat, u), ps.j, 0)
+	next, carry := bits.Add64(max(tat, u), ps.J, 0)
 	if carry != 0 {
 		return s, false
 	}
