@@ -28,6 +28,12 @@ const wide = 1.5
 // the baseline's for added.
 func estimate(k kind, r row) (cpu, wall paired.Estimate) {
 	f := func(a, b []float64) paired.Estimate {
+		if r.procs() > 1 {
+			if k == added {
+				return paired.DiffRuns(r.split(a), r.split(b), level)
+			}
+			return paired.RatioRuns(r.split(b), r.split(a), level)
+		}
 		if k == added {
 			return paired.Diff(a, b, level)
 		}
