@@ -6,9 +6,12 @@
 // with -readme it also rewrites that block of the README.
 //
 // Every comparison is paired (package paired): ours and the baseline run
-// in alternating turns of a few milliseconds in this one process, timed
-// by CPU time, and the report gives each ratio with its 95% interval and
-// says when the interval cannot tell the two apart.
+// in alternating turns of a few milliseconds, timed by CPU time, in each
+// of several fresh processes one after another (the command runs itself
+// as each), and the report gives each ratio with the 95% interval a rerun
+// lands in and says when the interval cannot tell the two apart. With
+// -agree it counts how many figures of a rerun fall within a report's
+// intervals.
 //
 // The report is written into a fresh hidden directory beside the output
 // directory and moved into its place only once every file is written: a
@@ -20,6 +23,7 @@
 //	go run ./cmd/report -readme ../README.md   # full (make bench)
 //	go run ./cmd/report -quick -out out/quick  # make bench-quick
 //	go run ./cmd/report -in report/results.json -out /tmp/r  # re-render
+//	go run ./cmd/report -agree report/results.json out/rerun/results.json
 package main
 
 import (
@@ -54,10 +58,14 @@ func main() {
 	agree := flag.Bool("agree", false, "compare two results.json, named as arguments: how many of the second's figures fall within the first's intervals")
 	workerCfg := flag.String(workerFlag, "", "(internal) measure every pair once, with this config, as one of the run's processes")
 	proc := flag.Int("proc", 0, "(internal) with -"+workerFlag+": which process this is")
+	procs := flag.Int("procs", 0, "measure each pair in this many processes instead of the mode's count (fewer is faster, its intervals wider; 1 gives intervals within one process only)")
 	flag.Parse()
 	o.cfg = full
 	if *quick {
 		o.cfg = quickCfg
+	}
+	if *procs > 0 {
+		o.cfg.Procs = *procs
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
