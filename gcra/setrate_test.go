@@ -76,7 +76,7 @@ func TestSetRateBound(t *testing.T) {
 		f, r := mk()
 		ps, _ := RateParams(f, b)
 		l, _ := NewFromParams(ps)
-		now := rng.Int64()
+		now := rng.Int64() >> 1 // far from the ends: the schedule only moves forward
 		if run%4 == 0 {
 			now = -1 << 62 // near no end
 		}
