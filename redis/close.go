@@ -37,7 +37,8 @@ func (t *TwoTier) Close(ctx context.Context) error {
 func (t *TwoTier) giveBack(ctx context.Context, key string, e *entry) error {
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	tok := int64(e.word.Swap(0) & tokMask)
+	tok := int64(e.word.Swap(0)&tokMask) + e.res.n - e.res.out
+	e.res.out = e.res.n
 	give := min(tok, e.lastM)
 	e.lastM = 0
 	if give == 0 || e.last == "" {

@@ -2,7 +2,8 @@
 --
 -- KEYS[1]: the key. ARGV: mode (0: the server's TIME, 1: the caller's),
 -- the caller's now in Unix seconds and nanoseconds, n, take (0: n or
--- nothing; 1: up to n). The Params are locals the Go side puts before
+-- nothing; 1: up to n now, or if none is there up to n reserved, see
+-- below). The Params are locals the Go side puts before
 -- this text, one script per parameter set (7 arguments fewer to send and
 -- parse on every call): p, e, j, b (burst), c1 (1e9 mod p), c2 (2^63 mod
 -- p) and grace (ms).
@@ -21,9 +22,9 @@
 -- have left. A missing key is rebuilt from that value.
 --
 -- Returns {ok, admitted, remaining, retry seconds, retry ns}: the wait is
--- retry seconds*1e9 + retry ns (for a take that left no whole event, the
--- wait for the next one); with the two ARGV, also the value written ("" if
--- none).
+-- retry seconds*1e9 + retry ns (0 for units taken now; for a reservation,
+-- the wait for its first event); with the two ARGV, also the value written
+-- ("" if none).
 local mode = tonumber(ARGV[1])
 local S, N = now(mode, ARGV[2], ARGV[3])
 local n = tonumber(ARGV[4])
@@ -119,7 +120,33 @@ if m == 0 and (take == 0 or n == 0) then
   if given then return reply({1, 0, rem, 0, 0}, store(t)) end
   return reply({1, 0, rem, 0, 0}, '')
 end
-if m == 0 then m = 1 end -- take found nothing: the wait is for one event
+if m == 0 then
+  -- A take (a TwoTier's borrow) that found nothing reserves up to n of the
+  -- next events: each admitted at the first time it is there, as that many
+  -- decisions of one in a row would be, so the state is theirs; the wait
+  -- returned is for the first. The TAT may then pass now by at most two
+  -- bursts (rem == 0 here, so t - q > bj - j).
+  local room = math.floor((2 * bj - (t - q)) / j)
+  if room >= 1 then
+    local sl = bj - j
+    local w, wr = smuldiv(t - sl, p, e)
+    if wr > 0 then w = w + 1 end
+    local q1, r1 = smuldiv(w, e, p)
+    if t < q1 or (t == q1 and r1 > 0) then
+      t = q1 + j
+      if r1 > 0 then t = t + 1 end
+    else
+      t = t + j
+    end
+    -- With k > 1, room > 1, so b > 1 and sl >= j: each next event is there
+    -- before the TAT (its time is below t - sl + one ns, a ns at most j
+    -- steps), so it adds j, with no restart.
+    local k = math.min(n, room)
+    t = t + (k - 1) * j
+    return reply({1, k, 0, OS - S, ON - N + w}, store(t))
+  end
+  m = 1 -- the wait is for one event
+end
 
 local c = m * j
 local sl = bj - c
@@ -143,11 +170,4 @@ end
 rem = 0
 if t - q < bj then rem = math.floor((bj - (t - q)) / j) end
 
-if take == 1 and rem == 0 then
-  -- A borrow that emptied the key: also the wait for its next whole event,
-  -- as a denial of one would give it.
-  local w, wr = smuldiv(t - (bj - j), p, e)
-  if wr > 0 then w = w + 1 end
-  return reply({1, m, rem, OS - S, ON - N + w}, store(t))
-end
 return reply({1, m, rem, 0, 0}, store(t))
