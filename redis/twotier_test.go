@@ -265,3 +265,41 @@ func spend(t *testing.T, tt *TwoTier, max int64) int64 {
 
 // pool returns the units this process holds for key.
 func (t *TwoTier) pool(key string) int64 { return int64(t.entry(key).word.Load() & tokMask) }
+
+// TestTwoTierReserves: a process that empties the key reserves the next
+// units with one round trip and admits each only once its time has come:
+// denied without a round trip before, admitted without one after.
+func TestTwoTierReserves(t *testing.T) {
+	_, c := server(t)
+	// 2/s, burst 20: a lease of 2.5s, a Redis burst of 15, reservations of
+	// 2 (half a lease's refill), a unit every 500ms.
+	tt, err := NewTwoTier(c, "rv", 2, time.Second, 20, WithTimeout(5*time.Second))
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The denial that ends the spending is the borrow that reserves.
+	if got := spend(t, tt, 100); got != tt.RedisBurst() {
+		t.Fatalf("spent %d of a Redis burst of %d", got, tt.RedisBurst())
+	}
+	trips := tt.Stats().RoundTrips
+	r, err := tt.AllowN(bg, "k", 1)
+	if err != nil || r.OK || r.RetryAfter <= 0 || r.RetryAfter > 500*time.Millisecond {
+		t.Fatalf("after a borrow of the empty key: %+v %v", r, err)
+	}
+	for i := range 2 {
+		if ok, _ := tt.Allow(bg, "k"); ok {
+			t.Fatalf("unit %d admitted before its time", i)
+		}
+		time.Sleep(r.RetryAfter)
+		if ok, err := tt.Allow(bg, "k"); !ok || err != nil {
+			t.Fatalf("reserved unit %d not admitted at its time: %v", i, err)
+		}
+		r, _ = tt.AllowN(bg, "k", 1)
+		if r.OK || (i == 0 && r.RetryAfter > 500*time.Millisecond) {
+			t.Fatalf("after reserved unit %d: %+v", i, r)
+		}
+	}
+	if got := tt.Stats().RoundTrips - trips; got != 1 {
+		t.Fatalf("%d round trips to spend a reservation of 2 and borrow again, want 1", got)
+	}
+}
