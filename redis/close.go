@@ -39,6 +39,7 @@ func (t *TwoTier) giveBack(ctx context.Context, key string, e *entry) error {
 	defer e.mu.Unlock()
 	tok := int64(e.word.Swap(0)&tokMask) + e.res.n - e.res.out
 	e.res.out = e.res.n
+	e.reserving.Store(false)
 	give := min(tok, e.lastM)
 	e.lastM = 0
 	if give == 0 || e.last == "" {

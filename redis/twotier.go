@@ -101,9 +101,9 @@ const (
 // lease (see WithBatch), so a light process holds little; units left when
 // a lease ends go back as above or are lost. A process that finds the key
 // empty reserves at least two units (within the batch) and at most what
-// the rate refills in half a lease, so every round trip brings units:
-// processes that ask more than the rate make at most one round trip per
-// two admissions, and each holds the line for at most half a lease. Close
+// the rate refills in half a lease: a round trip comes back without units
+// only when the line of reservations is two Redis bursts long, and no
+// process holds the line for more than half a lease at a time. Close
 // gives back what a process holds when it stops, reserved units too.
 //
 // # Faults
@@ -124,8 +124,18 @@ const (
 // The first process to borrow a key afterwards rebuilds it from the state
 // its own last borrow wrote, so what is forgotten is only what other
 // processes borrowed of the key after that: nothing when one process uses
-// the key, and never more than the Redis burst. Over the bound, a restart
-// can admit at most that much per key, once.
+// the key, and never more than two Redis bursts (a full bucket and a full
+// line of reservations). Over the bound, a restart can admit at most that
+// much per key, once.
+//
+// A failover to a replica that had not received the last writes forgets
+// the borrows in them while their units are spent: over the bound, at
+// most two Redis bursts per key (a full bucket and a full line of
+// reservations), once per failover, and in practice what was borrowed in
+// the replication lag. A borrow whose reply is lost (past the timeout, or
+// a connection cut after the server ran it) may have taken units that no
+// process spends: they are lost to every process, never admitted; a lost
+// reservation lengthens the line of the key until its units' times pass.
 type TwoTier struct {
 	r         *Limiter
 	events    int64
@@ -157,6 +167,7 @@ type entry struct {
 	zeros     int64         // borrows that found none, halved by each that found some (under mu)
 	dry       bool          // the last borrow left Redis without a unit (under mu)
 	res       reservation   // units Redis admitted at times to come (under mu)
+	reserving atomic.Bool   // res holds units not yet in the pool
 	fb        atomic.Pointer[localLimiter]
 }
 
@@ -263,9 +274,13 @@ func (t *TwoTier) Allow(ctx context.Context, key string) (bool, error) {
 
 // AllowN takes n units for key if all n are available. Remaining is the
 // units left in this process's pool for key (not the global count);
-// RetryAfter is the wait Redis gave, or an estimate from the rate when the
-// pool held some units but fewer than n. n above the Redis burst returns
-// limit.ErrCostExceedsBurst.
+// RetryAfter is the wait Redis gave, the wait until units reserved make n,
+// or an estimate from the rate when the pool held some units but fewer
+// than n. n above the Redis burst returns limit.ErrCostExceedsBurst. On a
+// key that others keep empty, n units must be in the pool together, each
+// within its lease: n above what the rate refills in a lease may wait
+// until the others ask less (with NewGCRA too, small requests take units
+// as they come).
 func (t *TwoTier) AllowN(ctx context.Context, key string, n int64) (Result, error) {
 	r, _, err := t.allow(ctx, key, n)
 	return r, err
@@ -347,7 +362,7 @@ func (t *TwoTier) slow(ctx context.Context, e *entry, key string, n int64) (Resu
 		return Result{RetryAfter: time.Duration(until - now)}, 0, nil
 	}
 	h := t.nodes.of(ctx, t.r.c, t.r.Key(key))
-	if now < h.downUntil.Load() {
+	if now < h.downUntil.Load() && !e.reserving.Load() {
 		return t.fallback(e, h, now, n, ErrUnavailable)
 	}
 	e.mu.Lock()
@@ -437,6 +452,7 @@ func (t *TwoTier) received(e *entry, r Result, m, n, ls int64) (Result, int64, e
 		// Redis decided at a time in [ls, now] here: the first unit is
 		// there by now+w and its lease runs from ls+w at the earliest.
 		e.res = reservation{n: m, base: satAdd(now, w), end: satAdd(ls+w, t.lease)}
+		e.reserving.Store(true)
 		t.release(e, now)
 		return t.awaiting(e, now, n), 0, nil
 	}
@@ -466,6 +482,7 @@ func (t *TwoTier) release(e *entry, now int64) {
 		e.add(k, end)
 		rs.out += k
 	}
+	e.reserving.Store(false)
 }
 
 // awaiting is the denial of a request for n units while a reservation's
