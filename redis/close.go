@@ -45,6 +45,6 @@ func (t *TwoTier) giveBack(ctx context.Context, key string, e *entry) error {
 	if give == 0 || e.last == "" {
 		return nil
 	}
-	_, _, _, err := t.r.decide(ctx, key, false, 0, 0, true, true, give, e.last)
+	_, _, _, err := t.r.decide(ctx, key, false, 0, 0, true, true, give, 0, e.last)
 	return err
 }

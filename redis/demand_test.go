@@ -85,17 +85,28 @@ func TestTwoTierDemand(t *testing.T) {
 	if testing.Short() {
 		d = 500 * time.Millisecond
 	}
+	probe := s.Client(t)
 	for i, x := range []float64{0.5, 1, 3, 10} {
 		per := x * events / procs
+		var one *TwoTier
 		tr := demand(t, s, procs, per, d, func(c Client) procLimiter {
 			tt, err := NewTwoTier(c, fmt.Sprintf("dt%d", i), events, time.Second, burst, WithTimeout(5*time.Second))
 			if err != nil {
 				t.Fatal(err)
 			}
+			one = tt
 			return procLimiter{func() (bool, int64, error) { r, at, err := tt.allow(bg, "k", 1); return r.OK, at, err },
 				func() int64 { return tt.Stats().RoundTrips }}
 		})
 		checkBound(t, tr.adm, func(sum, span int64) bool { return sum*1e9 > burst*1e9+events*span })
+		// The key is full again once its TAT is past: an empty bucket and
+		// the line of reservations, each process's at most half a lease's
+		// refill.
+		line := probe.PTTL(bg, one.r.Key("k")).Val()
+		if most := time.Duration(one.RedisBurst()+procs*one.half+1) * time.Second / events; line > most {
+			t.Errorf("demand %.1fx: the key is full again in %v, over an empty bucket and a line of %d reservations of %d (%v)",
+				x, line, procs, one.half, most)
+		}
 		var trips atomic.Int64
 		gr := demand(t, s, procs, per, d, func(c Client) procLimiter {
 			l, err := NewGCRA(c, fmt.Sprintf("dg%d", i), events, time.Second, burst, WithTimeout(5*time.Second))

@@ -264,12 +264,13 @@ func TestGiveBackMatchesStep(t *testing.T) {
 			m := min(k, r0.Remaining)
 			next, want, _ := stepGoGCRA(ref, tat, now, max(m, 1))
 			want.RetryAfter = 0
+			rcap := 1 + rng.Int64N(k)
 			if m == 0 {
-				k = min(k, 4096) // the model takes them one by one
-				next, want, m = reserve(t, ref, gp, tat, q.Uint64(), now, k)
+				rcap = min(rcap, 4096) // the model takes them one by one
+				next, want, m = reserve(t, ref, gp, tat, q.Uint64(), now, rcap)
 				reserved += m
 			}
-			got, gm, written, err := l.decide(bg, "k", true, now, k, true, true, give, last)
+			got, gm, written, err := l.decide(bg, "k", true, now, k, true, true, give, rcap, last)
 			if err != nil || gm != m || got.OK != (m > 0) || got.Remaining != want.Remaining || got.RetryAfter != want.RetryAfter {
 				t.Fatalf("case %v at %d: take %d give %d: %+v m %d %v, want m %d %+v", tc, now, k, give, got, gm, err, m, want)
 			}

@@ -82,6 +82,7 @@ func TestFaultFailoverBound(t *testing.T) {
 		time.Sleep(20 * time.Millisecond)
 	}
 
+	var line atomic.Int64 // the wait the first borrow after the failover got
 	var gcraOK, gcraErr, ttErr, gcraAfter, gcraBack, ttBack atomic.Int64
 	var killed atomic.Bool
 	var mu sync.Mutex
@@ -128,7 +129,9 @@ func TestFaultFailoverBound(t *testing.T) {
 			case err != nil:
 				ttErr.Add(1)
 			case killed.Load() && ttErr.Load() > 0 && after.RoundTrips > before.RoundTrips && after.Errors == before.Errors:
-				ttBack.Add(1) // a borrow from the promoted replica
+				if ttBack.Add(1) == 1 { // a borrow from the promoted replica
+					line.Store(int64(r.RetryAfter))
+				}
 			}
 			if r.OK {
 				mu.Lock()
@@ -157,9 +160,9 @@ func TestFaultFailoverBound(t *testing.T) {
 
 	span := float64(last.Load()-first.Load()) / 1e9
 	gbound := gburst + int64(span/60)
-	t.Logf("failover in %v; Limiter: %d admitted, %d of them after the kill (bound %d over the run, %d with the burst a failover may lose), %d errors; TwoTier: %d admitted in %.1fs (bound %.0f), %d errors",
+	t.Logf("failover in %v; Limiter: %d admitted, %d of them after the kill (bound %d over the run, %d with the burst a failover may lose), %d errors; TwoTier: %d admitted in %.1fs (bound %.0f), %d errors, its first borrow after waits %v",
 		recovered.Round(time.Millisecond), gcraOK.Load(), gcraAfter.Load(), gbound, gbound+gburst, gcraErr.Load(),
-		len(adm), span, tburst+events*span, ttErr.Load())
+		len(adm), span, tburst+events*span, ttErr.Load(), time.Duration(line.Load()))
 	if gcraErr.Load() == 0 || ttErr.Load() == 0 {
 		t.Errorf("no decision failed while the master was down: %d, %d", gcraErr.Load(), ttErr.Load())
 	}

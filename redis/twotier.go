@@ -165,7 +165,6 @@ type entry struct {
 	at, got   int64         // when the last borrow was asked, and the units it brought (under mu)
 	size      int64         // the units the next borrow asks (under mu)
 	zeros     int64         // borrows that found none, halved by each that found some (under mu)
-	dry       bool          // the last borrow left Redis without a unit (under mu)
 	res       reservation   // units Redis admitted at times to come (under mu)
 	reserving atomic.Bool   // res holds units not yet in the pool
 	fb        atomic.Pointer[localLimiter]
@@ -391,16 +390,18 @@ func (t *TwoTier) slow(ctx context.Context, e *entry, key string, n int64) (Resu
 		t.sweep(now)
 	}
 	want := e.resize(now, t.lease, t.batch)
-	if e.dry {
-		// A borrow of an empty key reserves units to come: no more than
-		// the rate refills in half a lease, so that one process holds the
-		// line for no longer; at least 2 (within the batch), so that it
-		// costs at most half a round trip a unit.
-		want = min(max(2, min(want, t.half)), t.batch)
+	// On an empty key, units to come: no more than the rate refills in
+	// half a lease, so that one process holds the line for no longer; at
+	// least 2 (within the batch), so that a round trip brings two.
+	reserve := min(max(2, min(want, t.half)), t.batch)
+	if h.failing.Load() > 0 {
+		// The node failed: a borrow whose reply is lost takes units no one
+		// spends, so ask only what this request needs.
+		want, reserve = n, n
 	}
-	want = max(want, n)
+	want, reserve = max(want, n), max(reserve, n)
 	give := e.reclaim(now)
-	r, m, err := t.borrow(ctx, e, key, want, give)
+	r, m, err := t.borrow(ctx, e, key, want, reserve, give)
 	if err != nil {
 		t.errs.Add(1)
 		now = monotonic()
@@ -414,10 +415,11 @@ func (t *TwoTier) slow(ctx context.Context, e *entry, key string, n int64) (Resu
 	return t.received(e, r, m, n, now)
 }
 
-// borrow asks Redis for up to want units, giving back give units of the
-// last borrow, and keeps the receipt of this one.
-func (t *TwoTier) borrow(ctx context.Context, e *entry, key string, want, give int64) (Result, int64, error) {
-	r, m, written, err := t.r.decide(ctx, key, false, 0, want, true, true, give, e.last)
+// borrow asks Redis for up to want units, or if none is there for up to
+// reserve units to come, giving back give units of the last borrow, and
+// keeps the receipt of this one.
+func (t *TwoTier) borrow(ctx context.Context, e *entry, key string, want, reserve, give int64) (Result, int64, error) {
+	r, m, written, err := t.r.decide(ctx, key, false, 0, want, true, true, give, reserve, e.last)
 	if give > 0 || err != nil {
 		e.lastM = 0 // given back, or lost: never twice
 	}
@@ -447,7 +449,6 @@ func (t *TwoTier) received(e *entry, r Result, m, n, ls int64) (Result, int64, e
 		return Result{Remaining: int64(e.word.Load() & tokMask), RetryAfter: time.Duration(wait)}, 0, nil
 	}
 	e.zeros /= 2
-	e.dry = r.Remaining == 0
 	if w := int64(r.RetryAfter); w > 0 {
 		// Redis decided at a time in [ls, now] here: the first unit is
 		// there by now+w and its lease runs from ls+w at the earliest.

@@ -313,3 +313,22 @@ func TestTwoTierReserves(t *testing.T) {
 		t.Fatalf("%d round trips to spend a reservation", got)
 	}
 }
+
+// TestTwoTierLineShort: processes that spend the burst fast (their
+// borrows grow) and then find the key empty reserve at most half a lease's
+// refill each (at least 2), not what they last borrowed: the line of
+// reservations behind the empty bucket stays that short.
+func TestTwoTierLineShort(t *testing.T) {
+	s, c := server(t)
+	const procs, events = 2, 2
+	adm, tts := hammer(t, s, procs, 2, 300*time.Millisecond, func(c Client) (*TwoTier, error) {
+		return NewTwoTier(c, "ls", events, time.Second, 50, WithTimeout(5*time.Second))
+	})
+	checkBound(t, adm, func(sum, span int64) bool { return sum*1e9 > 50*1e9+events*span })
+	tt := tts[0]
+	line := c.PTTL(bg, tt.r.Key("k")).Val() // the TAT less now: full again then
+	res := max(2, tt.half)
+	if most := time.Duration(tt.RedisBurst()+procs*res+1) * time.Second / events; line > most {
+		t.Fatalf("the key is full again in %v, over an empty bucket and %d reservations of %d (%v)", line, procs, res, most)
+	}
+}

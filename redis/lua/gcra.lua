@@ -15,8 +15,8 @@
 -- far below 2^53. The origin moves to the grid point at or before now on
 -- each write; no key is a full limiter, as the TAT 0 is in Go.
 --
--- Two more ARGV, from a TwoTier: units to give back and the key's value its
--- last borrow wrote. If the key still holds that value (nothing was
+-- Three more ARGV, from a TwoTier: units to give back, the key's value its
+-- last borrow wrote, and the most units a take may reserve. If the key still holds that value (nothing was
 -- admitted since), those units of that borrow are undone, as if it had
 -- taken fewer: the state is then exactly the one that smaller borrow would
 -- have left. A missing key is rebuilt from that value.
@@ -121,11 +121,11 @@ if m == 0 and (take == 0 or n == 0) then
   return reply({1, 0, rem, 0, 0}, '')
 end
 if m == 0 then
-  -- A take (a TwoTier's borrow) that found nothing reserves up to n of the
-  -- next events: each admitted at the first time it is there, as that many
-  -- decisions of one in a row would be, so the state is theirs; the wait
-  -- returned is for the first. The TAT may then pass now by at most two
-  -- bursts (rem == 0 here, so t - q > bj - j).
+  -- A take (a TwoTier's borrow) that found nothing reserves up to ARGV[8]
+  -- of the next events: each admitted at the first time it is there, as
+  -- that many decisions of one in a row would be, so the state is theirs;
+  -- the wait returned is for the first. The TAT may then pass now by at
+  -- most two bursts (rem == 0 here, so t - q > bj - j).
   local room = math.floor((2 * bj - (t - q)) / j)
   if room >= 1 then
     local sl = bj - j
@@ -141,7 +141,7 @@ if m == 0 then
     -- With k > 1, room > 1, so b > 1 and sl >= j: each next event is there
     -- before the TAT (its time is below t - sl + one ns, a ns at most j
     -- steps), so it adds j, with no restart.
-    local k = math.min(n, room)
+    local k = math.min(tonumber(ARGV[8]) or n, room)
     t = t + (k - 1) * j
     return reply({1, k, 0, OS - S, ON - N + w}, store(t))
   end
