@@ -1,9 +1,10 @@
 // Package adaptive moves limits with the health of what they protect.
 //
 // AIMD is a rate controller: it drives a limiter whose rate can change in
-// use (a bucket.Limiter, a rate.Limiter, anything with a Setter) from the
-// outcomes or latencies callers record, raising the rate by a step after
-// good intervals and cutting it by a factor after bad ones, as TCP does.
+// use (a gcra.Limiter, a bucket.Limiter, a rate.Limiter, anything with a
+// Setter) from the outcomes or latencies callers record, raising the rate
+// by a step after good intervals and cutting it by a factor after bad
+// ones, as TCP does.
 // Use it when the right rate is not a constant: a downstream healthy at
 // 1000 requests per second today and degraded at 500 tomorrow. AIMD
 // oscillates by nature (rise, fail, cut, rise); hysteresis (act only after

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/cellrate/cellrate/bucket"
+	"github.com/cellrate/cellrate/gcra"
 	"github.com/cellrate/cellrate/limit"
 	"github.com/cellrate/cellrate/rate"
 )
@@ -299,6 +300,34 @@ func TestAIMDDrivesBucketAndRate(t *testing.T) {
 		t.Fatalf("rate limiter at %v, want 8", rl.Limit())
 	}
 	_ = a2
+}
+
+func TestAIMDDrivesGCRA(t *testing.T) {
+	g, err := gcra.New(100, time.Second, 10)
+	if err != nil {
+		t.Fatal(err)
+	}
+	a, err := NewAIMD(g, 50, 1, 100, 10, 0.5, WithAIMDClock(func() int64 { return 0 }))
+	if err != nil {
+		t.Fatal(err)
+	}
+	a.RecordAt(0, false)
+	a.RecordAt(iv, true) // 25/s from iv on
+	if a.Rate() != 25 {
+		t.Fatalf("AIMD at %v/s, want 25", a.Rate())
+	}
+	// An hour later, drained, it admits one event per 40ms, its burst of
+	// 10 kept.
+	now, ms := iv+int64(time.Hour), int64(time.Millisecond)
+	n := 0
+	for ; g.AllowAt(now); n++ {
+	}
+	if n != 10 || g.AllowAt(now+40*ms-1) || !g.AllowAt(now+40*ms) {
+		t.Fatalf("not 25/s with burst 10 after the decrease (%d at once)", n)
+	}
+	if _, err := NewAIMD(g, 2e9, 1, 4e9, 1, 0.5); err == nil {
+		t.Fatal("a rate above one event per ns was set")
+	}
 }
 
 // bucketRate reads a bucket's burst and rate from what it does at now, long

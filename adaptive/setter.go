@@ -10,7 +10,7 @@ import (
 )
 
 // Setter is a limiter whose rate can change while it is in use: what an
-// AIMD drives.
+// AIMD drives. A *gcra.Limiter is one; Bucket and Rate adapt the others.
 type Setter interface {
 	// SetRateAt makes perSecond events per second the limiter's rate from
 	// now on.
