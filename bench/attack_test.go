@@ -9,7 +9,7 @@ import (
 // TestAttack: under every flood pattern, from a tenth of the table to 100
 // times it, for buckets and windows and both policies, the abuser is
 // admitted no more than its own limiter's exact bound over every interval;
-// under Evict no well-behaved key is wrongly denied while the flood fits
+// evicting (the default) no well-behaved key is wrongly denied while the flood fits
 // the table. The wrong denials of larger floods are logged: they are the
 // price the package doc names.
 func TestAttack(t *testing.T) {

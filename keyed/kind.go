@@ -94,6 +94,18 @@ func (k *kind) stepOne(w uint64, now, ref int64) (uint64, bool) {
 	return uint64(next), ok
 }
 
+// windowOne is stepOne for a window word, raising the reference time if
+// the unit is admitted: allow1's window path, out of its line so that the
+// GCRA path keeps its values in registers.
+func (k *kind) windowOne(w uint64, now int64) (uint64, bool) {
+	ref := k.ref()
+	next, ok := k.stepOne(w, now, ref)
+	if ok {
+		k.raise(now, ref)
+	}
+	return next, ok
+}
+
 // raise is called before writing a word stepped at now against ref.
 func (k *kind) raise(now, ref int64) {
 	if k.window && now > ref {
@@ -137,8 +149,7 @@ func (k *kind) owed(w uint64, ref int64) uint64 {
 // behind now at now); for a window, a window counting nothing.
 func (k *kind) paid(o uint64, now int64) bool {
 	if !k.window {
-		_, r, _ := k.g.Step(gcrastep.State(o), now, 0)
-		return r.Remaining == k.g.Burst()
+		return k.g.RemainingAt(gcrastep.State(o), now) == k.g.Burst()
 	}
 	return o == 0 || int64(o^signBit) <= now && int64(o^signBit) != math.MaxInt64
 }

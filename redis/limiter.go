@@ -4,8 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"strconv"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	goredis "github.com/redis/go-redis/v9"
@@ -29,15 +29,16 @@ const (
 // for concurrent use by many goroutines and many processes.
 type Limiter struct {
 	c       Client
-	script  *goredis.Script
-	sha     any      // script's hash, boxed once
-	batch   *batcher // for a single server
-	batches sync.Map // per node of a cluster or ring: *goredis.Client -> *batcher
+	prog    atomic.Pointer[program]
+	eval    atomic.Bool // a server answered that it has no FCALL: scripts
+	batch   *batcher    // for a single server
+	batches sync.Map    // per node of a cluster or ring: *goredis.Client -> *batcher
 	prefix  string
 	alg     algorithm
-	max     int64 // the largest n: the burst or the limit
+	max     int64 // a GCRA's burst, the largest n
+	lim     atomic.Pointer[limitArg]
+	w       int64 // a window's length, ns
 	gp      gcraParams
-	tail    []any // the script's arguments after the decision's own (window)
 	cfg     config
 }
 
@@ -112,8 +113,8 @@ func NewGCRA(c Client, prefix string, events int64, period time.Duration, burst 
 	if err != nil {
 		return nil, err
 	}
-	script := gcraScript(gp, graceMs(cfg.grace))
-	l := &Limiter{c: c, script: script, sha: script.Hash(), batch: new(batcher), prefix: prefix, alg: algGCRA, max: burst, gp: gp, cfg: cfg}
+	l := &Limiter{c: c, batch: new(batcher), prefix: prefix, alg: algGCRA, max: burst, gp: gp, cfg: cfg}
+	l.prog.Store(gcraProgram(gp, graceMs(cfg.grace)))
 	return l, nil
 }
 
@@ -140,8 +141,9 @@ func NewWindow(c Client, prefix string, limit int64, w time.Duration, opts ...Op
 	if err != nil {
 		return nil, err
 	}
-	l := &Limiter{c: c, script: windowScript, sha: windowScript.Hash(), batch: new(batcher), prefix: prefix, alg: algWindow, max: limit, cfg: cfg}
-	l.tail = []any{strconv.FormatInt(limit, 10), strconv.FormatInt(int64(w), 10), strconv.FormatInt(graceMs(cfg.grace), 10)}
+	l := &Limiter{c: c, batch: new(batcher), prefix: prefix, alg: algWindow, w: int64(w), cfg: cfg}
+	l.prog.Store(windowProgram(int64(w), graceMs(cfg.grace)))
+	l.lim.Store(&limitArg{n: limit, arg: limit})
 	return l, nil
 }
 
@@ -218,17 +220,12 @@ func (l *Limiter) run(ctx context.Context, key string, caller bool, now, n int64
 // back give units of the caller's last borrow, whose written value was
 // last, and it returns the value it writes ("" if none).
 func (l *Limiter) decide(ctx context.Context, key string, caller bool, now, n int64, take, tier bool, give int64, last string) (Result, int64, string, error) {
-	switch {
-	case l == nil || l.c == nil:
-		return zeroResult, 0, "", ErrZeroValue
-	case n < 0:
-		return Result{RetryAfter: Never}, 0, "", errNegativeCost
-	case n > l.max && !take:
-		return Result{RetryAfter: Never}, 0, "", errCostExceedsBurst
-	case caller && (now < -1<<62 || now >= 1<<62):
-		return Result{RetryAfter: Never}, 0, "", errTime
+	lim, r0, err := l.check(caller, now, n, take)
+	if err != nil {
+		return r0, 0, "", err
 	}
-	// go-redis copies keys and args into its command: they are reused.
+	// The command is built in a pooled buffer: go-redis holds it only for
+	// the call.
 	b := argPool.Get().(*argBuf)
 	defer argPool.Put(b)
 	args := append(b.args[:0], 0, 0, 0, n, 0)
@@ -243,19 +240,22 @@ func (l *Limiter) decide(ctx context.Context, key string, caller bool, now, n in
 	if take {
 		args[4] = 1
 	}
-	args = append(args, l.tail...)
+	if lim != nil {
+		args = append(args, lim.arg)
+	}
 	giving := tier && l.alg == algGCRA
 	if giving {
 		args = append(args, give, last)
 	}
 	b.keys[0] = l.Key(key)
+	b.prog = l.prog.Load()
 	ctx, cancel := l.ctx(ctx)
 	defer cancel()
 	b.args = args
 	cmd := l.send(ctx, b)
 	var v []int64
 	var written string
-	err := cmd.Err()
+	err = cmd.Err()
 	if err == nil {
 		if giving {
 			v, written, err = parseGiving(cmd)
@@ -281,6 +281,28 @@ func (l *Limiter) decide(ctx context.Context, key string, caller bool, now, n in
 		r.RetryAfter = retryAfter(v[3], v[4])
 	}
 	return r, v[1], written, nil
+}
+
+// check refuses a decision that needs no round trip, and returns a
+// window's limit in force.
+func (l *Limiter) check(caller bool, now, n int64, take bool) (*limitArg, Result, error) {
+	if l == nil || l.c == nil {
+		return nil, zeroResult, ErrZeroValue
+	}
+	max, lim := l.max, (*limitArg)(nil)
+	if l.alg == algWindow {
+		lim = l.lim.Load()
+		max = lim.n
+	}
+	switch {
+	case n < 0:
+		return nil, Result{RetryAfter: Never}, errNegativeCost
+	case n > max && !take:
+		return nil, Result{RetryAfter: Never}, errCostExceedsBurst
+	case caller && (now < -1<<62 || now >= 1<<62):
+		return nil, Result{RetryAfter: Never}, errTime
+	}
+	return lim, Result{}, nil
 }
 
 // ints reads the script's integers into v (the buffer of a decision: no
@@ -341,7 +363,8 @@ func nop() {}
 // the channel on which the batch that sent it says it is done.
 type argBuf struct {
 	args []any
-	full []any // EVALSHA, the hash, 1, the key, then args
+	full []any // the command: see command
+	prog *program
 	ints [6]int64
 	keys [1]string
 	cmd  *goredis.Cmd
