@@ -28,7 +28,7 @@ var surfaceMax = map[string]int{
 	"pacer":       30,
 	"debounce":    30,
 	"coalesce":    30,
-	"adaptive":    39, // above the aim: AIMD's knobs
+	"adaptive":    32, // above the aim: AIMD's knobs
 	"httplimit":   66, // above the aim: Policy's, Decision's and Stats' fields
 	"concurrency": 53, // above the aim: the algorithms' fields
 }
