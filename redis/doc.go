@@ -23,6 +23,11 @@
 // lacks it (a new server, one restarted empty, a node new to the cluster)
 // and called with FCALL; on an older server, or one that will not load it
 // (an ACL without FUNCTION), it runs as a script (EVALSHA).
+// The server keeps each library until FUNCTION DELETE or FLUSH: one per
+// GCRA parameter set (events, period, burst, grace) and one per window
+// length and grace, whatever its limit. Many distinct GCRA rates (a rate
+// per tenant, say) are as many libraries; one deleted is loaded again by
+// the next decision that needs it.
 // A window limiter's limit can change while it runs (SetRate, SetRateAt:
 // what package adaptive's AIMD drives), with the bound stated there. The
 // time of a decision is the Redis server's clock, so the calling machines
