@@ -334,7 +334,7 @@ func TestAIMDDrivesGCRA(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	a, err := NewAIMD(g, 50, 1, 100, 10, 0.5, WithAIMDClock(func() int64 { return 0 }))
+	a, err := NewAIMD(g, 50, 1, 100, 10, 0.5, WithClock(func() int64 { return 0 }))
 	if err != nil {
 		t.Fatal(err)
 	}
