@@ -35,7 +35,7 @@ func ExampleNewFixed() {
 // service of 20 workers taking 40ms each, always offered more than it can
 // take. Times are injected, so the output is fixed.
 func ExampleNew() {
-	l, err := concurrency.New(&concurrency.Vegas{}, concurrency.WithLimits(5, 1, 1000),
+	l, err := concurrency.New(concurrency.WithLimits(5, 1, 1000),
 		concurrency.WithClock(func() int64 { return 0 }))
 	if err != nil {
 		panic(err)
