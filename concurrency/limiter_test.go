@@ -170,6 +170,13 @@ func TestOptionsPick(t *testing.T) {
 			t.Errorf("case %d: %#v, want %#v", i, l.alg, c.want)
 		}
 	}
+	// One Option value serves many Limiters: each gets its own state.
+	opt := WithGradient(0, 0)
+	a, _ := New(opt)
+	b, _ := New(opt)
+	if a.alg == b.alg {
+		t.Fatal("two Limiters share one algorithm's state")
+	}
 	if l, err := NewFixed(3, WithClock(zeroClock)); err != nil || l.alg != nil || l.Limit() != 3 {
 		t.Fatalf("NewFixed: %v, %v", l, err)
 	}
