@@ -43,14 +43,16 @@
 // after it has lasted twice the previous window's mean latency (within
 // the bounds of WithWindow) and holds enough samples; the release that
 // closes it runs the algorithm once, alone, and the limit takes its
-// result, clamped to [min, max] (WithLimits). Releases as Ignored are not
-// sampled; a Dropped release of a request admitted before the limit last
-// fell is a sample but not a loss, so one stall's burst of timeouts backs
-// off once. Vegas and Gradient estimate the no-load latency as the least
-// mean latency of a window, and re-measure it every WithHistory windows
-// by halving the limit until the requests in flight have drained to half
-// (a probe of a window or a few), since a service that became slower
-// would otherwise keep an estimate that is too low for good.
+// result, clamped to [min, max] (WithLimits). A window without loss whose
+// requests never reached half the limit leaves it alone: their latency
+// says nothing about a higher one. Releases as Ignored are not sampled; a
+// Dropped release of a request admitted before the limit last fell is a
+// sample but not a loss, so one stall's burst of timeouts backs off once.
+// Vegas and Gradient estimate the no-load latency as the least mean
+// latency of a window, and re-measure it every WithHistory windows by
+// halving the limit until the requests in flight have drained to half (a
+// probe of a window or a few), since a service that became slower would
+// otherwise keep an estimate that is too low for good.
 //
 // # Time
 //

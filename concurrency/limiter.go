@@ -59,7 +59,7 @@ const maxLimit = 1 << 20
 // outside 1 <= min <= initial <= max <= 1<<20, windows outside
 // 0 < minDur <= maxDur, minSamples below 1, a nil clock or Option, an
 // algorithm's parameter out of its documented range, or WithSmoothing or
-// WithHistory with aimd.
+// WithHistory with AIMD.
 func New(opts ...Option) (*Limiter, error) {
 	c, err := configure(opts)
 	if err != nil {

@@ -106,7 +106,11 @@ func pick(k algKind, a, b float64, threshold time.Duration) Option {
 }
 
 // WithBackoff sets the factor every algorithm multiplies the limit by
-// after a window with a Dropped request (in [0.1, 1); at 0, 0.9).
+// after a window with a Dropped request (in [0.1, 1); at 0, 0.9). Once
+// windows show no queue again, a Vegas or Gradient limit climbs back half
+// the way to where the back-offs began at each window (a window with a
+// queue forgets that level): a burst of timeouts from a stall does not
+// mean the service became smaller.
 func WithBackoff(factor float64) Option {
 	return func(c *config) { c.tune.backoff, c.tune.set = factor, c.tune.set|setBackoff }
 }
