@@ -36,8 +36,9 @@ func TestChooseIdleFromTheFreerGroup(t *testing.T) {
 	}
 }
 
-// A Receipt from a new key's first admission names the slot the key was
-// placed in, wherever that is: Refund then gives every unit back.
+// A Receipt names the slot of the key wherever it is, from the admission
+// that placed the key or a later one, up to the whole burst: Refund then
+// gives every unit back.
 func TestRefundOfANewKeyInAnySlot(t *testing.T) {
 	tb, err := New(1, time.Hour, 3, WithCapacity(64))
 	if err != nil {
@@ -51,8 +52,16 @@ func TestRefundOfANewKeyInAnySlot(t *testing.T) {
 			t.Fatalf("key %s: %+v %+v %v", key, r, rc, err)
 		}
 		tb.Refund(rc)
+		// Again, on the key's slot (fresh again), and for the whole burst.
+		for _, n := range []int64{2, 3} {
+			r, rc, err = tb.TakeAt(key, now, n)
+			if !r.OK || err != nil || rc.N != n {
+				t.Fatalf("key %s, n %d: %+v %+v %v", key, n, r, rc, err)
+			}
+			tb.Refund(rc)
+		}
 		if r, _ := tb.AllowNAt(key, now, 3); !r.OK {
-			t.Fatalf("key %s: the burst is not back after the refund", key)
+			t.Fatalf("key %s: the burst is not back after the refunds", key)
 		}
 	}
 }
