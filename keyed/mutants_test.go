@@ -93,3 +93,22 @@ func TestIPv6PrefixBits(t *testing.T) {
 		}
 	}
 }
+
+// WithCapacity accepts the ends of its range (checked on the option alone:
+// the largest table would not fit in memory here).
+func TestCapacityBounds(t *testing.T) {
+	for _, keys := range []int{groupSlots, maxSlots} {
+		var c config
+		WithCapacity(keys)(&c)
+		if c.slotsErr != nil || c.slots != int64(keys) {
+			t.Errorf("WithCapacity(%d): %v", keys, c.slotsErr)
+		}
+	}
+	for _, keys := range []int{groupSlots - 1, maxSlots + 1} {
+		var c config
+		WithCapacity(keys)(&c)
+		if c.slotsErr == nil {
+			t.Errorf("WithCapacity(%d) accepted", keys)
+		}
+	}
+}
