@@ -112,3 +112,35 @@ func TestCapacityBounds(t *testing.T) {
 		}
 	}
 }
+
+// WithMemory accepts the budgets of the smallest and the largest table and
+// names both in its refusal.
+func TestMemoryBounds(t *testing.T) {
+	for _, bytes := range []int64{groupSlots * slotBytes, maxSlots * slotBytes} {
+		var c config
+		WithMemory(bytes)(&c)
+		if c.slotsErr != nil {
+			t.Errorf("WithMemory(%d): %v", bytes, c.slotsErr)
+		}
+	}
+	var c config
+	WithMemory(groupSlots*slotBytes - 1)(&c)
+	if pe := c.slotsErr; pe == nil || pe.Min != int64(groupSlots*slotBytes) || pe.Max != int64(maxSlots*slotBytes) {
+		t.Errorf("WithMemory(%d): %+v", groupSlots*slotBytes-1, pe)
+	}
+}
+
+// A key's second group is never its first when the table has more than
+// one, also for a hash whose two reductions meet in group 0 of a table of
+// 3 groups.
+func TestSecondGroupDiffers(t *testing.T) {
+	tb, err := New(1, time.Second, 1, WithCapacity(3*groupSlots))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, h := range []uint64{1, 2, 1 << 40, 1<<63 + 5, ^uint64(0)} {
+		if g := tb.group(h); tb.group2(h, g) == g {
+			t.Errorf("hash %#x: both groups are %d", h, g)
+		}
+	}
+}
