@@ -386,20 +386,16 @@ func (t *TwoTier) slow(ctx context.Context, e *entry, key string, n int64) (Resu
 	if now < h.downUntil.Load() {
 		return t.fallback(e, h, now, n, ErrUnavailable)
 	}
+	return t.roundTrip(ctx, e, h, key, n, now)
+}
+
+// roundTrip borrows for key (under e.mu) and decides the request from
+// what comes back, counting the node's failures.
+func (t *TwoTier) roundTrip(ctx context.Context, e *entry, h *health, key string, n, now int64) (Result, int64, error) {
 	if t.trips.Add(1)%sweepEvery == 0 {
 		t.sweep(now)
 	}
-	want := e.resize(now, t.lease, t.batch)
-	// On an empty key, units to come: no more than the rate refills in
-	// half a lease, so that one process holds the line for no longer; at
-	// least 2 (within the batch), so that a round trip brings two.
-	reserve := min(max(2, min(want, t.half)), t.batch)
-	if h.failing.Load() > 0 {
-		// The node failed: a borrow whose reply is lost takes units no one
-		// spends, so ask only what this request needs.
-		want, reserve = n, n
-	}
-	want, reserve = max(want, n), max(reserve, n)
+	want, reserve := t.sizes(e, h, now, n)
 	give := e.reclaim(now)
 	r, m, err := t.borrow(ctx, e, key, want, reserve, give)
 	if err != nil {
@@ -413,6 +409,21 @@ func (t *TwoTier) slow(ctx context.Context, e *entry, key string, n int64) (Resu
 	h.failing.Store(0)
 	e.at, e.got = now, m
 	return t.received(e, r, m, n, now)
+}
+
+// sizes returns how many units to borrow if the key has them, and how
+// many to reserve if it is empty: no more than the rate refills in half a
+// lease, so that one process holds the line for no longer, and at least 2
+// (within the batch), so that a round trip brings two. After the node
+// failed, only the request's: a borrow whose reply is lost takes units no
+// one spends.
+func (t *TwoTier) sizes(e *entry, h *health, now, n int64) (want, reserve int64) {
+	if h.failing.Load() > 0 {
+		return n, n
+	}
+	want = e.resize(now, t.lease, t.batch)
+	reserve = min(max(2, min(want, t.half)), t.batch)
+	return max(want, n), max(reserve, n)
 }
 
 // borrow asks Redis for up to want units, or if none is there for up to
@@ -579,10 +590,8 @@ func (t *TwoTier) sweep(now int64) {
 	defer t.sweeping.Unlock()
 	t.swept.Store(now)
 	t.entries.Range(func(k, v any) bool {
-		e := v.(*entry)
-		w := e.word.Load()
-		if (w&tokMask == 0 || int64(w>>tokBits)*1e6 <= now) && e.denyUntil.Load() <= now && e.mu.TryLock() {
-			if e.res.out == e.res.n {
+		if e := v.(*entry); e.idle(now) && e.mu.TryLock() {
+			if !e.reserving.Load() {
 				t.entries.Delete(k)
 			}
 			e.mu.Unlock()
@@ -597,6 +606,12 @@ func (t *TwoTier) sweep(now int64) {
 		}
 		return true
 	})
+}
+
+// idle reports whether e holds no live units and no cached denial.
+func (e *entry) idle(now int64) bool {
+	w := e.word.Load()
+	return (w&tokMask == 0 || int64(w>>tokBits)*1e6 <= now) && e.denyUntil.Load() <= now
 }
 
 // fallback decides while Redis fails: deny with err (fail closed), or on
