@@ -100,11 +100,11 @@ const (
 // serve another. Each process borrows about what it spends in half a
 // lease (see WithBatch), so a light process holds little; units left when
 // a lease ends go back as above or are lost. A process that finds the key
-// empty reserves at least two units (within the batch) and at most what
-// the rate refills in half a lease: a round trip comes back without units
-// only when the line of reservations is two Redis bursts long, and no
-// process holds the line for more than half a lease at a time. Close
-// gives back what a process holds when it stops, reserved units too.
+// empty reserves what the rate refills in half a lease (at least two
+// units, at most the batch), and holds the line no longer than that: a
+// round trip comes back without units only when the line of reservations
+// is two Redis bursts long. Close gives back what a process holds when it
+// stops, reserved units too.
 //
 // # Faults
 //
@@ -115,7 +115,8 @@ const (
 // Stats). After three failures in a row on one Redis node, for WithRetry
 // no round trip is made to that node: a TwoTier failing closed denies its
 // keys with ErrUnavailable, one failing open decides them on its local
-// limit. Units already borrowed are spent as usual. Then it asks the node
+// limit. Units already borrowed are spent as usual, reserved ones at their
+// times. Then it asks the node
 // again; a success resets its count. The count is kept per node (per
 // master of a ClusterClient, per shard of a Ring), so a node's failure is
 // felt only by the keys it serves.
@@ -136,6 +137,8 @@ const (
 // a connection cut after the server ran it) may have taken units that no
 // process spends: they are lost to every process, never admitted; a lost
 // reservation lengthens the line of the key until its units' times pass.
+// So after a failure on a node, a borrow asks only the units its request
+// needs, until one succeeds.
 type TwoTier struct {
 	r         *Limiter
 	events    int64
