@@ -116,10 +116,9 @@ const (
 // no round trip is made to that node: a TwoTier failing closed denies its
 // keys with ErrUnavailable, one failing open decides them on its local
 // limit. Units already borrowed are spent as usual, reserved ones at their
-// times. Then it asks the node
-// again; a success resets its count. The count is kept per node (per
-// master of a ClusterClient, per shard of a Ring), so a node's failure is
-// felt only by the keys it serves.
+// times. Then it asks the node again; a success resets its count. The
+// count is kept per node (per master of a ClusterClient, per shard of a
+// Ring), so a node's failure is felt only by the keys it serves.
 //
 // A Redis restarted empty (without persistence) has forgotten every key.
 // The first process to borrow a key afterwards rebuilds it from the state
