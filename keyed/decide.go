@@ -8,7 +8,6 @@ import (
 
 	"github.com/cellrate/cellrate/atomic128"
 	"github.com/cellrate/cellrate/internal/backoff"
-	"github.com/cellrate/cellrate/internal/gcrastep"
 	"github.com/cellrate/cellrate/limit"
 )
 
@@ -42,14 +41,13 @@ func (t *Table) allow1(h uint64, now int64, live bool) bool {
 			}
 			var next uint64
 			var ok bool
-			if t.k.window {
+			switch {
+			case t.k.window:
 				next, ok = t.k.windowOne(w, now)
-			} else {
-				// A GCRA's step, called without kind's dispatch: it
-				// needs no reference time and raises nothing.
-				var s gcrastep.State
-				s, ok = t.k.g.StepOne(gcrastep.State(w), now)
-				next = uint64(s)
+			case t.k.oneNs:
+				next, ok = t.k.gcraOneNs(w, now)
+			default:
+				next, ok = t.k.gcraOne(w, now)
 			}
 			if !ok {
 				if tg, w2 := atomic128.LoadAligned(p); tg != tag || w2 != w {

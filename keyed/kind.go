@@ -21,6 +21,7 @@ import (
 // evicted key and which a fresh word of a key starts from (see start).
 type kind struct {
 	window bool
+	oneNs  bool // a GCRA whose step is one ns (gcrastep's StepOneNs)
 	g      gcrastep.Params
 	w      packed64.WindowParams
 	hw     packed64.HighWater
@@ -41,7 +42,7 @@ func newBucketKind(events int64, period time.Duration, burst int64) (*kind, erro
 		}
 		return nil, err
 	}
-	return &kind{g: p}, nil
+	return &kind{g: p, oneNs: p.OneNs()}, nil
 }
 
 func newWindowKind(lim int64, window time.Duration) (*kind, error) {
@@ -92,6 +93,19 @@ func (k *kind) stepOne(w uint64, now, ref int64) (uint64, bool) {
 	}
 	next, ok := k.w.StepOne(packed64.WindowWord(w), now, ref)
 	return uint64(next), ok
+}
+
+// gcraOne and gcraOneNs are stepOne for a GCRA, without kind's dispatch:
+// a GCRA needs no reference time and raises nothing. gcraOneNs, for a step
+// of one ns, inlines.
+func (k *kind) gcraOne(w uint64, now int64) (uint64, bool) {
+	s, ok := k.g.StepOne(gcrastep.State(w), now)
+	return uint64(s), ok
+}
+
+func (k *kind) gcraOneNs(w uint64, now int64) (uint64, bool) {
+	s, ok := k.g.StepOneNs(gcrastep.State(w), now)
+	return uint64(s), ok
 }
 
 // windowOne is stepOne for a window word, raising the reference time if

@@ -343,16 +343,20 @@ func (ps Params) Undo(s, before, after State) (State, bool) {
 // that keep many States (package keyed).
 func (ps *Params) StepOne(s State, now int64) (State, bool) {
 	if ps.p == 1 {
-		return ps.oneNs(s, now)
+		return ps.StepOneNs(s, now)
 	}
 	return ps.admit(s, ps.At(now, ps.J), ps.J)
 }
 
-// oneNs is StepOne when a step is one ns (p = e = 1: an interval of whole
-// ns), where admit's 128-bit products are 64-bit: wait iff tat > u + bj - j;
-// else the TAT, restarted at now if behind it, moves j steps on, unless
-// that passes the end of int64 time.
-func (ps *Params) oneNs(s State, now int64) (State, bool) {
+// OneNs reports whether a step is one ns (p = e = 1: an interval of whole
+// ns), where StepOneNs is StepOne.
+func (ps *Params) OneNs() bool { return ps.p == 1 }
+
+// StepOneNs is StepOne when OneNs holds, and inlines (StepOne does not):
+// admit's 128-bit products are 64-bit: wait iff tat > u + bj - j; else the
+// TAT, restarted at now if behind it, moves j steps on, unless that passes
+// the end of int64 time.
+func (ps *Params) StepOneNs(s State, now int64) (State, bool) {
 	u, tat := uint64(now)^signBit, uint64(s)
 	if tat > u && tat-u > ps.BJ-ps.J {
 		return s, false
