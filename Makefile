@@ -82,13 +82,29 @@ vet-all: ## go vet on every GOOS/GOARCH the module claims, with and without pure
 cross-selftest: ## show that a planted data race and a planted wrong path each fail cross
 	cd cross && CELLRATE_CROSS_SELFTEST=1 $(GO) test -run TestSelf -v -timeout 30m .
 
-.PHONY: bench bench-quick stress
+.PHONY: bench bench-quick bench-agree stress
 
 bench: ## the main job: paired comparisons with the peer libraries; writes bench/report/ and README.md's figures
 	cd bench && $(GO) run ./cmd/report -out report -readme ../README.md
 
 bench-quick: ## the same with fewer, shorter rounds, into bench/out/quick/ (not committed)
 	cd bench && $(GO) run ./cmd/report -quick -out out/quick
+
+# The report's intervals say where a rerun's figures land: bench-agree
+# reruns the paired comparisons (into bench/out/rerun/) and counts how
+# many of the rerun's figures fall within bench/report's intervals.
+# QUICK=1 compares two fresh bench-quick runs (bench/out/agree-a, -b)
+# instead; AGREE_WITH=path/results.json (from bench/) compares the rerun
+# with another report than bench/report.
+bench-agree: ## count how many figures of a rerun fall within the report's intervals (QUICK=1: two quick runs)
+ifdef QUICK
+	cd bench && $(GO) run ./cmd/report -quick -http=false -out out/agree-a
+	cd bench && $(GO) run ./cmd/report -quick -http=false -out out/agree-b
+	cd bench && $(GO) run ./cmd/report -agree out/agree-a/results.json out/agree-b/results.json
+else
+	cd bench && $(GO) run ./cmd/report -http=false -out out/rerun
+	cd bench && $(GO) run ./cmd/report -agree $(or $(AGREE_WITH),report/results.json) out/rerun/results.json
+endif
 
 # Every stress run takes STRESS_DUR (per CPU path, per limiter), with the
 # race detector and without it (which changes what is atomic in
@@ -103,7 +119,7 @@ stress: ## the long stress runs (stress/), -race and not, STRESS_DUR per test
 # and one mutant at a time, at most MUTATE_BUDGET per package; rewrites the
 # results table of MUTANTS.md and fails on a survivor that is neither killed
 # nor listed there as equivalent.
-MUTATE_PKGS ?= gcra bucket window packed64 striped atomic128 internal/slide internal/cell internal/backoff nanotime debounce coalesce slidelog
+MUTATE_PKGS ?= gcra internal/gcrastep internal/bucketcore window internal/packed64core striped atomic128 internal/slide internal/cell internal/backoff nanotime debounce coalesce slidelog
 MUTATE_BUDGET ?= 20m
 .PHONY: mutate
 mutate: ## mutation testing of the decision and cell packages; writes MUTANTS.md's table

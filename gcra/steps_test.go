@@ -13,7 +13,5 @@ var (
 	RateParams = gcrastep.RateParams
 )
 
-const signBit = 1 << 63
-
 // NewFromParams returns a full Limiter with Params ps.
 func NewFromParams(ps Params, opts ...Option) (*Limiter, error) { return fromParams(ps, opts...) }

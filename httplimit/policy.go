@@ -179,7 +179,7 @@ func (p *policy) match(r *http.Request) bool {
 // joined key is a string of a third form: a marker and the key's hash
 // under the policy's seed, its IPv6 address cut to the prefix. No other
 // string key names that limiter unless it guesses the seeded hash.
-func (p *policy) take(k Key, now, n int64) (limit.Result, limit.Receipt, error) {
+func (p *policy) take(k *Key, now, n int64) (limit.Result, limit.Receipt, error) {
 	switch k.kind {
 	case addrKey:
 		return p.table.TakeAddrAt(k.addr, now, n)

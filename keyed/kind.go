@@ -7,9 +7,9 @@ import (
 	"time"
 
 	"github.com/cellrate/cellrate/internal/gcrastep"
+	"github.com/cellrate/cellrate/internal/packed64core"
 	"github.com/cellrate/cellrate/internal/packword"
 	"github.com/cellrate/cellrate/limit"
-	"github.com/cellrate/cellrate/packed64"
 )
 
 // kind is the limiter every slot of a table runs, with the table's one
@@ -23,8 +23,8 @@ type kind struct {
 	window bool
 	oneNs  bool // a GCRA whose step is one ns (gcrastep's StepOneNs)
 	g      gcrastep.Params
-	w      packed64.WindowParams
-	hw     packed64.HighWater
+	w      packed64core.WindowParams
+	hw     packed64core.HighWater
 	slack  int64
 	shift  uint   // window: a time unit is 2^shift ns
 	mask   uint64 // window: the start field's mask
@@ -46,7 +46,7 @@ func newBucketKind(events int64, period time.Duration, burst int64) (*kind, erro
 }
 
 func newWindowKind(lim int64, window time.Duration) (*kind, error) {
-	p, err := packed64.NewWindowParams(lim, window)
+	p, err := packed64core.NewWindowParams(lim, window)
 	if err != nil {
 		return nil, err
 	}
@@ -56,8 +56,8 @@ func newWindowKind(lim int64, window time.Duration) (*kind, error) {
 
 // Bounds of the window parameters packed64 takes, for keyed's ParamErrors.
 const (
-	maxLimit  = packed64.MaxWindowLimit
-	maxWindow = packed64.MaxWindow
+	maxLimit  = packed64core.MaxWindowLimit
+	maxWindow = packed64core.MaxWindow
 )
 
 // ref returns the reference time for unwrapping a window word loaded before
@@ -79,7 +79,7 @@ func (k *kind) step(w uint64, now, ref, n int64) (uint64, limit.Result, bool, er
 		s, r, err := k.g.Step(gcrastep.State(w), now, n)
 		return uint64(s), r, r.OK && err == nil && n != 0, err
 	}
-	s, r, err := k.w.Step(packed64.WindowState{Word: packed64.WindowWord(w), Ref: ref}, now, n)
+	s, r, err := k.w.Step(packed64core.WindowState{Word: packed64core.WindowWord(w), Ref: ref}, now, n)
 	next := uint64(s.Word)
 	return next, r, r.OK && err == nil && n != 0 && !(next == w && now <= ref), err
 }
@@ -91,7 +91,7 @@ func (k *kind) stepOne(w uint64, now, ref int64) (uint64, bool) {
 		s, ok := k.g.StepOne(gcrastep.State(w), now)
 		return uint64(s), ok
 	}
-	next, ok := k.w.StepOne(packed64.WindowWord(w), now, ref)
+	next, ok := k.w.StepOne(packed64core.WindowWord(w), now, ref)
 	return uint64(next), ok
 }
 

@@ -10,9 +10,9 @@ import (
 	"unsafe"
 
 	"github.com/cellrate/cellrate/internal/bound"
+	"github.com/cellrate/cellrate/internal/packed64core"
 	"github.com/cellrate/cellrate/internal/race"
 	"github.com/cellrate/cellrate/limit"
-	"github.com/cellrate/cellrate/packed64"
 )
 
 // Test parameters: a bucket of 10 tokens per ms, burst 5 (a token takes
@@ -278,8 +278,8 @@ func TestDelaysOnlyFromTheSketch(t *testing.T) {
 	})
 }
 
-func windowState(k *kind, w uint64) packed64.WindowState {
-	return packed64.WindowState{Word: packed64.WindowWord(w), Ref: k.ref()}
+func windowState(k *kind, w uint64) packed64core.WindowState {
+	return packed64core.WindowState{Word: packed64core.WindowWord(w), Ref: k.ref()}
 }
 
 // find returns the slot index and word of key, if the table holds it.

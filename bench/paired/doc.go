@@ -12,5 +12,12 @@
 // estimated with its confidence interval (Ratio, Diff): the
 // Hodges-Lehmann estimate and the Wilcoxon signed-rank interval.
 //
-// Use Measure with a Config; see Estimate for the statistics.
+// That interval holds the noise between one process's rounds only. A
+// fresh process at another moment (another heap, other hash seeds, other
+// load and clock speed) moves all its rounds alike, so a rerun can land
+// well outside it. Measured in several processes, a comparison is
+// estimated over them (RatioRuns, DiffRuns): the interval is where a
+// rerun of as many processes lands, at the stated level.
+//
+// Use Measure with a Config; see Estimate and Runs for the statistics.
 package paired

@@ -19,6 +19,9 @@ type Estimate struct {
 	// Hi are infinite and Achieved is 0.
 	N               int
 	Level, Achieved float64
+	// Procs is the number of processes the rounds came from (Runs); 0
+	// for Shift, which treats the rounds as one process's.
+	Procs int
 }
 
 // Shift estimates the location of d, one difference per round (for

@@ -6,9 +6,12 @@
 // with -readme it also rewrites that block of the README.
 //
 // Every comparison is paired (package paired): ours and the baseline run
-// in alternating turns of a few milliseconds in this one process, timed
-// by CPU time, and the report gives each ratio with its 95% interval and
-// says when the interval cannot tell the two apart.
+// in alternating turns of a few milliseconds, timed by CPU time, in each
+// of several fresh processes one after another (the command runs itself
+// as each), and the report gives each ratio with the 95% interval a rerun
+// lands in and says when the interval cannot tell the two apart. With
+// -agree it counts how many figures of a rerun fall within a report's
+// intervals.
 //
 // The report is written into a fresh hidden directory beside the output
 // directory and moved into its place only once every file is written: a
@@ -20,6 +23,7 @@
 //	go run ./cmd/report -readme ../README.md   # full (make bench)
 //	go run ./cmd/report -quick -out out/quick  # make bench-quick
 //	go run ./cmd/report -in report/results.json -out /tmp/r  # re-render
+//	go run ./cmd/report -agree report/results.json out/rerun/results.json
 package main
 
 import (
@@ -51,14 +55,33 @@ func main() {
 	flag.StringVar(&o.in, "in", "", "re-render this saved results.json instead of measuring")
 	flag.StringVar(&o.readme, "readme", "", "rewrite the figures block of this README from the report")
 	flag.BoolVar(&o.http, "http", true, "run the sections over real loopback connections (vegeta) and the memory run")
+	agree := flag.Bool("agree", false, "compare two results.json, named as arguments: how many of the second's figures fall within the first's intervals")
+	workerCfg := flag.String(workerFlag, "", "(internal) measure every pair once, with this config, as one of the run's processes")
+	proc := flag.Int("proc", 0, "(internal) with -"+workerFlag+": which process this is")
+	procs := flag.Int("procs", 0, "measure each pair in this many processes instead of the mode's count (fewer is faster, its intervals wider; 1 gives intervals within one process only)")
 	flag.Parse()
 	o.cfg = full
 	if *quick {
 		o.cfg = quickCfg
 	}
+	if *procs > 0 {
+		o.cfg.Procs = *procs
+	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	if err := run(ctx, o, os.Stdout); err != nil {
+	var err error
+	switch {
+	case *workerCfg != "":
+		err = worker(ctx, *workerCfg, *proc)
+	case *agree:
+		if flag.NArg() != 2 {
+			log.Fatal("-agree takes two results.json: the report's and the rerun's")
+		}
+		err = agreeFiles(os.Stdout, flag.Arg(0), flag.Arg(1))
+	default:
+		err = run(ctx, o, os.Stdout)
+	}
+	if err != nil {
 		stop()
 		if errors.Is(err, context.Canceled) {
 			log.Fatalf("interrupted: %s is unchanged", o.out)
@@ -76,7 +99,9 @@ type options struct {
 // config sizes a run.
 type config struct {
 	Quick bool `json:"quick"`
-	// Rounds and Turn are each pair's paired.Config.
+	// Procs is how many processes measure each pair, one after another;
+	// Rounds and Turn are each pair's paired.Config in each of them.
+	Procs  int           `json:"procs,omitempty"`
 	Rounds int           `json:"rounds"`
 	Turn   time.Duration `json:"turn"`
 	// KeyCounts are the keyed sections' key populations; Requests the
@@ -86,8 +111,8 @@ type config struct {
 }
 
 var (
-	full     = config{Rounds: 24, Turn: 6 * time.Millisecond, KeyCounts: []int{1000, 1_000_000}, Requests: 200_000}
-	quickCfg = config{Quick: true, Rounds: 8, Turn: 2 * time.Millisecond, KeyCounts: []int{1000, 100_000}, Requests: 20_000}
+	full     = config{Procs: 5, Rounds: 6, Turn: 6 * time.Millisecond, KeyCounts: []int{1000, 1_000_000}, Requests: 200_000}
+	quickCfg = config{Quick: true, Procs: 4, Rounds: 4, Turn: 2 * time.Millisecond, KeyCounts: []int{1000, 100_000}, Requests: 20_000}
 )
 
 // results is everything a report is rendered from; results.json holds it.
@@ -177,14 +202,10 @@ func measureAll(ctx context.Context, o options) (results, error) {
 		Date: start.UTC().Format("2006-01-02"), Go: runtime.Version(), OS: runtime.GOOS, Arch: runtime.GOARCH,
 		CPU: cpuModel(), CPUs: runtime.NumCPU(), GOMAXPROCS: runtime.GOMAXPROCS(0), LoadBefore: loadavg(),
 	}}
-	log.Printf("%d rounds of %v turns a pair, GOMAXPROCS %d, %d usable CPUs, load average %s",
-		o.cfg.Rounds, o.cfg.Turn, res.Machine.GOMAXPROCS, res.Machine.CPUs, res.Machine.LoadBefore)
-	specs := planLimiters()
-	specs = append(specs, planKeyed(o.cfg.KeyCounts)...)
-	specs = append(specs, planStores()...)
-	specs = append(specs, planHTTP()...)
+	log.Printf("%d processes of %d rounds of %v turns a pair, GOMAXPROCS %d, %d usable CPUs, load average %s",
+		o.cfg.Procs, o.cfg.Rounds, o.cfg.Turn, res.Machine.GOMAXPROCS, res.Machine.CPUs, res.Machine.LoadBefore)
 	var err error
-	if res.Groups, err = measure(ctx, specs, o.cfg); err != nil {
+	if res.Groups, err = runProcs(ctx, o.cfg); err != nil {
 		return res, err
 	}
 	res.Acc = accuracy(o.cfg.Requests)

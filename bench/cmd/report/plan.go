@@ -39,6 +39,9 @@ type row struct {
 	Label string        `json:"label"` // what is compared with the baseline
 	Ours  paired.Sample `json:"ours"`
 	Base  paired.Sample `json:"base"`
+	// Proc is, per round, the process that measured it (0, 1, ...);
+	// absent, every round is one process's.
+	Proc []int `json:"proc,omitempty"`
 }
 
 // A pairSpec builds one pair: ours and the baseline, and the label.

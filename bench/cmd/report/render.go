@@ -28,6 +28,12 @@ const wide = 1.5
 // the baseline's for added.
 func estimate(k kind, r row) (cpu, wall paired.Estimate) {
 	f := func(a, b []float64) paired.Estimate {
+		if r.procs() > 1 {
+			if k == added {
+				return paired.DiffRuns(r.split(a), r.split(b), level)
+			}
+			return paired.RatioRuns(r.split(b), r.split(a), level)
+		}
 		if k == added {
 			return paired.Diff(a, b, level)
 		}
@@ -219,23 +225,41 @@ func markdown(w io.Writer, res results) {
 	fmt.Fprintf(w, "Produced by %s on %s with %s in %s. Machine: %s/%s, %s, %d CPUs usable by this process, GOMAXPROCS %d. ",
 		mode, m.Date, m.Go, m.Took, m.OS, m.Arch, m.CPU, m.CPUs, m.GOMAXPROCS)
 	fmt.Fprintf(w, "Load average (1 min) %s before the run and %s after it: %s\n\n", m.LoadBefore, m.LoadAfter, loadWords(m))
-	fmt.Fprintf(w, "**How to read it.** Every figure is a paired comparison: ours and the baseline run in alternating turns of %v "+
-		"(%d rounds, each one turn of each, the order alternating), in one process, so that other work on the machine lands on both. "+
-		"Each turn is timed by the CPU time the measuring threads used (the thread's own for 1 goroutine, the process's for more), "+
-		"which leaves out the time they waited while other processes ran; *ns/op* is the median over the rounds. "+
-		"*times faster* is the baseline's ns/op over ours, estimated from the rounds' ratios (Hodges-Lehmann: the median of the Walsh averages "+
-		"of their logarithms) with the %.0f%% interval of the Wilcoxon signed-rank test; *ns added* is the same for the difference. "+
-		"The verdict says *no difference shown* when the interval holds 1 (or 0), and that the spread is too wide to say how much when "+
-		"the interval is wider than a factor of %.1f. *by wall clock* is the same estimate from wall time, for scale: where it differs much "+
-		"from the CPU figure, other processes took the CPUs. The interval describes the noise between this run's rounds, not between runs: "+
-		"reruns on a loaded machine (a fresh process, other neighbours) have moved estimates by more than it, so treat differences of "+
-		"a few percent, and rankings between close rows, as unresolved. *allocs/op* are ours, on one goroutine. The per-round figures are in "+
-		"[results.json](results.json).\n\n", c.Turn, c.Rounds, 100*level, wide)
+	method(w, res)
 	sections(w, res)
 	accuracyMD(w, res)
 	if res.HTTP != nil {
 		res.HTTP.markdown(w)
 	}
+}
+
+// method writes how to read the figures: how they were measured and
+// what the interval means.
+func method(w io.Writer, res results) {
+	c := res.Config
+	fmt.Fprintf(w, "**How to read it.** Every figure is a paired comparison: ours and the baseline run in alternating turns of %v "+
+		"(rounds of one turn of each, the order alternating), in one process, so that other work on the machine lands on both. "+
+		"Each turn is timed by the CPU time the measuring threads used (the thread's own for 1 goroutine, the process's for more), "+
+		"which leaves out the time they waited while other processes ran; *ns/op* is the median over the rounds. ", c.Turn)
+	if c.Procs > 1 {
+		fmt.Fprintf(w, "Each pair is measured in %d fresh processes, one after another, %d rounds in each: a process's heap, its scheduler "+
+			"and the load and clock speed of its moment move every round in it alike, so rounds of one process are not independent "+
+			"draws, and only the spread between processes shows how far a rerun may land. "+
+			"*times faster* is the baseline's ns/op over ours: each process's estimate is the Hodges-Lehmann estimate of its rounds' ratios "+
+			"(the median of the Walsh averages of their logarithms), the figure is their mean, and the %.0f%% interval is where a rerun "+
+			"of this report on this machine lands, %d times in %d: Student's t with the processes' spread, holding this run's error and the rerun's "+
+			"(`make bench-agree` counts how many figures of a rerun fall within it). *ns added* is the same for the difference. ",
+			c.Procs, c.Rounds, 100*level, int(math.Round(level*20)), 20)
+	} else {
+		fmt.Fprintf(w, "*times faster* is the baseline's ns/op over ours, estimated from the %d rounds' ratios (Hodges-Lehmann: the median of "+
+			"the Walsh averages of their logarithms) with the %.0f%% interval of the Wilcoxon signed-rank test; *ns added* is the same for "+
+			"the difference. The interval describes the noise between this one process's rounds, not between runs: a rerun (a fresh process, "+
+			"another moment) may land outside it. ", c.Rounds, 100*level)
+	}
+	fmt.Fprintf(w, "The verdict says *no difference shown* when the interval holds 1 (or 0), and that the spread is too wide to say how much when "+
+		"the interval is wider than a factor of %.1f. *by wall clock* is the same estimate from wall time, for scale: where it differs much "+
+		"from the CPU figure, other processes took the CPUs. *allocs/op* are ours, on one goroutine. The per-round figures are in "+
+		"[results.json](results.json).\n\n", wide)
 }
 
 // loadWords says what the load average means for the figures.
@@ -386,10 +410,14 @@ func block(readme []byte) ([]byte, bool) {
 // headline comparisons, on one goroutine, each with its interval.
 func figures(w io.Writer, res results) {
 	m := res.Machine
+	interval := fmt.Sprintf("its %.0f%% interval", 100*level)
+	if p := res.Config.Procs; p > 1 {
+		interval = fmt.Sprintf("the %.0f%% interval a rerun lands in (from %d processes)", 100*level, p)
+	}
 	fmt.Fprintf(w, "\nWritten by `make bench` from [bench/report](bench/report/README.md) (%s, %s/%s, %s, %d CPUs, %s; load average %s before, %s after): "+
-		"each figure is a paired comparison (ours and the baseline in alternating turns in one process, timed by CPU time) with its %.0f%% interval. "+
+		"each figure is a paired comparison (ours and the baseline in alternating turns, timed by CPU time) with %s. "+
 		"The report has every peer, both goroutine counts, injected time and the method.\n\n",
-		m.Date, m.OS, m.Arch, m.CPU, m.CPUs, m.Go, m.LoadBefore, m.LoadAfter, 100*level)
+		m.Date, m.OS, m.Arch, m.CPU, m.CPUs, m.Go, m.LoadBefore, m.LoadAfter, interval)
 	for _, c := range charts(res) {
 		if c.readme {
 			fmt.Fprintf(w, "![%s](bench/report/%s)\n\n", c.title, c.file)

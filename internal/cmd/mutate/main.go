@@ -48,7 +48,7 @@ import (
 const gremlinsPkg = "github.com/go-gremlins/gremlins/cmd/gremlins@v0.6.0"
 
 // defaultPkgs are the decision and cell packages.
-const defaultPkgs = "gcra bucket window packed64 striped atomic128 internal/slide internal/cell internal/backoff nanotime"
+const defaultPkgs = "gcra internal/gcrastep internal/bucketcore window internal/packed64core striped atomic128 internal/slide internal/cell internal/backoff nanotime"
 
 func main() {
 	pkgs := flag.String("pkgs", defaultPkgs, "packages to mutate, space- or comma-separated, relative to the module root")
