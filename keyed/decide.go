@@ -335,6 +335,7 @@ func (t *Table) retry(classes *[2 * groupSlots]int, owes *[2 * groupSlots]uint64
 // each group's count of empty and idle slots.
 func (t *Table) classify(p *probe, tags, words *[2 * groupSlots]uint64, now int64) (classes [2 * groupSlots]int, owes [2 * groupSlots]uint64, free [2]int) {
 	ref := t.k.ref()
+	paid := t.k.paidBy(subSat(now, grace)) // owing at most this is idle
 	for i := range p.s {
 		switch {
 		case tags[i]&pending != 0:
@@ -344,7 +345,7 @@ func (t *Table) classify(p *probe, tags, words *[2 * groupSlots]uint64, now int6
 		default:
 			owes[i] = t.k.owed(words[i], ref)
 			classes[i] = busy
-			if t.k.paid(owes[i], subSat(now, grace)) {
+			if owes[i] <= paid {
 				classes[i] = idle
 			}
 		}

@@ -157,15 +157,17 @@ func (k *kind) owed(w uint64, ref int64) uint64 {
 	return uint64(k.ns(end)) ^ signBit
 }
 
-// paid reports whether a key owing o owes nothing at now: its word decides
-// at now and after as a fresh one would. For a GCRA that is a full bucket
-// (every later decision from o and from 0 agree, as gcra restarts a TAT
-// behind now at now); for a window, a window counting nothing.
-func (k *kind) paid(o uint64, now int64) bool {
+// paidBy returns the most a key may owe and owe nothing at now: a key
+// owing o decides at now and after as a fresh one would iff o <=
+// paidBy(now). For a GCRA that is a full bucket (every later decision from
+// o and from 0 agree, as gcra restarts a TAT behind now at now); for a
+// window, a window counting nothing (a debt at the end of time is never
+// paid).
+func (k *kind) paidBy(now int64) uint64 {
 	if !k.window {
-		return k.g.RemainingAt(gcrastep.State(o), now) == k.g.Burst()
+		return uint64(k.g.FullAt(now))
 	}
-	return o == 0 || int64(o^signBit) <= now && int64(o^signBit) != math.MaxInt64
+	return min(uint64(now)^signBit, math.MaxUint64-1)
 }
 
 // wait returns the ns until a key owing o owes nothing, from now.

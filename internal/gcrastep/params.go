@@ -272,6 +272,18 @@ func (ps *Params) remaining(tat State, a at) int64 {
 	return 0
 }
 
+// FullAt returns the greatest State whose bucket is full at now: s has its
+// whole burst at now (RemainingAt(s, now) == Burst()) iff s <= FullAt(now),
+// for a caller comparing many States against one now.
+func (ps *Params) FullAt(now int64) State {
+	if ps.J == 0 {
+		return ^State(0) // the zero Params: RemainingAt is 0, its burst
+	}
+	uh, ul := bits.Mul64(uint64(now)^signBit, ps.e)
+	q, _ := bits.Div64(uh, ul, ps.p) // floor(now) in steps, as remaining reads it
+	return State(q)
+}
+
 // RemainingAt returns the whole events a request at now could take from s.
 func (ps Params) RemainingAt(s State, now int64) int64 {
 	a := ps.At(now, 0)
