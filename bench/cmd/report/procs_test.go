@@ -2,11 +2,14 @@ package main
 
 import (
 	"bytes"
+	"context"
+	"errors"
 	"math"
 	"math/rand/v2"
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/cellrate/cellrate/bench/paired"
 )
@@ -164,5 +167,30 @@ func TestMethodSaysProcesses(t *testing.T) {
 	files, _ = render(synthetic())
 	if md := string(files["README.md"]); !strings.Contains(md, "not between runs") {
 		t.Errorf("a one-process report does not say its interval is within the process:\n%s", md[:2000])
+	}
+}
+
+// TestBudget: runProcs runs every process within its budget, and past it
+// stops at minProcs, not before, pooling what ran.
+func TestBudget(t *testing.T) {
+	r := rand.New(rand.NewPCG(11, 12))
+	calls := 0
+	work := func(_ context.Context, p int) ([]group, error) {
+		calls++
+		time.Sleep(20 * time.Millisecond)
+		return procRun(r, 2), nil
+	}
+	gs, n, err := runProcs(t.Context(), config{Procs: 5}, work)
+	if err != nil || n != 5 || calls != 5 || gs[0].Rows[0].procs() != 5 {
+		t.Fatalf("no budget: %d processes, %d calls (%v)", n, calls, err)
+	}
+	calls = 0
+	gs, n, err = runProcs(t.Context(), config{Procs: 8, Budget: time.Millisecond}, work)
+	if err != nil || n != minProcs || calls != minProcs || gs[0].Rows[0].procs() != minProcs {
+		t.Fatalf("over budget: %d processes, %d calls, want %d (%v)", n, calls, minProcs, err)
+	}
+	boom := errors.New("boom")
+	if _, _, err := runProcs(t.Context(), config{Procs: 3}, func(context.Context, int) ([]group, error) { return nil, boom }); !errors.Is(err, boom) {
+		t.Fatalf("a failed process: %v", err)
 	}
 }
