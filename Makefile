@@ -119,7 +119,7 @@ stress: ## the long stress runs (stress/), -race and not, STRESS_DUR per test
 # and one mutant at a time, at most MUTATE_BUDGET per package; rewrites the
 # results table of MUTANTS.md and fails on a survivor that is neither killed
 # nor listed there as equivalent.
-MUTATE_PKGS ?= gcra bucket window packed64 striped atomic128 internal/slide internal/cell internal/backoff nanotime debounce coalesce slidelog
+MUTATE_PKGS ?= gcra internal/gcrastep internal/bucketcore window internal/packed64core striped atomic128 internal/slide internal/cell internal/backoff nanotime debounce coalesce slidelog
 MUTATE_BUDGET ?= 20m
 .PHONY: mutate
 mutate: ## mutation testing of the decision and cell packages; writes MUTANTS.md's table

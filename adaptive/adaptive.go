@@ -259,8 +259,8 @@ func (t *Throttle) enter(now int64) int64 {
 }
 
 // none marks a snapshot slot not (yet) holding a bucket's counts. A bucket
-// numbered math.MinInt64 (only at 1ns buckets) is never snapshotted: its
-// window is then counted from the snapshot before it, or from the start.
+// numbered math.MinInt64 (only at 1ns buckets) is never snapshotted: a
+// window that reaches back to it counts from the start.
 const none = int64(math.MinInt64)
 
 // counts returns the requests and accepts since the start of the window's
@@ -269,11 +269,13 @@ const none = int64(math.MinInt64)
 // latest bucket before it; or, with none, since the Throttle began).
 func (t *Throttle) counts(now int64) (req, acc int64) {
 	b := t.enter(now)
-	first := b - t.nb + 1
-	if b < math.MinInt64+t.nb {
-		first = math.MinInt64
-	}
 	req, acc = t.requests.Load(), t.accepts.Load()
+	if b < math.MinInt64+t.nb {
+		// The window reaches back to bucket math.MinInt64, which has no
+		// snapshot: it holds every count.
+		return max(0, req), max(0, acc)
+	}
+	first := b - t.nb + 1
 	in, before := none, none // the best snapshot in the window, and before it
 	var inReq, inAcc, bfReq, bfAcc int64
 	for i := range t.ring {

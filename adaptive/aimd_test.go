@@ -282,13 +282,13 @@ func TestAIMDDrivesBucketAndRate(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if ev, per := b.Params().Rate(); float64(ev)/per.Seconds() != 50 {
-		t.Fatalf("bucket at %d per %v, want 50/s", ev, per)
+	if burst, wait := bucketRate(b, 1<<40); burst != 10 || wait != time.Second/50 {
+		t.Fatalf("bucket of burst %d, a token each %v, want 10 and 50/s", burst, wait)
 	}
 	a.RecordAt(0, false)
 	a.RecordAt(iv, true)
-	if ev, per := b.Params().Rate(); float64(ev)/per.Seconds() != 25 || b.Params().Burst() != 10 {
-		t.Fatalf("bucket at %d per %v burst %d, want 25/s burst 10", ev, per, b.Params().Burst())
+	if burst, wait := bucketRate(b, 1<<41); burst != 10 || wait != time.Second/25 {
+		t.Fatalf("bucket of burst %d, a token each %v, want 10 and 25/s", burst, wait)
 	}
 	rl := rate.NewLimiter(5, 1)
 	a2, err := NewAIMD(Rate(rl), 8, 1, 100, 2, 0.5)
@@ -299,4 +299,14 @@ func TestAIMDDrivesBucketAndRate(t *testing.T) {
 		t.Fatalf("rate limiter at %v, want 8", rl.Limit())
 	}
 	_ = a2
+}
+
+// bucketRate reads a bucket's burst and rate from what it does at now, long
+// after any decision before: it is full, so it admits its burst at once,
+// and then the next token comes after one token's refill time.
+func bucketRate(b *bucket.Limiter, now int64) (burst int64, each time.Duration) {
+	full, _ := b.AllowNAt(now, 0)
+	b.AllowNAt(now, full.Remaining)
+	next, _ := b.AllowNAt(now, 1)
+	return full.Remaining, next.RetryAfter
 }

@@ -64,8 +64,8 @@ func ExampleAIMD() {
 		now := sec * int64(time.Second)
 		ok := a.Rate() <= 65 // the downstream's answer to this second's traffic
 		a.RecordAt(now, ok)  // judges the second before, then counts this one
-		ev, per := b.Params().Rate()
-		fmt.Printf("t=%ds healthy=%t bucket at %.0f/s\n", sec, ok, float64(ev)/per.Seconds())
+		// a.Rate() is the rate a has just set on b.
+		fmt.Printf("t=%ds healthy=%t bucket at %.0f/s\n", sec, ok, a.Rate())
 	}
 	// Output:
 	// t=0s healthy=true bucket at 50/s

@@ -1,7 +1,11 @@
 package adaptive
 
 import (
+	"time"
+
 	"github.com/cellrate/cellrate/bucket"
+	"github.com/cellrate/cellrate/internal/ratio"
+	"github.com/cellrate/cellrate/limit"
 	"github.com/cellrate/cellrate/rate"
 )
 
@@ -20,15 +24,16 @@ type SetterFunc func(now int64, perSecond float64) error
 func (f SetterFunc) SetRateAt(now int64, perSecond float64) error { return f(now, perSecond) }
 
 // Bucket returns a Setter for a bucket.Limiter: each rate is read as
-// bucket.RateParams reads it, with the bucket's current burst, and set
-// with SetParamsAt (the tokens held carry over).
+// bucket.NewRate reads its float (the nearest fraction num/den with
+// den <= 2^32), and set with SetRateAt, keeping the burst (the tokens held
+// carry over). A rate with no such fraction is a *limit.ParamError.
 func Bucket(l *bucket.Limiter) Setter {
 	return SetterFunc(func(now int64, perSecond float64) error {
-		ps, err := bucket.RateParams(perSecond, l.Params().Burst())
-		if err != nil {
-			return err
+		num, den, ok := ratio.Fraction(perSecond)
+		if !ok {
+			return &limit.ParamError{Pkg: "adaptive", Param: "rate", Value: perSecond, Reason: "not a finite number of events per second in range"}
 		}
-		return l.SetParamsAt(now, ps)
+		return l.SetRateAt(now, int64(num), time.Duration(den)*time.Second)
 	})
 }
 

@@ -31,7 +31,7 @@ func ExampleLimiter() {
 func ExampleReservation() {
 	l, _ := bucket.New(1, time.Second, 1)
 	l.AllowAt(0)
-	r, _ := l.ReserveAt(0)
+	r, _ := l.ReserveNAt(0, 1)
 	fmt.Println("act in", r.Wait)
 	fmt.Println("cancelled:", r.CancelAt(int64(time.Second/2)))
 	fmt.Println(l.AllowAt(int64(time.Second)))
@@ -39,19 +39,6 @@ func ExampleReservation() {
 	// act in 1s
 	// cancelled: true
 	// true
-}
-
-func ExampleLoan() {
-	// A shard borrows a batch, serves what it can, returns the rest at once.
-	l, _ := bucket.New(100, time.Second, 10)
-	loan := l.TakeUpToAt(0, 8)
-	fmt.Println("borrowed", loan.N)
-	units := l.GiveBack(&loan, 5)
-	p := l.Params()
-	fmt.Println("gave back", units/p.Unit(), "tokens; left", l.TokensAt(0))
-	// Output:
-	// borrowed 8
-	// gave back 5 tokens; left 7
 }
 
 func ExampleLimiter_Wait() {
@@ -64,31 +51,6 @@ func ExampleLimiter_Wait() {
 	fmt.Println(l.Wait(ctx))
 	// Output:
 	// bucket: wait would pass the context deadline: context deadline exceeded
-}
-
-func ExampleState() {
-	// Step runs the same decision on a State kept anywhere.
-	ps, _ := bucket.NewParams(1, time.Second, 1)
-	var s bucket.State // the zero State is a full bucket
-	for _, now := range []int64{0, 5e8, 1e9} {
-		next, r, _ := ps.Step(s, now, 1)
-		s = next
-		fmt.Println(now, r.OK, r.RetryAfter)
-	}
-	// Output:
-	// 0 true 0s
-	// 500000000 false 500ms
-	// 1000000000 true 0s
-}
-
-func ExampleParams() {
-	// 3 tokens per second: a token is 1e9 units, the bucket refills 3
-	// units/ns, so a third of a token a second is exact, with no drift.
-	ps, _ := bucket.NewParams(3, time.Second, 5)
-	events, period := ps.Rate()
-	fmt.Println(ps.Unit(), events, period, ps.Burst())
-	// Output:
-	// 1000000000 3 1s 5
 }
 
 func ExampleWithClock() {
@@ -108,7 +70,8 @@ func ExampleNew() {
 	// 3 tokens per second, bursts of 5; errors name the parameter refused.
 	l, _ := bucket.New(3, time.Second, 5)
 	r, _ := l.AllowNAt(0, 5)
-	fmt.Println(r.OK, l.RemainingAt(0), l.RemainingAt(int64(time.Second)))
+	later, _ := l.AllowNAt(int64(time.Second), 0) // n == 0: what is left
+	fmt.Println(r.OK, r.Remaining, later.Remaining)
 	_, err := bucket.New(3, 0, 5)
 	fmt.Println(err)
 	// Output:
@@ -121,20 +84,11 @@ func ExampleLimiter_SetRateAt() {
 	l.AllowNAt(0, 10)
 	// From 1s on, 10 per second: the token refilled by then carries over.
 	_ = l.SetRateAt(int64(time.Second), 10, time.Second)
-	fmt.Println(l.RemainingAt(int64(time.Second)), l.RemainingAt(int64(2*time.Second)))
+	at1, _ := l.AllowNAt(int64(time.Second), 0) // n == 0: what is left
+	at2, _ := l.AllowNAt(int64(2*time.Second), 0)
+	fmt.Println(at1.Remaining, at2.Remaining)
 	// Output:
 	// 1 10
-}
-
-func ExampleParams_TakeUpTo() {
-	// A batch borrowed as a pure step on a State kept anywhere: up to 8
-	// tokens from a full bucket of 10.
-	ps, _ := bucket.NewParams(1, time.Second, 10)
-	var s bucket.State
-	s, n := ps.TakeUpTo(s, 0, 8)
-	fmt.Println(n, ps.Remaining(s, 0), ps.Remaining(s, int64(3*time.Second)))
-	// Output:
-	// 8 2 5
 }
 
 func ExampleLimiter_TakeAt() {
@@ -143,10 +97,17 @@ func ExampleLimiter_TakeAt() {
 	perKey, _ := bucket.New(5, time.Second, 5)
 	global, _ := bucket.New(100, time.Second, 3)
 	both, _ := limit.NewAll(perKey, global)
+	left := func() (int64, int64) {
+		k, _ := perKey.AllowNAt(0, 0) // n == 0: what is left
+		g, _ := global.AllowNAt(0, 0)
+		return k.Remaining, g.Remaining
+	}
 	r, _ := both.AllowNAt(0, 3)
-	fmt.Println(r.OK, perKey.RemainingAt(0), global.RemainingAt(0))
+	k, g := left()
+	fmt.Println(r.OK, k, g)
 	r, _ = both.AllowNAt(0, 2) // the global bucket is empty: nothing kept
-	fmt.Println(r.OK, perKey.RemainingAt(0), global.RemainingAt(0))
+	k, g = left()
+	fmt.Println(r.OK, k, g)
 	// Output:
 	// true 2 0
 	// false 2 0

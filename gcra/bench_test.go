@@ -133,7 +133,7 @@ func (l *Limiter) reserveAtRunner(now, n int64) (Reservation, error) {
 		err error
 	}
 	o := cell.Run64(&l.tat, func(tat uint64) (uint64, out, bool) {
-		next, wait, ok, err := l.ps.reserve(State(tat), now, n)
+		next, wait, ok, err := l.ps.Reserve(State(tat), now, n)
 		if !ok {
 			return tat, out{Reservation{Wait: limit.Never}, err}, false
 		}

@@ -27,21 +27,6 @@ func ExampleLimiter() {
 	// true
 }
 
-func ExampleParams_Step() {
-	// Step runs the same decision on a TAT kept anywhere: here a plain variable.
-	ps, _ := gcra.NewParams(1, time.Second, 1)
-	var s gcra.State // the zero State is a full limiter
-	for _, now := range []int64{0, 5e8, 1e9} {
-		next, r, _ := ps.Step(s, now, 1)
-		s = next
-		fmt.Println(now, r.OK, r.RetryAfter)
-	}
-	// Output:
-	// 0 true 0s
-	// 500000000 false 500ms
-	// 1000000000 true 0s
-}
-
 func ExampleLimiter_ReserveAt() {
 	// Reserve takes events now and says when to use them: here the burst
 	// of 2 is spent, so each next event waits one more interval (250ms).
@@ -69,11 +54,12 @@ func ExampleNewRate() {
 	if err != nil {
 		panic(err)
 	}
-	fmt.Println(l.Allow(), l.Allow(), l.Params().Interval())
+	r, _ := l.AllowN(1)
+	fmt.Println(l.Allow(), r.OK, r.RetryAfter)
 	now += int64(2 * time.Second)
 	fmt.Println(l.Allow(), l.Tokens())
 	// Output:
-	// true false 2s
+	// false true 0s
 	// true 0
 }
 

@@ -51,6 +51,7 @@ import (
 
 	"github.com/cellrate/cellrate/internal/backoff"
 	"github.com/cellrate/cellrate/internal/cell"
+	"github.com/cellrate/cellrate/internal/gcrastep"
 	"github.com/cellrate/cellrate/internal/wait"
 	"github.com/cellrate/cellrate/limit"
 	"github.com/cellrate/cellrate/nanotime"
@@ -67,7 +68,7 @@ import (
 // event); make a Limiter with New. A Limiter must not be copied after first
 // use (go vet reports copies): a copy would admit on its own.
 type Limiter struct {
-	ps    Params
+	ps    gcrastep.Params
 	clock nanotime.Clock   // nil for nanotime.Now
 	_     cpu.CacheLinePad // tat's line holds nothing the reads of ps would miss on
 	tat   atomic.Uint64
@@ -90,14 +91,16 @@ func WithClock(clock nanotime.Clock) Option {
 }
 
 // New returns a full Limiter that admits events per period on average and at
-// most burst at once. It returns NewParams' *limit.ParamError for parameters
-// out of range.
+// most burst at once. It returns a *limit.ParamError for events, period or
+// burst below 1, a rate above one event per nanosecond (Param "events", Max
+// the period in ns), or burst*period/events above 2^62 ns (146 years; Param
+// "burst", Max the largest burst that fits).
 func New(events int64, period time.Duration, burst int64, opts ...Option) (*Limiter, error) {
-	ps, err := NewParams(events, period, burst)
+	ps, err := gcrastep.NewParams(events, period, burst)
 	if err != nil {
 		return nil, err
 	}
-	return NewFromParams(ps, opts...)
+	return fromParams(ps, opts...)
 }
 
 // NewRate returns a full Limiter that admits rate events per second on
@@ -109,19 +112,15 @@ func New(events int64, period time.Duration, burst int64, opts ...Option) (*Limi
 // positive, has no such fraction (below about 2^-32), or exceeds one event
 // per nanosecond, and New's errors for burst.
 func NewRate(rate float64, burst int64, opts ...Option) (*Limiter, error) {
-	ps, err := rateParams(rate, burst)
+	ps, err := gcrastep.RateParams(rate, burst)
 	if err != nil {
 		return nil, err
 	}
-	return NewFromParams(ps, opts...)
+	return fromParams(ps, opts...)
 }
 
-// NewFromParams returns a full Limiter with Params ps, which must come from
-// NewParams (the zero Params is a *limit.ParamError).
-func NewFromParams(ps Params, opts ...Option) (*Limiter, error) {
-	if ps.j == 0 {
-		return nil, paramErr("params", ps, nil, nil, "the zero Params: make them with NewParams")
-	}
+// fromParams returns a full Limiter with Params ps.
+func fromParams(ps gcrastep.Params, opts ...Option) (*Limiter, error) {
 	var c config
 	for i, o := range opts {
 		if o == nil {
@@ -130,7 +129,7 @@ func NewFromParams(ps Params, opts ...Option) (*Limiter, error) {
 		o(&c)
 	}
 	if c.setClock && c.clock == nil {
-		return nil, paramErr("clock", nil, nil, nil, "a nil clock")
+		return nil, gcrastep.ParamErr("clock", nil, nil, nil, "a nil clock")
 	}
 	return &Limiter{ps: ps, clock: c.clock}, nil
 }
@@ -143,11 +142,8 @@ func (l *Limiter) now() int64 {
 	return nanotime.Now()
 }
 
-// Params returns the limiter's parameters, for running the steps elsewhere.
-func (l *Limiter) Params() Params { return l.ps }
-
-// State returns the limiter's state now, for running the steps elsewhere.
-func (l *Limiter) State() State { return State(l.tat.Load()) }
+// state returns the limiter's state now.
+func (l *Limiter) state() gcrastep.State { return gcrastep.State(l.tat.Load()) }
 
 // Allow is AllowAt with the Limiter's clock.
 func (l *Limiter) Allow() bool { return l.AllowAt(l.now()) }
@@ -158,19 +154,19 @@ func (l *Limiter) AllowAt(now int64) bool {
 	// runner's indirect call to the step cost them more than 5% (the package
 	// benchmarks, before and after, in one run). They run the same pure
 	// steps; AllowAt has Params.admit written out (admit is too big to
-	// inline), its inequality still Params.waits.
+	// inline), its inequality still Params.Waits.
 	ps := &l.ps
-	a := ps.at(now, ps.j) // outside the loop: a retry does not redo it
+	a := ps.At(now, ps.J) // outside the loop: a retry does not redo it
 	var spin backoff.Spin
 	for ; ; spin.Wait() {
 		tat := l.tat.Load()
-		kh, kl, wait := ps.waits(State(tat), a)
+		kh, kl, wait := ps.Waits(gcrastep.State(tat), a)
 		if wait {
 			return false // a denial writes nothing
 		}
-		next, carry := bits.Add64(tat, ps.j, 0)
-		if carry != 0 || next == tat || behind(kh, kl, a) {
-			s, ok := ps.settle(State(tat), a, ps.j, false)
+		next, carry := bits.Add64(tat, ps.J, 0)
+		if carry != 0 || next == tat || gcrastep.Behind(kh, kl, a) {
+			s, ok := ps.Settle(gcrastep.State(tat), a, ps.J, false)
 			if !ok {
 				return false
 			}
@@ -185,13 +181,15 @@ func (l *Limiter) AllowAt(now int64) bool {
 // AllowN is AllowNAt with the Limiter's clock.
 func (l *Limiter) AllowN(n int64) (limit.Result, error) { return l.AllowNAt(l.now(), n) }
 
-// AllowNAt admits n events at now if all n fit, else none. See Params.Step
-// for errors and for n == 0.
+// AllowNAt admits n events at now if all n fit, else none. n < 0 returns
+// limit.ErrNegativeCost and n > burst limit.ErrCostExceedsBurst, each with a
+// Result that is not OK and RetryAfter limit.Never; n == 0 is admitted and
+// changes nothing.
 func (l *Limiter) AllowNAt(now, n int64) (limit.Result, error) {
 	var spin backoff.Spin
 	for ; ; spin.Wait() {
 		tat := l.tat.Load()
-		next, r, err := l.ps.Step(State(tat), now, n)
+		next, r, err := l.ps.Step(gcrastep.State(tat), now, n)
 		if !r.OK || uint64(next) == tat || l.tat.CompareAndSwap(tat, uint64(next)) {
 			return r, err
 		}
@@ -204,7 +202,7 @@ func (l *Limiter) TakeAt(now, n int64) (limit.Result, limit.Receipt, error) {
 	var spin backoff.Spin
 	for ; ; spin.Wait() {
 		tat := l.tat.Load()
-		next, r, err := l.ps.Step(State(tat), now, n)
+		next, r, err := l.ps.Step(gcrastep.State(tat), now, n)
 		if !r.OK || uint64(next) == tat {
 			return r, limit.Receipt{}, err
 		}
@@ -226,9 +224,9 @@ func (l *Limiter) Refund(rc limit.Receipt) {
 	if rc.N == 0 {
 		return
 	}
-	before, after := State(rc.Before[0]), State(rc.After[0])
+	before, after := gcrastep.State(rc.Before[0]), gcrastep.State(rc.After[0])
 	cell.Run64(&l.tat, func(tat uint64) (uint64, struct{}, bool) {
-		next, ok := l.ps.undo(State(tat), before, after)
+		next, ok := l.ps.Undo(gcrastep.State(tat), before, after)
 		return uint64(next), struct{}{}, ok
 	})
 }
@@ -237,7 +235,7 @@ func (l *Limiter) Refund(rc limit.Receipt) {
 func (l *Limiter) Remaining() int64 { return l.RemainingAt(l.now()) }
 
 // RemainingAt returns the whole events a request at now could take.
-func (l *Limiter) RemainingAt(now int64) int64 { return l.ps.remainingAt(l.State(), now) }
+func (l *Limiter) RemainingAt(now int64) int64 { return l.ps.RemainingAt(l.state(), now) }
 
 // Tokens is TokensAt with the Limiter's clock.
 func (l *Limiter) Tokens() float64 { return l.TokensAt(l.now()) }
@@ -245,7 +243,7 @@ func (l *Limiter) Tokens() float64 { return l.TokensAt(l.now()) }
 // TokensAt returns the events available at now, with their fraction: burst
 // when full, below 0 while reservations are owed. It is for display;
 // decisions never use floating point.
-func (l *Limiter) TokensAt(now int64) float64 { return l.ps.tokensAt(l.State(), now) }
+func (l *Limiter) TokensAt(now int64) float64 { return l.ps.TokensAt(l.state(), now) }
 
 // Reservation is a cost taken from the limiter now, to be used after a wait.
 // The zero Reservation is not OK and cancels to nothing.
@@ -258,7 +256,7 @@ type Reservation struct {
 	Wait time.Duration
 
 	l             *Limiter
-	before, after State
+	before, after gcrastep.State
 	act           int64 // the reservation's now plus Wait
 }
 
@@ -275,22 +273,22 @@ func (l *Limiter) ReserveAt(now int64) (Reservation, error) { return l.ReserveNA
 // pushing the limiter's state as an admission at now+Wait would, and
 // returns how long to wait: the caller acts at now+Wait. Later decisions see
 // the pushed state, so the bound holds for reserved events counted at their
-// time to act. n < 0 and n > burst return Step's errors and a Reservation
+// time to act. n < 0 and n > burst return AllowNAt's errors and a Reservation
 // that is not OK.
 func (l *Limiter) ReserveNAt(now, n int64) (Reservation, error) {
 	// The loop is written out, not run by cell.Run64: returning the
 	// Reservation through the runner's closure cost about twice the whole
 	// call (BenchmarkReserveAt, runner against this loop in one run). It
-	// runs the same pure step, Params.reserve.
+	// runs the same pure step, Params.Reserve.
 	var spin backoff.Spin
 	for ; ; spin.Wait() {
 		tat := l.tat.Load()
-		next, wait, ok, err := l.ps.reserve(State(tat), now, n)
+		next, wait, ok, err := l.ps.Reserve(gcrastep.State(tat), now, n)
 		if !ok {
 			return Reservation{Wait: limit.Never}, err
 		}
 		if uint64(next) == tat || l.tat.CompareAndSwap(tat, uint64(next)) {
-			return Reservation{OK: true, Wait: wait, l: l, before: State(tat), after: next, act: now + int64(wait)}, nil
+			return Reservation{OK: true, Wait: wait, l: l, before: gcrastep.State(tat), after: next, act: now + int64(wait)}, nil
 		}
 	}
 }
@@ -316,7 +314,7 @@ func (r *Reservation) CancelAt(now int64) bool {
 		return false
 	}
 	return cell.Run64(&r.l.tat, func(tat uint64) (uint64, bool, bool) {
-		next, ok := r.l.ps.undo(State(tat), r.before, r.after)
+		next, ok := r.l.ps.Undo(gcrastep.State(tat), r.before, r.after)
 		return uint64(next), ok, ok
 	})
 }

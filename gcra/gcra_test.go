@@ -14,7 +14,6 @@ import (
 
 	"github.com/cellrate/cellrate/internal/bound"
 	"github.com/cellrate/cellrate/internal/limittest"
-	"github.com/cellrate/cellrate/internal/race"
 	"github.com/cellrate/cellrate/limit"
 )
 
@@ -36,41 +35,6 @@ func checkBound(t testing.TB, adm []admitted, events int64, period time.Duration
 	}
 }
 
-// schedule draws a random sequence of requests: mostly small steps forward,
-// some stale (backwards) now values, some jumps of years, some runs near the
-// ends of the int64 range.
-func schedule(rng *rand.Rand, T int64, burst int64, count int) []op {
-	now := rng.Int64() - math.MaxInt64/2
-	switch rng.IntN(8) {
-	case 0:
-		now = math.MinInt64 + rng.Int64N(1<<20)
-	case 1:
-		now = math.MaxInt64 - rng.Int64N(min(max(T, 1)*burst, 1<<60)*4+1<<20) // T*burst <= 2^62: *4 could wrap
-	}
-	ops := make([]op, count)
-	for i := range ops {
-		switch k := rng.IntN(100); {
-		case k < 60:
-			now = satAdd(now, rng.Int64N(T+1))
-		case k < 75:
-			now = satAdd(now, -rng.Int64N(T*burst+2))
-		case k < 80:
-			now = satAdd(now, rng.Int64N(1<<62)) // up to 146 years
-		case k < 82:
-			now = satAdd(now, -rng.Int64N(1<<62))
-		}
-		n := int64(1)
-		switch rng.IntN(10) {
-		case 0:
-			n = rng.Int64N(burst + 1)
-		case 1:
-			n = 0
-		}
-		ops[i] = op{now, n}
-	}
-	return ops
-}
-
 func satAdd(a, b int64) int64 {
 	s := a + b
 	if (b > 0 && s < a) || (b < 0 && s > a) {
@@ -82,90 +46,10 @@ func satAdd(a, b int64) int64 {
 	return s
 }
 
-// runAgainstRef runs ops through Step and the model, comparing every
-// Result, and returns the admissions.
-func runAgainstRef(t testing.TB, events int64, period time.Duration, burst int64, ops []op) []admitted {
-	t.Helper()
-	ps, err := NewParams(events, period, burst)
-	if err != nil {
-		t.Fatal(err)
-	}
-	m := newRef(events, period, burst)
-	var tat State
-	var adm []admitted
-	for i, o := range ops {
-		next, got, err := ps.Step(tat, o.now, o.n)
-		if err != nil {
-			t.Fatalf("op %d %+v: %v", i, o, err)
-		}
-		want := m.step1(o.now, o.n)
-		if got != want {
-			t.Fatalf("%d per %v burst %d, op %d %+v (tat %d): got %+v, model %+v",
-				events, period, burst, i, o, tat, got, want)
-		}
-		if !got.OK && next != tat {
-			t.Fatalf("op %d: a denial changed the state", i)
-		}
-		tat = next
-		checkTokens(t, ps, tat, m, o.now)
-		if got.OK && o.n > 0 {
-			adm = append(adm, admitted(o))
-		}
-	}
-	return adm
-}
-
 type rateCase struct {
 	events int64
 	period time.Duration
 	burst  int64
-}
-
-var rateCases = []rateCase{
-	{5, time.Second, 10},
-	{3, time.Second, 1},         // T = 333333333.33 ns
-	{1, 3 * time.Second, 4},     // T = 3 s
-	{2, 3, 7},                   // T = 1.5 ns: steps of 1.5 ns
-	{7, 10, 3},                  // T = 1.43 ns
-	{1, 1, 1},                   // one per ns
-	{999983, time.Second, 1000}, // prime events
-	{3, 1e14 + 1, 2},            // T a third of a day and a bit
-	{1, 1 << 61, 2},             // burst*T = 2^62 exactly
-}
-
-func TestStepMatchesModel(t *testing.T) {
-	rng := rand.New(rand.NewPCG(1, 2))
-	runs := 20
-	if race.Enabled { // pure: see package race
-		runs = 2
-	}
-	for _, c := range rateCases {
-		T := int64(c.period) / c.events
-		for range runs {
-			ops := schedule(rng, T, c.burst, 400)
-			adm := runAgainstRef(t, c.events, c.period, c.burst, ops)
-			checkBound(t, adm, c.events, c.period, c.burst)
-		}
-	}
-}
-
-func TestRandomRates(t *testing.T) {
-	rng := rand.New(rand.NewPCG(3, 4))
-	rates := 300
-	if race.Enabled { // pure: see package race
-		rates = 60
-	}
-	for range rates {
-		events := 1 + rng.Int64N(1<<rng.IntN(40))
-		period := time.Duration(events + rng.Int64N(events*(1+rng.Int64N(1<<20))))
-		burst := 1 + rng.Int64N(1<<rng.IntN(12))
-		if _, err := NewParams(events, period, burst); err != nil {
-			continue
-		}
-		ops := schedule(rng, int64(period)/events, burst, 200)
-		adm := runAgainstRef(t, events, period, burst, ops)
-		checkBound(t, adm, events, period, burst)
-	}
 }
 
 // TestSaturatedNoDrift hammers a limiter for simulated years, never idle,
@@ -278,9 +162,6 @@ func TestErrors(t *testing.T) {
 	if _, err := New(1, time.Second, 1, WithClock(nil)); !isParam(err, "clock") {
 		t.Errorf("WithClock(nil): %v", err)
 	}
-	if _, err := NewFromParams(Params{}); !isParam(err, "params") {
-		t.Errorf("NewFromParams(Params{}): %v", err)
-	}
 	for _, rate := range []float64{0, -1, math.NaN(), math.Inf(1), 1e-12, 2e9} {
 		if _, err := NewRate(rate, 1); !isParam(err, "rate") {
 			t.Errorf("NewRate(%v, 1): %v", rate, err)
@@ -301,25 +182,6 @@ func TestErrors(t *testing.T) {
 func isParam(err error, param string) bool {
 	var pe *limit.ParamError
 	return errors.As(err, &pe) && pe.Pkg == "gcra" && pe.Param == param
-}
-
-// TestRateParams: the float rate is read as the nearest small fraction of
-// events per second.
-func TestRateParams(t *testing.T) {
-	for _, c := range []struct {
-		rate   float64
-		events int64
-		period time.Duration
-	}{{0.5, 1, 2 * time.Second}, {1.0 / 3, 1, 3 * time.Second}, {100, 100, time.Second}, {1e9, 1, 1}, {3e8, 3, 10}} {
-		got, err := rateParams(c.rate, 4)
-		if err != nil {
-			t.Fatal(err)
-		}
-		want, _ := NewParams(c.events, c.period, 4)
-		if got != want {
-			t.Errorf("rateParams(%v) = %+v, want %+v", c.rate, got, want)
-		}
-	}
 }
 
 // TestConcurrentBound runs many goroutines on one limiter with an injected
@@ -376,25 +238,6 @@ func TestZeroAllocs(t *testing.T) {
 	}
 }
 
-func FuzzStep(f *testing.F) {
-	f.Add(int64(3), int64(time.Second), int64(1), uint64(1))
-	f.Add(int64(2), int64(3), int64(7), uint64(2))
-	f.Add(int64(1), int64(1), int64(1), uint64(3))
-	f.Add(int64(999983), int64(time.Second), int64(1000), uint64(4))
-	f.Fuzz(func(t *testing.T, events, period, burst int64, seed uint64) {
-		if _, err := NewParams(events, time.Duration(period), burst); err != nil {
-			t.Skip()
-		}
-		if burst > 1<<16 {
-			t.Skip() // keeps the model's schedule meaningful
-		}
-		rng := rand.New(rand.NewPCG(seed, seed>>7))
-		ops := schedule(rng, period/events, burst, 300)
-		adm := runAgainstRef(t, events, time.Duration(period), burst, ops)
-		checkBound(t, adm, events, time.Duration(period), burst)
-	})
-}
-
 func TestWholeIntervalIsExactAtOneInstant(t *testing.T) {
 	rng := rand.New(rand.NewPCG(7, 8))
 	for range 1000 {
@@ -440,58 +283,5 @@ func TestDenialWritesNothing(t *testing.T) {
 	var r limit.Result
 	if limittest.Faults(func() { r, _ = ro.AllowNAt(1000, 0) }) || !r.OK {
 		t.Fatalf("AllowNAt(n = 0) wrote the limiter or was refused: %+v", r)
-	}
-}
-
-// TestRetryAfterNearNever: a wait just over math.MaxInt64 ns (a stale now
-// about 292 years before a TAT near the end of time) is limit.Never, as
-// the model says, not a wait rounded up past the int64 range; a wait just
-// under it is the model's whole ns. The requests straddle the boundary, and
-// Reserve refuses exactly those whose wait is Never.
-func TestRetryAfterNearNever(t *testing.T) {
-	for _, c := range []rateCase{{3, time.Second, 1}, {2, 3, 7}, {7, 10, 3}} {
-		ps, _ := NewParams(c.events, c.period, c.burst)
-		m := newRef(c.events, c.period, c.burst)
-		s, r, _ := ps.Step(0, 1<<62, c.burst)
-		if want := m.step1(1<<62, c.burst); !r.OK || r != want {
-			t.Fatalf("%+v: the full burst at 2^62: %+v, model %+v", c, r, want)
-		}
-		// A request of 1 waits tat + T - b*T - now: at or past 2^63-1 ns
-		// from the now u ns after math.MinInt64 with u = floor(x) - (2^63-1).
-		x := new(big.Rat).Sub(m.tat, new(big.Rat).Mul(m.T, big.NewRat(c.burst-1, 1)))
-		if x.IsInt() {
-			t.Fatalf("%+v: the wait is a whole ns: choose another now", c)
-		}
-		u0 := floorRat(x)
-		u0.Sub(u0, big.NewInt(math.MaxInt64))
-		var nevers, longest int
-		for d := int64(-2); d <= 2; d++ {
-			now := new(big.Int).Add(u0, big.NewInt(d+math.MinInt64)).Int64()
-			_, r, _ := ps.Step(s, now, 1)
-			probe := *m
-			if want := probe.step1(now, 1); r != want {
-				t.Fatalf("%+v: Step at %d: %+v, model %+v", c, now, r, want)
-			}
-			// Reserve acts at now+RetryAfter, unless that wait is Never
-			// (then it is refused, as Step's RetryAfter says).
-			next, wait, ok, _ := ps.reserve(s, now, 1)
-			switch r.RetryAfter {
-			case limit.Never:
-				nevers++
-				if ok || next != s {
-					t.Fatalf("%+v: Reserve at %d with a wait of Never: %d, wait %d, ok %v", c, now, next, wait, ok)
-				}
-			case math.MaxInt64 - 1:
-				longest++
-				if !ok || wait != r.RetryAfter {
-					t.Fatalf("%+v: Reserve at %d: wait %d, ok %v, want %d", c, now, wait, ok, r.RetryAfter)
-				}
-			}
-		}
-		// Waits of 2^63+1+f down to 2^63-3+f ns (0 < f < 1): the first
-		// four round up past or to MaxInt64, Never; the last to MaxInt64-1.
-		if nevers != 4 || longest != 1 {
-			t.Fatalf("%+v: %d waits of Never and %d of MaxInt64-1 ns, want 4 and 1", c, nevers, longest)
-		}
 	}
 }

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"math"
-	"math/big"
 	"math/rand/v2"
 	"sync"
 	"sync/atomic"
@@ -68,116 +67,11 @@ func TestEndOfTime(t *testing.T) {
 	}
 }
 
-// TestReserveMatchesModel: a reservation is the model's admission at now +
-// wait, where wait is the model's RetryAfter; the bound holds with reserved
-// events counted at their time to act, on the schedules of
-// TestStepMatchesModel.
-func TestReserveMatchesModel(t *testing.T) {
-	rng := rand.New(rand.NewPCG(11, 12))
-	for _, c := range rateCases {
-		T := int64(c.period) / c.events
-		for range 4 {
-			reserveAgainstRef(t, c, rng, schedule(rng, T, c.burst, 300))
-		}
-	}
-}
-
-// reserveAgainstRef runs ops through Step, Reserve and Undo (of the last
-// reservation, when nothing came after it), against the model, and checks
-// the bound with reserved events counted at their time to act.
-func reserveAgainstRef(t *testing.T, c rateCase, rng *rand.Rand, ops []op) {
-	t.Helper()
-	ps, err := NewParams(c.events, c.period, c.burst)
-	if err != nil {
-		t.Fatal(err)
-	}
-	m := newRef(c.events, c.period, c.burst)
-	var s State
-	var adm []admitted
-	var undo struct {
-		before, after State
-		model         big.Rat
-		ok            bool
-	}
-	for i, o := range ops {
-		switch k := rng.IntN(6); {
-		case k < 3:
-			next, r, _ := ps.Step(s, o.now, o.n)
-			if want := m.step1(o.now, o.n); r != want {
-				t.Fatalf("%+v op %d: Step %+v, model %+v", c, i, r, want)
-			}
-			if r.OK && next != s {
-				s, undo.ok = next, false
-				adm = append(adm, admitted(o))
-			}
-			continue
-		case k == 3 && undo.ok:
-			// Give the last reservation back: the state and the model go
-			// back to before it, and its events leave the admissions.
-			next, ok := ps.undo(s, undo.before, undo.after)
-			if !ok || next != undo.before {
-				t.Fatalf("%+v op %d: Undo of the last reservation: %d %v", c, i, next, ok)
-			}
-			s, undo.ok = next, false
-			m.tat.Set(&undo.model)
-			adm = adm[:len(adm)-1]
-			continue
-		}
-		next, wait, ok, err := ps.reserve(s, o.now, o.n)
-		if err != nil {
-			t.Fatal(err)
-		}
-		probe := *m
-		want := probe.step1(o.now, o.n)
-		var before big.Rat
-		before.Set(m.tat)
-		wantOK := want.OK || want.RetryAfter != limit.Never && o.now <= math.MaxInt64-int64(want.RetryAfter)
-		if want.OK {
-			m.step1(o.now, o.n)
-		} else if wantOK {
-			if r := m.step1(o.now+int64(want.RetryAfter), o.n); !r.OK {
-				wantOK = false // the TAT would pass the end of time
-			}
-		}
-		if ok != wantOK || ok && wait != want.RetryAfter {
-			t.Fatalf("%+v op %d %+v: Reserve wait %d ok %v, model %+v", c, i, o, wait, ok, want)
-		}
-		if !ok {
-			if next != s {
-				t.Fatal("a refused reservation changed the state")
-			}
-			continue
-		}
-		if next != s {
-			undo.before, undo.after, undo.ok = s, next, true
-			undo.model.Set(&before)
-			adm = append(adm, admitted{o.now + int64(wait), o.n})
-		}
-		s = next
-		checkTokens(t, ps, s, m, o.now) // below 0 while reservations are owed
-	}
-	checkBound(t, adm, c.events, c.period, c.burst)
-}
-
-func FuzzReserve(f *testing.F) {
-	f.Add(int64(3), int64(time.Second), int64(2), uint64(1))
-	f.Add(int64(2), int64(3), int64(7), uint64(2))
-	f.Add(int64(1), int64(1<<61), int64(2), uint64(3))
-	f.Fuzz(func(t *testing.T, events, period, burst int64, seed uint64) {
-		if _, err := NewParams(events, time.Duration(period), burst); err != nil || burst > 1<<16 {
-			t.Skip()
-		}
-		rng := rand.New(rand.NewPCG(seed, seed>>7))
-		c := rateCase{events, time.Duration(period), burst}
-		reserveAgainstRef(t, c, rng, schedule(rng, period/events, burst, 200))
-	})
-}
-
 func TestCancel(t *testing.T) {
 	l, _ := New(1, time.Second, 2)
 	l.AllowAt(0)
 	l.AllowAt(0)
-	before := l.State()
+	before := l.state()
 	res, err := l.ReserveNAt(0, 1)
 	if err != nil || !res.OK || res.Wait != time.Second {
 		t.Fatalf("ReserveAt = %+v, %v", res, err)
@@ -185,7 +79,7 @@ func TestCancel(t *testing.T) {
 	if l.AllowAt(int64(res.Wait - 1)) {
 		t.Fatal("admitted before a reserved event's time to act")
 	}
-	if !res.CancelAt(0) || l.State() != before {
+	if !res.CancelAt(0) || l.state() != before {
 		t.Fatal("cancel did not restore the state exactly")
 	}
 	if res.CancelAt(0) {
@@ -205,20 +99,20 @@ func TestCancel(t *testing.T) {
 	if res.CancelAt(int64(res.Wait + 1)) {
 		t.Fatal("cancelled after the time to act")
 	}
-	before = l.State()
+	before = l.state()
 	res, _ = l.ReserveNAt(0, 1)
-	if !res.CancelAt(int64(res.Wait)) || l.State() != before {
+	if !res.CancelAt(int64(res.Wait)) || l.state() != before {
 		t.Fatal("a cancel at the time to act did not give the events back")
 	}
 	// Only the first call gives anything back, even when the state it
 	// wrote is there again: an identical reservation made after it was
 	// cancelled is not this one.
 	res2, _ = l.ReserveNAt(0, 1)
-	after := l.State()
+	after := l.state()
 	if res2.after != res.after {
 		t.Fatal("the second reservation is not identical: the check below proves nothing")
 	}
-	if res.CancelAt(0) || l.State() != after {
+	if res.CancelAt(0) || l.state() != after {
 		t.Fatal("a second cancel gave back another reservation's events")
 	}
 	var zero Reservation
@@ -289,20 +183,20 @@ func TestWait(t *testing.T) {
 // exactly; after another admission it gives nothing back.
 func TestRefund(t *testing.T) {
 	l, _ := New(1, time.Second, 3)
-	before := l.State()
+	before := l.state()
 	r, rc, err := l.TakeAt(5, 2)
 	if !r.OK || err != nil || rc.N != 2 || rc.At != 5 {
 		t.Fatalf("TakeAt = %+v %+v %v", r, rc, err)
 	}
 	l.Refund(rc)
-	if l.State() != before {
-		t.Fatalf("state %d after refund, want %d", l.State(), before)
+	if l.state() != before {
+		t.Fatalf("state %d after refund, want %d", l.state(), before)
 	}
 	_, rc, _ = l.TakeAt(5, 2)
 	l.AllowAt(5)
-	after := l.State()
+	after := l.state()
 	l.Refund(rc)
-	if l.State() != after {
+	if l.state() != after {
 		t.Fatal("a refund after another admission gave events back")
 	}
 	// Denials and n == 0 have the zero Receipt.
@@ -313,33 +207,8 @@ func TestRefund(t *testing.T) {
 		t.Fatalf("n == 0: %+v", rc)
 	}
 	l.Refund(limit.Receipt{})
-	if l.State() != after {
+	if l.state() != after {
 		t.Fatal("the zero Receipt refunded")
-	}
-}
-
-// TestNaiveRefundBreaksBound is why Member.Refund takes a Receipt: giving
-// n events back by pulling the TAT back n intervals, after another caller
-// was admitted at a later time, passes the bound (burst 2, 1/s: three
-// events within 0.1 s).
-func TestNaiveRefundBreaksBound(t *testing.T) {
-	ps, _ := NewParams(1, time.Second, 2)
-	var s State
-	s, _, _ = ps.Step(s, 0, 1) // A, to be refunded
-	var uses []bound.Use
-	s, r, _ := ps.Step(s, 9e8, 1) // B
-	if !r.OK {
-		t.Fatal("B denied")
-	}
-	uses = append(uses, bound.Use{At: 9e8, Cost: 1})
-	s -= State(ps.j) // the naive refund of A
-	for _, now := range []int64{9e8, 1e9} {
-		if s, r, _ = ps.Step(s, now, 1); r.OK {
-			uses = append(uses, bound.Use{At: now, Cost: 1})
-		}
-	}
-	if bound.Check(uses, 2, 1, uint64(time.Second)) == nil {
-		t.Fatal("the naive refund kept the bound: the Receipt would not be needed")
 	}
 }
 
@@ -456,7 +325,7 @@ func TestConcurrentReserveQueued(t *testing.T) {
 	const now = 1 << 40
 	for l.AllowAt(now) { // empty: every reservation from here waits and pushes the TAT
 	}
-	s0 := l.State()
+	s0 := l.state()
 	const G = 6
 	iters := 20000
 	if testing.Short() {
@@ -486,7 +355,7 @@ func TestConcurrentReserveQueued(t *testing.T) {
 	for _, k := range kept {
 		sum += k
 	}
-	if got, want := uint64(l.State()-s0), uint64(sum)*l.ps.j; got != want {
+	if got, want := uint64(l.state()-s0), uint64(sum)*l.ps.J; got != want {
 		t.Fatalf("the TAT moved %d steps for %d events kept: %d steps", got, sum, want)
 	}
 }

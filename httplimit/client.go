@@ -41,6 +41,9 @@ var ErrNoKey = errors.New("httplimit: the request has no client key")
 // AddrKey returns the key of a client address. An IPv4-mapped IPv6 address
 // is its IPv4 address; the zone is ignored. The invalid Addr is no key.
 func AddrKey(a netip.Addr) Key {
+	if a.Is4() { // neither mapped nor zoned: the common key, at no cost
+		return Key{addr: a, kind: addrKey}
+	}
 	if !a.IsValid() {
 		return Key{}
 	}
@@ -235,56 +238,70 @@ func ProxyKey(header string, trusted ...netip.Prefix) (KeyFunc, error) {
 	case len(trusted) == 0:
 		return nil, perr(0, "ProxyKey needs at least one trusted proxy prefix")
 	}
-	trusted = append([]netip.Prefix(nil), trusted...)
-	for i, p := range trusted {
+	for _, p := range trusted {
 		if !p.IsValid() {
 			return nil, perr(p, "an invalid prefix")
 		}
-		trusted[i] = p.Masked()
 	}
-	return proxyKey(name, trusted), nil
+	return proxyKey(name, newTrust(trusted)), nil
 }
 
-func proxyKey(name string, trusted []netip.Prefix) KeyFunc {
+func proxyKey(name string, trusted trust) KeyFunc {
 	forwarded := name == "Forwarded"
 	return func(r *http.Request) (Key, error) {
 		a, err := peer(r.RemoteAddr)
 		if err != nil {
 			return Key{}, err
 		}
-		it := elems{vals: r.Header[name], forwarded: forwarded} // name is canonical
-		for hops := 0; trustedAddr(trusted, a); hops++ {
-			e, ok := it.next()
-			if !ok {
-				break
-			}
-			if hops == maxHops {
-				return Key{}, clientError(name, e, "more than 32 trusted proxies")
-			}
-			var reason string
-			if forwarded {
-				a, reason = forwardedFor(e)
-			} else {
-				a, reason = node(e, false)
-			}
-			if reason != "" {
-				return Key{}, clientError(name, e, reason)
-			}
+		if !trusted.has(a) {
+			return AddrKey(a), nil
 		}
-		return AddrKey(a), nil
+		vals := r.Header[name] // name is canonical
+		if !forwarded && len(vals) == 1 && strings.IndexByte(vals[0], ',') < 0 {
+			return oneHop(a, name, vals[0])
+		}
+		return walk(a, name, vals, forwarded, &trusted)
 	}
 }
 
-// trustedAddr reports whether a, unmapped and without its zone, is in a
-// trusted prefix (a Prefix never contains a zoned address).
-func trustedAddr(trusted []netip.Prefix, a netip.Addr) bool {
-	a = a.Unmap().WithZone("")
-	for _, p := range trusted {
-		if p.Contains(a) {
-			return true
+// oneHop is walk for the common X-Forwarded-For of one line of at most
+// one element, from a trusted peer: the element if there is one (trusted
+// or not, no element is left of it), else the peer.
+func oneHop(peer netip.Addr, name, line string) (Key, error) {
+	e := trim(line)
+	if e == "" {
+		return AddrKey(peer), nil
+	}
+	a, reason := node(e, false)
+	if reason != "" {
+		return Key{}, clientError(name, e, reason)
+	}
+	return AddrKey(a), nil
+}
+
+// walk reads the header's elements right to left from the trusted peer a
+// while the address they name is trusted.
+func walk(a netip.Addr, name string, vals []string, forwarded bool, trusted *trust) (Key, error) {
+	it := elems{vals: vals, forwarded: forwarded}
+	for hops := 0; trusted.has(a); hops++ {
+		e, ok := it.next()
+		if !ok {
+			break
+		}
+		if hops == maxHops {
+			return Key{}, clientError(name, e, "more than 32 trusted proxies")
+		}
+		var reason string
+		if forwarded {
+			a, reason = forwardedFor(e)
+		} else {
+			a, reason = node(e, false)
+		}
+		if reason != "" {
+			return Key{}, clientError(name, e, reason)
 		}
 	}
-	return false
+	return AddrKey(a), nil
 }
 
 // elems yields the elements of a list header right to left, from its last
@@ -324,6 +341,9 @@ func (it *elems) next() (string, bool) {
 func (it *elems) cut() int {
 	s := it.rest
 	if !it.forwarded {
+		if strings.IndexByte(s, ',') < 0 { // in assembly: most lines are one element
+			return -1
+		}
 		return strings.LastIndexByte(s, ',')
 	}
 	quoted := false
@@ -389,107 +409,4 @@ func cutPair(e string) (string, string) {
 		}
 	}
 	return e, ""
-}
-
-// node parses an address, with or without a port: "192.0.2.1",
-// "192.0.2.1:80", "2001:db8::1" (X-Forwarded-For only), "[2001:db8::1]",
-// "[2001:db8::1]:80". token is true for an unquoted Forwarded value, which
-// cannot hold an IPv6 address or a port (they need quotes).
-func node(v string, token bool) (netip.Addr, string) {
-	switch {
-	case v == "":
-		return netip.Addr{}, "an empty element"
-	case len(v) > maxElem:
-		return netip.Addr{}, "an element longer than 128 bytes"
-	case v == "unknown" || v[0] == '_':
-		return netip.Addr{}, "an unknown or obfuscated node"
-	}
-	if v[0] == '[' {
-		end := strings.IndexByte(v, ']')
-		if end < 0 || token || (end+1 < len(v) && !validPort(v[end+1:])) {
-			return netip.Addr{}, "a malformed bracketed address"
-		}
-		a, err := netip.ParseAddr(v[1:end])
-		if err != nil || !a.Is6() {
-			return netip.Addr{}, "a malformed bracketed address"
-		}
-		return a, ""
-	}
-	if a, ok := parse4(v); ok {
-		return a, ""
-	}
-	if a, err := netip.ParseAddr(v); err == nil && (a.Is4() || !token) {
-		return a, ""
-	}
-	if i := strings.LastIndexByte(v, ':'); i > 0 && !token && validPort(v[i:]) {
-		if a, err := netip.ParseAddr(v[:i]); err == nil && a.Is4() {
-			return a, ""
-		}
-	}
-	return netip.Addr{}, "not an IP address"
-}
-
-// trim is strings.TrimSpace without its call when there is nothing to
-// trim, as in most elements.
-func trim(s string) string {
-	if s == "" || s[0] > ' ' && s[len(s)-1] > ' ' && s[0] < 0x80 && s[len(s)-1] < 0x80 {
-		return s
-	}
-	return strings.TrimSpace(s)
-}
-
-// parse4 parses a dotted-decimal IPv4 address as netip.ParseAddr does
-// (four decimal fields in [0, 255], no leading zeros), faster; ok is
-// false for anything else, which the caller then gives to netip.
-func parse4(s string) (netip.Addr, bool) {
-	var b [4]byte
-	f, digits, v := 0, 0, 0
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		switch {
-		case c >= '0' && c <= '9':
-			if digits == 1 && v == 0 {
-				return netip.Addr{}, false // a leading zero
-			}
-			v = v*10 + int(c-'0')
-			digits++
-			if v > 255 {
-				return netip.Addr{}, false
-			}
-		case c == '.' && digits > 0 && f < 3:
-			b[f], f, digits, v = byte(v), f+1, 0, 0
-		default:
-			return netip.Addr{}, false
-		}
-	}
-	if f != 3 || digits == 0 {
-		return netip.Addr{}, false
-	}
-	b[3] = byte(v)
-	return netip.AddrFrom4(b), true
-}
-
-// parse4Port parses "a.b.c.d:port" (the RemoteAddr of an IPv4 peer) as
-// netip.ParseAddrPort does, faster; ok is false for anything else.
-func parse4Port(s string) (netip.Addr, bool) {
-	i := strings.LastIndexByte(s, ':')
-	if i < 0 || !validPort(s[i:]) {
-		return netip.Addr{}, false
-	}
-	return parse4(s[:i])
-}
-
-// validPort reports whether p is ":" and a port number.
-func validPort(p string) bool {
-	if len(p) < 2 || len(p) > 6 || p[0] != ':' {
-		return false
-	}
-	n := 0
-	for i := 1; i < len(p); i++ {
-		if p[i] < '0' || p[i] > '9' {
-			return false
-		}
-		n = n*10 + int(p[i]-'0')
-	}
-	return n <= 65535
 }

@@ -30,8 +30,9 @@ func (l *Limiter) decide(w http.ResponseWriter, r *http.Request, d *Decision, h 
 	if p == nil {
 		return serve
 	}
-	key, err := p.key(r)
-	if err == nil && key.kind == noKey {
+	var err error
+	d.Key, err = p.key(r) // d is the deny handler's only after a decision
+	if err == nil && d.Key.kind == noKey {
 		err = ErrNoKey
 	}
 	if err != nil {
@@ -46,15 +47,16 @@ func (l *Limiter) decide(w http.ResponseWriter, r *http.Request, d *Decision, h 
 		cost = p.costFunc(r)
 	}
 	now := l.cfg.clock()
-	d.Policy, d.Key, d.Cost = p.name, key, cost
-	if !p.takeFlight(h, key, now) {
+	d.Policy, d.Cost = p.name, cost
+	if (p.flights != nil || p.inFlight != nil) && !p.takeFlight(h, &d.Key, now) {
 		p.busy.Add(1)
 		d.Busy, d.RetryAfter, d.Reset = true, time.Second, 1
 		p.fields.busy(w.Header())
 		return denied
 	}
-	v, err := p.admit(key, now, cost)
-	if !v.ok || err != nil {
+	var v verdict
+	err = p.admit(&v, &d.Key, now, cost)
+	if (!v.ok || err != nil) && h.held() {
 		h.release(concurrency.Ignored)
 	}
 	if err != nil {
@@ -97,19 +99,20 @@ type verdict struct {
 // admit takes n at now from the client's limit and then the global one if
 // both admit it, else from neither: the all-or-nothing decision of
 // limit.All, with the shared limit last so that it is never refunded.
-func (p *policy) admit(k Key, now, n int64) (v verdict, err error) {
+func (p *policy) admit(v *verdict, k *Key, now, n int64) error {
 	var rc limit.Receipt
+	var err error
 	v.ok = true
 	if p.table != nil {
 		v.client, rc, err = p.take(k, now, n)
 		v.askedC = true
 		if err != nil || !v.client.OK {
 			v.ok = false
-			return v, err
+			return err
 		}
 	}
 	if p.global != nil {
-		v.global, err = p.global.AllowNAt(now, n)
+		v.global, err = p.global.allowNAt(now, n)
 		v.askedG = true
 		if err != nil || !v.global.OK {
 			v.ok = false
@@ -117,10 +120,10 @@ func (p *policy) admit(k Key, now, n int64) (v verdict, err error) {
 				p.table.Refund(rc)
 				v.client.Remaining += n // given back, exactly
 			}
-			return v, err
+			return err
 		}
 	}
-	return v, nil
+	return nil
 }
 
 // report fills an admitted Decision from the limit with the fewest units
@@ -149,7 +152,7 @@ func (p *policy) explain(v *verdict, now, n int64, d *Decision) *limitSpec {
 	if p.global != nil {
 		g := v.global
 		if !v.askedG {
-			_, g, _ = p.gparams.Step(p.global.State(), now, n)
+			g = p.global.peek(now, n)
 			if g.OK {
 				g.Remaining += n // what the step would have taken is still there
 			}

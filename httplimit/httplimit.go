@@ -169,10 +169,13 @@ var errZero = errors.New("httplimit: the Limiter was not made by New")
 func (l *Limiter) Wrap(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		var h hold
-		if l.serve(w, r, &h) {
-			defer h.release(concurrency.Success)
-			next.ServeHTTP(w, r)
+		if !l.serve(w, r, &h) {
+			return
 		}
+		if h.held() {
+			defer h.release(concurrency.Success)
+		}
+		next.ServeHTTP(w, r)
 	})
 }
 

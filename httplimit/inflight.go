@@ -82,9 +82,9 @@ type hold struct {
 
 // take acquires the policy's in-flight caps for k at now, the client's
 // first, or nothing.
-func (p *policy) takeFlight(h *hold, k Key, now int64) bool {
+func (p *policy) takeFlight(h *hold, k *Key, now int64) bool {
 	if p.flights != nil {
-		slots, ok := p.flights.acquire(k, p.v6bits)
+		slots, ok := p.flights.acquire(*k, p.v6bits)
 		if !ok {
 			return false
 		}
@@ -100,6 +100,9 @@ func (p *policy) takeFlight(h *hold, k Key, now int64) bool {
 	}
 	return true
 }
+
+// held reports whether h holds a slot.
+func (h *hold) held() bool { return h.f != nil || h.tok != (concurrency.Token{}) }
 
 // release gives back what h holds (nothing for the zero hold), telling
 // the global limit's algorithm how the request ended.

@@ -11,7 +11,7 @@ import (
 	"strings"
 
 	"github.com/cellrate/cellrate/concurrency"
-	"github.com/cellrate/cellrate/gcra"
+	"github.com/cellrate/cellrate/internal/gcrastep"
 	"github.com/cellrate/cellrate/keyed"
 	"github.com/cellrate/cellrate/limit"
 	"github.com/cellrate/cellrate/striped"
@@ -27,8 +27,7 @@ type policy struct {
 	v6bits   int
 	seed     maphash.Seed // of joined keys
 	table    *keyed.Table
-	global   *gcra.Limiter
-	gparams  gcra.Params
+	global   *globalLimit
 	client   limitSpec
 	gl       limitSpec
 	fields   fields
@@ -101,10 +100,11 @@ func (p *policy) limits(ps Policy, field string) error {
 		}
 	}
 	if ps.Global.set() {
-		if p.global, err = gcra.New(ps.Global.Events, ps.Global.Period, ps.Global.Burst); err != nil {
+		gp, err := gcrastep.NewParams(ps.Global.Events, ps.Global.Period, ps.Global.Burst)
+		if err != nil {
 			return restamp(err, field+"Global.")
 		}
-		p.gparams = p.global.Params()
+		p.global = &globalLimit{ps: gp}
 		if p.gl, err = spec(ps.Global, ps.Name+"-global", field+"Global."); err != nil {
 			return err
 		}
@@ -179,7 +179,7 @@ func (p *policy) match(r *http.Request) bool {
 // joined key is a string of a third form: a marker and the key's hash
 // under the policy's seed, its IPv6 address cut to the prefix. No other
 // string key names that limiter unless it guesses the seeded hash.
-func (p *policy) take(k Key, now, n int64) (limit.Result, limit.Receipt, error) {
+func (p *policy) take(k *Key, now, n int64) (limit.Result, limit.Receipt, error) {
 	switch k.kind {
 	case addrKey:
 		return p.table.TakeAddrAt(k.addr, now, n)

@@ -18,8 +18,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/cellrate/cellrate/gcra"
 	"github.com/cellrate/cellrate/internal/bound"
+	"github.com/cellrate/cellrate/internal/gcrastep"
 	"github.com/cellrate/cellrate/internal/race"
 	"github.com/cellrate/cellrate/keyed"
 	"github.com/cellrate/cellrate/limit"
@@ -136,13 +136,13 @@ func TestExactOverSchedule(t *testing.T) {
 				WithClock(clk.now))
 			url, c := startServer(t, network, lim.Wrap(okHandler))
 			twinT, _ := keyed.New(events, period, burst)
-			twinG, _ := gcra.New(6, period, 3)
+			twinG, _ := gcrastep.NewParams(6, period, 3)
 			addr := netip.MustParseAddr("127.0.0.1")
 			if network == "tcp6" {
 				addr = netip.MustParseAddr("::1")
 			}
 			cm := &twinKey{t: twinT, addr: addr}
-			gm := &twinGlobal{l: twinG}
+			gm := &twinGlobal{ps: twinG}
 			twin, _ := limit.NewAll(cm, gm)
 			rng := rand.New(rand.NewPCG(7, 8))
 			var uses []bound.Use
@@ -166,7 +166,7 @@ func TestExactOverSchedule(t *testing.T) {
 				} else {
 					// The denial took nothing: each limit holds what a
 					// pure step at now sees, and waits its own wait.
-					_, g, _ := twinG.Params().Step(twinG.State(), now, n)
+					_, g, _ := twinG.Step(gm.s, now, n)
 					gRem := g.Remaining + n*boolInt(g.OK)
 					cRem := cm.r.Remaining + n*boolInt(cm.r.OK) // refunded when the global one denied
 					wantR, wait = min(cRem, gRem), int64(cm.r.RetryAfter)*boolInt(!cm.r.OK)
@@ -222,7 +222,8 @@ func (m *twinKey) TakeAt(now, n int64) (r limit.Result, rc limit.Receipt, err er
 func (m *twinKey) Refund(rc limit.Receipt) { m.t.Refund(rc) }
 
 type twinGlobal struct {
-	l     *gcra.Limiter
+	ps    gcrastep.Params
+	s     gcrastep.State // one goroutine runs the twin: a plain variable
 	r     limit.Result
 	asked bool
 }
@@ -233,11 +234,19 @@ func (m *twinGlobal) AllowNAt(now, n int64) (limit.Result, error) {
 	return r, err
 }
 func (m *twinGlobal) TakeAt(now, n int64) (r limit.Result, rc limit.Receipt, err error) {
-	r, rc, err = m.l.TakeAt(now, n)
+	next, r, err := m.ps.Step(m.s, now, n)
+	if r.OK && next != m.s {
+		rc = limit.Receipt{At: now, N: n, Before: [2]uint64{uint64(m.s)}, After: [2]uint64{uint64(next)}}
+		m.s = next
+	}
 	m.r, m.asked = r, true
-	return
+	return r, rc, err
 }
-func (m *twinGlobal) Refund(rc limit.Receipt) { m.l.Refund(rc) }
+func (m *twinGlobal) Refund(rc limit.Receipt) {
+	if rc.N != 0 && m.s == gcrastep.State(rc.After[0]) {
+		m.s = gcrastep.State(rc.Before[0])
+	}
+}
 
 // TestManyClientsConcurrently: 64 clients, named by X-Forwarded-For from a
 // trusted loopback proxy, half over IPv4 and half over IPv6, each sending

@@ -7,8 +7,8 @@ import (
 	"time"
 
 	"github.com/cellrate/cellrate/atomic128"
-	"github.com/cellrate/cellrate/gcra"
 	"github.com/cellrate/cellrate/internal/backoff"
+	"github.com/cellrate/cellrate/internal/gcrastep"
 	"github.com/cellrate/cellrate/limit"
 )
 
@@ -19,8 +19,7 @@ import (
 // clock, which a new key then reads again (see start).
 func (t *Table) allow1(h uint64, now int64, live bool) bool {
 	if t.groups == 0 {
-		t.denied.Add(1) // the zero Table
-		return false
+		return false // the zero Table
 	}
 	tag := tagOf(h)
 	g := t.group(h)
@@ -44,26 +43,21 @@ func (t *Table) allow1(h uint64, now int64, live bool) bool {
 			var next uint64
 			var ok bool
 			if t.k.window {
-				ref := t.k.ref()
-				if next, ok = t.k.stepOne(w, now, ref); ok {
-					t.k.raise(now, ref)
-				}
+				next, ok = t.k.windowOne(w, now)
 			} else {
 				// A GCRA's step, called without kind's dispatch: it
 				// needs no reference time and raises nothing.
-				var s gcra.State
-				s, ok = t.k.g.StepOne(gcra.State(w), now)
+				var s gcrastep.State
+				s, ok = t.k.g.StepOne(gcrastep.State(w), now)
 				next = uint64(s)
 			}
 			if !ok {
 				if tg, w2 := atomic128.LoadAligned(p); tg != tag || w2 != w {
 					break
 				}
-				t.denied.Add(1)
 				return false
 			}
 			if atomic128.CompareAndSwapAligned(p, tag, w, tag, next) {
-				t.admitted.Add(1)
 				return true
 			}
 			break
@@ -82,14 +76,9 @@ func b2u(b bool) uint {
 	return 0
 }
 
-// decide runs one decision for the key hashing to h and counts it. With
-// one (n = 1), only the Result's OK is set.
+// decide runs one decision for the key hashing to h. With one (n = 1),
+// only the Result's OK is set.
 func (t *Table) decide(h uint64, now, n int64, one, live bool) (limit.Result, error) {
-	return t.count(t.look(h, now, n, one, live))
-}
-
-// look is decide without counting the decision.
-func (t *Table) look(h uint64, now, n int64, one, live bool) (limit.Result, error) {
 	switch {
 	case t.groups == 0:
 		return limit.Result{RetryAfter: limit.Never}, ErrFull
@@ -108,6 +97,7 @@ func (t *Table) look(h uint64, now, n int64, one, live bool) (limit.Result, erro
 			}
 			continue
 		}
+		p.one = one
 		if r, err, done := t.insert(&p, now, n, live); done {
 			return r, err
 		}
@@ -140,22 +130,27 @@ func (t *Table) run(s *slot, tag, w uint64, now, n int64, one, live bool) (limit
 			return notBefore(nb, now, n), w, nil, true
 		}
 	}
-	var next uint64
-	var r limit.Result
-	var err error
-	var write bool
-	ref := t.k.ref()
-	if one {
-		next, r.OK = t.k.stepOne(from, now, ref)
-		write = r.OK
-	} else {
-		next, r, write, err = t.k.step(from, now, ref, n)
-	}
+	next, r, write, err := t.step(from, now, n, one)
 	if !write {
 		return r, w, err, true
 	}
-	t.k.raise(now, ref)
 	return r, next, nil, atomic128.CompareAndSwapAligned(s, tag, w, tag, next)
+}
+
+// step runs the kind's step on word w at now, setting only the Result's OK
+// with one (n = 1), and raises the reference time for a word to be written.
+func (t *Table) step(w uint64, now, n int64, one bool) (next uint64, r limit.Result, write bool, err error) {
+	ref := t.k.ref()
+	if one {
+		next, r.OK = t.k.stepOne(w, now, ref)
+		write = r.OK
+	} else {
+		next, r, write, err = t.k.step(w, now, ref, n)
+	}
+	if write {
+		t.k.raise(now, ref)
+	}
+	return next, r, write, err
 }
 
 // start returns the word a fresh limiter of the key with tag starts from,
@@ -185,15 +180,6 @@ func notBefore(nb, now, n int64) limit.Result {
 // until returns at - now, for at after now, saturated at limit.Never.
 func until(at, now int64) time.Duration {
 	return time.Duration(min(uint64(at)-uint64(now), uint64(limit.Never)))
-}
-
-func (t *Table) count(r limit.Result, err error) (limit.Result, error) {
-	if r.OK {
-		t.admitted.Add(1)
-	} else {
-		t.denied.Add(1)
-	}
-	return r, err
 }
 
 // Victim classes, in order of preference.
@@ -321,7 +307,7 @@ func (t *Table) choose(p *probe, tags, words *[2 * groupSlots]uint64, now int64)
 	for i, c := range classes {
 		switch {
 		case c == busy:
-			v.retry, v.held = min(v.retry, t.k.wait(owes[i], subSat(now, grace))), true
+			v.held = true
 			if t.policy == Evict && v.class <= busy && (v.class == none || owes[i] > v.owed) {
 				v.i, v.class, v.owed = i, busy, owes[i]
 			}
@@ -329,7 +315,22 @@ func (t *Table) choose(p *probe, tags, words *[2 * groupSlots]uint64, now int64)
 			v.i, v.class, v.owed = i, c, owes[i]
 		}
 	}
+	if v.class == none && v.held {
+		v.retry = t.retry(&classes, &owes, now)
+	}
 	return v
+}
+
+// retry returns the wait until the soonest busy slot of classes becomes
+// idle, if nothing is admitted meanwhile.
+func (t *Table) retry(classes *[2 * groupSlots]int, owes *[2 * groupSlots]uint64, now int64) time.Duration {
+	d := limit.Never
+	for i, c := range classes {
+		if c == busy {
+			d = min(d, t.k.wait(owes[i], subSat(now, grace)))
+		}
+	}
+	return d
 }
 
 // classify returns the class of each slot of p, what its key owes, and
@@ -375,12 +376,9 @@ func (t *Table) settle(p *probe, i int, now, n int64, live bool) (limit.Result, 
 	if now < nb {
 		r = notBefore(nb, now, n)
 	} else {
-		ref := t.k.ref()
 		var write bool
-		next, r, write, _ = t.k.step(from, now, ref, n) // n is in range
-		if write {
-			t.k.raise(now, ref)
-		} else {
+		next, r, write, _ = t.step(from, now, n, p.one) // n is in range
+		if !write {
 			next = 0
 		}
 	}

@@ -80,7 +80,7 @@ func (t *Table) AllowAddrAt(addr netip.Addr, now int64) bool {
 // limiter's remaining units, those of a fresh limiter for a key the table
 // does not hold. It changes nothing and is not counted in Stats.
 func (t *Table) RemainingAt(key string, now int64) int64 {
-	r, _ := t.look(t.strHash(key), now, 0, false, false)
+	r, _ := t.decide(t.strHash(key), now, 0, false, false)
 	return r.Remaining
 }
 

@@ -6,10 +6,10 @@ import (
 	"math/bits"
 	"time"
 
-	"github.com/cellrate/cellrate/gcra"
+	"github.com/cellrate/cellrate/internal/gcrastep"
+	"github.com/cellrate/cellrate/internal/packed64core"
 	"github.com/cellrate/cellrate/internal/packword"
 	"github.com/cellrate/cellrate/limit"
-	"github.com/cellrate/cellrate/packed64"
 )
 
 // kind is the limiter every slot of a table runs, with the table's one
@@ -21,9 +21,9 @@ import (
 // evicted key and which a fresh word of a key starts from (see start).
 type kind struct {
 	window bool
-	g      gcra.Params
-	w      packed64.WindowParams
-	hw     packed64.HighWater
+	g      gcrastep.Params
+	w      packed64core.WindowParams
+	hw     packed64core.HighWater
 	slack  int64
 	shift  uint   // window: a time unit is 2^shift ns
 	mask   uint64 // window: the start field's mask
@@ -31,7 +31,7 @@ type kind struct {
 }
 
 func newBucketKind(events int64, period time.Duration, burst int64) (*kind, error) {
-	p, err := gcra.NewParams(events, period, burst)
+	p, err := gcrastep.NewParams(events, period, burst)
 	if err != nil {
 		var pe *limit.ParamError
 		if errors.As(err, &pe) {
@@ -45,7 +45,7 @@ func newBucketKind(events int64, period time.Duration, burst int64) (*kind, erro
 }
 
 func newWindowKind(lim int64, window time.Duration) (*kind, error) {
-	p, err := packed64.NewWindowParams(lim, window)
+	p, err := packed64core.NewWindowParams(lim, window)
 	if err != nil {
 		return nil, err
 	}
@@ -55,8 +55,8 @@ func newWindowKind(lim int64, window time.Duration) (*kind, error) {
 
 // Bounds of the window parameters packed64 takes, for keyed's ParamErrors.
 const (
-	maxLimit  = packed64.MaxWindowLimit
-	maxWindow = packed64.MaxWindow
+	maxLimit  = packed64core.MaxWindowLimit
+	maxWindow = packed64core.MaxWindow
 )
 
 // ref returns the reference time for unwrapping a window word loaded before
@@ -75,10 +75,10 @@ func (k *kind) ref() int64 {
 // ref: packed64's rule).
 func (k *kind) step(w uint64, now, ref, n int64) (uint64, limit.Result, bool, error) {
 	if !k.window {
-		s, r, err := k.g.Step(gcra.State(w), now, n)
+		s, r, err := k.g.Step(gcrastep.State(w), now, n)
 		return uint64(s), r, r.OK && err == nil && n != 0, err
 	}
-	s, r, err := k.w.Step(packed64.WindowState{Word: packed64.WindowWord(w), Ref: ref}, now, n)
+	s, r, err := k.w.Step(packed64core.WindowState{Word: packed64core.WindowWord(w), Ref: ref}, now, n)
 	next := uint64(s.Word)
 	return next, r, r.OK && err == nil && n != 0 && !(next == w && now <= ref), err
 }
@@ -87,11 +87,23 @@ func (k *kind) step(w uint64, now, ref, n int64) (uint64, limit.Result, bool, er
 // the unit is admitted (which is then written).
 func (k *kind) stepOne(w uint64, now, ref int64) (uint64, bool) {
 	if !k.window {
-		s, ok := k.g.StepOne(gcra.State(w), now)
+		s, ok := k.g.StepOne(gcrastep.State(w), now)
 		return uint64(s), ok
 	}
-	next, ok := k.w.StepOne(packed64.WindowWord(w), now, ref)
+	next, ok := k.w.StepOne(packed64core.WindowWord(w), now, ref)
 	return uint64(next), ok
+}
+
+// windowOne is stepOne for a window word, raising the reference time if
+// the unit is admitted: allow1's window path, out of its line so that the
+// GCRA path keeps its values in registers.
+func (k *kind) windowOne(w uint64, now int64) (uint64, bool) {
+	ref := k.ref()
+	next, ok := k.stepOne(w, now, ref)
+	if ok {
+		k.raise(now, ref)
+	}
+	return next, ok
 }
 
 // raise is called before writing a word stepped at now against ref.
@@ -137,8 +149,7 @@ func (k *kind) owed(w uint64, ref int64) uint64 {
 // behind now at now); for a window, a window counting nothing.
 func (k *kind) paid(o uint64, now int64) bool {
 	if !k.window {
-		_, r, _ := k.g.Step(gcra.State(o), now, 0)
-		return r.Remaining == k.g.Burst()
+		return k.g.RemainingAt(gcrastep.State(o), now) == k.g.Burst()
 	}
 	return o == 0 || int64(o^signBit) <= now && int64(o^signBit) != math.MaxInt64
 }
@@ -146,7 +157,7 @@ func (k *kind) paid(o uint64, now int64) bool {
 // wait returns the ns until a key owing o owes nothing, from now.
 func (k *kind) wait(o uint64, now int64) time.Duration {
 	if !k.window {
-		_, r, _ := k.g.Step(gcra.State(o), now, k.g.Burst())
+		_, r, _ := k.g.Step(gcrastep.State(o), now, k.g.Burst())
 		return r.RetryAfter // 0 when admitted: paid
 	}
 	if t := int64(o ^ signBit); o != 0 && t > now {

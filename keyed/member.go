@@ -66,7 +66,6 @@ func (t *Table) take(h uint64, now, n int64) (limit.Result, limit.Receipt, error
 		if !done {
 			continue
 		}
-		t.count(r, err)
 		if !r.OK || err != nil || p.word == 0 {
 			return r, limit.Receipt{}, err
 		}
@@ -85,7 +84,6 @@ func (t *Table) takeSlot(s *slot, idx, tag uint64, now, n int64) (limit.Result, 
 	if !done {
 		return r, limit.Receipt{}, err, false
 	}
-	t.count(r, err)
 	if next == w {
 		return r, limit.Receipt{}, err, true
 	}

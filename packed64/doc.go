@@ -1,42 +1,46 @@
-// Package packed64 holds a token bucket and a sliding-window counter whose
+// Package packed64 holds token buckets and sliding-window counters whose
 // whole state is one uint64. Use it to keep many limiters in fixed memory
-// (Buckets and Windows: 8 bytes a limiter, the parameters shared), to keep
-// limiter states in a store of your own (the pure steps on a 16-byte
-// BucketState or WindowState), or where only a 64-bit compare-and-swap is
-// lock-free. For one limiter in process, package gcra or bucket is simpler;
-// for per-key limits, package keyed is built on this one. See ExampleBucket,
-// ExampleBuckets and ExampleBucketParams_Step.
+// (Buckets and Windows: 8 bytes a limiter, the parameters shared), or where
+// only a 64-bit compare-and-swap is lock-free. For one limiter in process,
+// package gcra or bucket is simpler; for per-key limits, package keyed is
+// built on this one; to keep the same states in a store of your own, package
+// step has the pure steps these run (step.PackedBucket, step.PackedWindow).
+// See ExampleBucket and ExampleBuckets.
 //
 // Bucket and Window are single limiters, Buckets and Windows tables of them
 // indexed by int. A denial writes nothing. Time is int64 nanoseconds on a
 // fixed-origin clock (package nanotime): each method has an ...At twin taking
 // now; the plain form reads the limiter's clock, nanotime.Now unless
-// WithClock gave another. A parameter out of range is a *limit.ParamError.
+// WithClock gave another. AllowNAt(now, 0) takes nothing and reports what
+// remains. A parameter out of range is a *limit.ParamError.
 //
 // # Contract
 //
 // A bucket of events per period and burst b admits at most
 // b + (t + u)*events/period tokens over the times callers pass in any
-// interval of length t, with u its time unit (Unit, at most 1/256 of a
-// token's refill time), on any schedule: concurrent callers, times stale, out
-// of order or jumping, anywhere in the int64 range. A full bucket admits
-// exactly b tokens at one instant, and Remaining is exactly what an immediate
-// request admits. Over time it refills at least 255/256 of the exact rate.
+// interval of length t, with u its time unit (at most 1/256 of a token's
+// refill time), on any schedule: concurrent callers, times stale, out of
+// order or jumping, anywhere in the int64 range. A full bucket admits
+// exactly b tokens at one instant, and Result.Remaining is exactly what an
+// immediate request admits. Over time it refills at least 255/256 of the
+// exact rate. A burst is at most 32767.
 //
 // A window of limit L and length W counts as package window does (the same
 // estimate and integer test, on times rounded down to whole units, with W
 // rounded up to a whole number of units): at most L in any window it counts,
-// at most 2L in any interval of length W.
+// at most 2L in any interval of length W. L is at most 262143, W at most
+// 2^62 ns.
 //
 // Bucket and Window are limit.Members: TakeAt returns a Receipt, and Refund
 // puts the state back exactly when it is still the one the admission left,
 // so in a limit.All each member's bound holds over the admissions it kept.
 //
 // A word keeps only the low bits of its time, read against a reference time
-// (a BucketState's or WindowState's Ref; the cells keep it in a HighWater).
-// A word idle for longer than its Wrap can be read as used more recently than
-// it was: never more admissions, sometimes fewer until its next admission
-// (the chance is below 2^-11 for a word idle a random long time).
+// the limiter keeps beside it. A word idle for longer than its wrap (2^40
+// time units for a bucket, 2^28 for a window) can be read as used more
+// recently than it was: never more
+// admissions, sometimes fewer until its next admission (the chance is below
+// 2^-11 for a word idle a random long time).
 //
 // Time stops at math.MaxInt64: after it a bucket refills nothing and a window
 // forgets nothing, and a request that could only fit later gets a RetryAfter

@@ -4,7 +4,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/cellrate/cellrate/bucket"
+	"github.com/cellrate/cellrate/internal/bucketcore"
 	"github.com/cellrate/cellrate/rate"
 )
 
@@ -30,8 +30,8 @@ func BenchmarkAllow(b *testing.B) {
 			}
 		})
 	}
-	b.Run("bucket.AllowAt", func(b *testing.B) {
-		l, _ := bucket.NewRate(1e9, 1e9)
+	b.Run("bucketcore.AllowAt", func(b *testing.B) {
+		l, _ := bucketcore.NewRate(1e9, 1e9)
 		b.ReportAllocs()
 		for i := range b.N {
 			l.AllowAt(int64(i) * 100)

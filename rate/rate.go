@@ -48,7 +48,7 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/cellrate/cellrate/bucket"
+	"github.com/cellrate/cellrate/internal/bucketcore"
 )
 
 // Limit is a rate of events per second, as in x/time/rate. A zero Limit
@@ -188,7 +188,11 @@ func (l *Limiter) reserve(t time.Time, n int) Reservation {
 			if err != nil || !br.OK {
 				return Reservation{}
 			}
-			return Reservation{ok: true, act: t.Add(time.Duration(br.Wait)), br: br, now: now}
+			r := Reservation{act: t.Add(br.Wait), held: br.Held()}
+			if !r.held.Live() {
+				r.pool = &okPool // it took nothing
+			}
+			return r
 		case frozen:
 			ok, open := s.take(n)
 			if !open {
@@ -198,17 +202,19 @@ func (l *Limiter) reserve(t time.Time, n int) Reservation {
 			if !ok {
 				return Reservation{}
 			}
-			return Reservation{ok: true, act: t, pool: s.pool, n: int64(n)}
+			r := Reservation{act: t, pool: s.pool}
+			r.held.Units = uint64(n)
+			return r
 		case infinite:
 			if n < 0 {
 				return Reservation{}
 			}
-			return Reservation{ok: true, act: t}
+			return Reservation{act: t, pool: &okPool}
 		}
 		if n != 0 || s.burst < 0 {
 			return Reservation{}
 		}
-		return Reservation{ok: true, act: t}
+		return Reservation{act: t, pool: &okPool}
 	}
 }
 
@@ -254,7 +260,7 @@ func (l *Limiter) WaitN(ctx context.Context, n int) error {
 			}
 		}
 		r := l.reserve(t, n)
-		if !r.ok {
+		if !r.ok() {
 			if s.kind == finite && int64(n) > s.b.Params().Burst() {
 				return fmt.Errorf("rate: Wait(n=%d) exceeds the %d tokens the bucket holds at limit %v", n, s.b.Params().Burst(), s.limit)
 			}
@@ -308,18 +314,23 @@ func (l *Limiter) SetBurstAt(t time.Time, newBurst int) {
 // A Reservation is tokens taken from a Limiter, to be used after a delay.
 // The zero Reservation is not OK.
 type Reservation struct {
-	ok  bool
 	act time.Time // the time to act
-
-	br   bucket.Reservation // finite Limit
-	now  int64              // the bucket time of the reservation
-	pool *pool              // zero Limit
-	n    int64
+	// pool is where a zero Limit's tokens (held.Units of them) go back;
+	// okPool marks an OK Reservation with nothing (more) to give back, nil
+	// with no bucket units held, one that is not OK.
+	pool *pool
+	held bucketcore.Held // a finite Limit's units
 }
+
+// okPool is the pool of OK Reservations that hold nothing to give back.
+var okPool pool
+
+// ok reports whether the Reservation is OK.
+func (r *Reservation) ok() bool { return r.pool != nil || r.held.Live() }
 
 // OK reports whether the tokens were taken. If not, Delay returns
 // InfDuration and Cancel does nothing.
-func (r *Reservation) OK() bool { return r.ok }
+func (r *Reservation) OK() bool { return r.ok() }
 
 // Delay is DelayFrom(time.Now()).
 func (r *Reservation) Delay() time.Duration { return r.DelayFrom(time.Now()) }
@@ -327,7 +338,7 @@ func (r *Reservation) Delay() time.Duration { return r.DelayFrom(time.Now()) }
 // DelayFrom returns how long after t the holder must wait before acting: 0
 // to act at once, InfDuration when the Reservation is not OK.
 func (r *Reservation) DelayFrom(t time.Time) time.Duration {
-	if !r.ok {
+	if !r.ok() {
 		return InfDuration
 	}
 	return max(r.act.Sub(t), 0)
@@ -338,19 +349,19 @@ func (r *Reservation) Cancel() { r.CancelAt(time.Now()) }
 
 // CancelAt says the holder will not act, and gives the tokens back if t is
 // not after the time to act and nothing was decided on the bucket since the
-// reservation (bucket.Reservation.CancelAt's rule: the bucket is then as if
-// the reservation had never been made). Otherwise the tokens stay taken.
-// At a zero Limit the tokens go back while the limit is still 0. Only the
-// first call can give anything back.
+// reservation (the bucket is then as if the reservation had never been
+// made). Otherwise the tokens stay taken. At a zero Limit the tokens go back
+// while the limit is still 0. Only the first call can give anything back.
 func (r *Reservation) CancelAt(t time.Time) {
-	if !r.ok || t.After(r.act) {
+	if !r.ok() || t.After(r.act) {
 		return
 	}
 	switch {
-	case r.pool != nil:
-		r.pool.put(r.n)
-		r.pool = nil
-	case r.br.OK:
-		r.br.CancelAt(r.now)
+	case r.held.Live():
+		r.held.Cancel()
+		r.pool = &okPool
+	case r.pool != &okPool:
+		r.pool.put(int64(r.held.Units))
+		r.pool = &okPool
 	}
 }

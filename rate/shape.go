@@ -6,7 +6,7 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/cellrate/cellrate/bucket"
+	"github.com/cellrate/cellrate/internal/bucketcore"
 	"github.com/cellrate/cellrate/limit"
 )
 
@@ -32,7 +32,7 @@ type shape struct {
 	// finite: the bucket, which runs on base's time less off (off is set
 	// when a bucket resumes after a zero Limit, so that the paused time
 	// refills nothing).
-	b   *bucket.Limiter
+	b   *bucketcore.Limiter
 	off int64
 
 	// frozen: the whole tokens; the bucket they were taken from at phi
@@ -40,8 +40,8 @@ type shape struct {
 	// loan to give them back to it; resume closes when the shape is
 	// replaced.
 	pool   *pool
-	paused *bucket.Limiter
-	loan   bucket.Loan
+	paused *bucketcore.Limiter
+	loan   bucketcore.Loan
 	phi    int64
 	debt   bool
 	resume chan struct{}
@@ -86,7 +86,7 @@ func (s *shape) take(n int) (ok, open bool) {
 func (s *shape) fill(n int64) {
 	if n >= int64(s.burst) {
 		n = int64(s.burst)
-		s.paused, s.loan = nil, bucket.Loan{}
+		s.paused, s.loan = nil, bucketcore.Loan{}
 	}
 	s.pool.n.Store(n)
 }
@@ -124,21 +124,21 @@ func (p *pool) close() int64 { return max(p.n.Swap(-1), 0) }
 
 // kindOf says how a Limit and burst decide, and for a finite one the
 // bucket's Params: the burst clamped to what the bucket holds at r.
-func kindOf(r Limit, b int) (kind, bucket.Params) {
+func kindOf(r Limit, b int) (kind, bucketcore.Params) {
 	switch {
 	case r >= Inf:
-		return infinite, bucket.Params{}
+		return infinite, bucketcore.Params{}
 	case !(r > 0):
 		if b <= 0 {
-			return closed, bucket.Params{}
+			return closed, bucketcore.Params{}
 		}
-		return frozen, bucket.Params{}
+		return frozen, bucketcore.Params{}
 	case b <= 0:
-		return closed, bucket.Params{}
+		return closed, bucketcore.Params{}
 	}
 	ps, ok := params(float64(r), int64(b))
 	if !ok {
-		return frozen, bucket.Params{} // too slow to hold one token: read as 0
+		return frozen, bucketcore.Params{} // too slow to hold one token: read as 0
 	}
 	return finite, ps
 }
@@ -146,24 +146,24 @@ func kindOf(r Limit, b int) (kind, bucket.Params) {
 // params returns the bucket's Params for r tokens per second and burst b,
 // the burst clamped to the largest that fits; ok is false when not even a
 // burst of 1 fits. A float that is Every(d) for a whole d is read as one
-// token per d; any other as bucket.RateParams reads it; one beyond its range
+// token per d; any other as bucketcore.RateParams reads it; one beyond its range
 // as whole tokens per ns, rounded down.
-func params(r float64, b int64) (bucket.Params, bool) {
-	var mk func(b int64) (bucket.Params, error)
+func params(r float64, b int64) (bucketcore.Params, bool) {
+	var mk func(b int64) (bucketcore.Params, error)
 	d := math.Round(1e9 / r)
 	switch {
 	case d >= 1 && d < 0x1p63 && Every(time.Duration(d)) == Limit(r):
 		// Every(d)'s float: one token per d exactly.
-		mk = func(b int64) (bucket.Params, error) { return bucket.NewParams(1, time.Duration(d), b) }
+		mk = func(b int64) (bucketcore.Params, error) { return bucketcore.NewParams(1, time.Duration(d), b) }
 	case r >= 0x1p62:
 		// Beyond RateParams' range: whole tokens per ns, rounded down.
 		perNS := int64(math.MaxInt64)
 		if r/1e9 < 0x1p63 {
 			perNS = int64(r / 1e9)
 		}
-		mk = func(b int64) (bucket.Params, error) { return bucket.NewParams(perNS, time.Nanosecond, b) }
+		mk = func(b int64) (bucketcore.Params, error) { return bucketcore.NewParams(perNS, time.Nanosecond, b) }
 	default:
-		mk = func(b int64) (bucket.Params, error) { return bucket.RateParams(r, b) }
+		mk = func(b int64) (bucketcore.Params, error) { return bucketcore.RateParams(r, b) }
 	}
 	ps, err := mk(b)
 	var pe *limit.ParamError
@@ -182,7 +182,7 @@ func build(r Limit, b int, base time.Time) *shape {
 	s := &shape{limit: r, burst: b, base: base, kind: k}
 	switch k {
 	case finite:
-		s.b, _ = bucket.NewFromParams(ps)
+		s.b, _ = bucketcore.NewFromParams(ps)
 	case frozen:
 		s.pool = new(pool)
 		s.pool.n.Store(int64(b))
@@ -226,7 +226,7 @@ func (l *Limiter) set(t time.Time, old *shape, r Limit, b int) {
 		case finite:
 			if old.paused == nil {
 				// A full bucket less what the pool does not hold.
-				nb, _ := bucket.NewFromParams(ps)
+				nb, _ := bucketcore.NewFromParams(ps)
 				if n < ps.Burst() {
 					nb.TakeUpToAt(t0, ps.Burst()-n)
 				}
@@ -252,7 +252,7 @@ func (l *Limiter) set(t time.Time, old *shape, r Limit, b int) {
 		switch k {
 		case finite:
 			// Empty at t.
-			nb, _ := bucket.NewFromParams(ps)
+			nb, _ := bucketcore.NewFromParams(ps)
 			nb.TakeUpToAt(t0, ps.Burst())
 			s = &shape{limit: r, burst: b, base: base, kind: finite, b: nb}
 		case frozen:

@@ -14,6 +14,7 @@ import (
 func TestMuldiv(t *testing.T) {
 	_, c := server(t)
 	script := luaPrelude + `
+init()
 local out = {}
 for i = 1, #ARGV, 3 do
   local q, r = smuldiv(tonumber(ARGV[i]), tonumber(ARGV[i+1]), tonumber(ARGV[i+2]))

@@ -245,6 +245,39 @@ func TestReport(t *testing.T) {
 	}
 }
 
+// serverStat is a counter of INFO stats.
+func serverStat(t testing.TB, s *redistest.Server, name string) int64 {
+	info, err := s.Do("INFO", "stats")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, line := range strings.Split(info, "\r\n") {
+		if k, v, ok := strings.Cut(line, ":"); ok && k == name {
+			n, _ := strconv.ParseInt(v, 10, 64)
+			return n
+		}
+	}
+	t.Fatalf("no %s in INFO stats", name)
+	return 0
+}
+
+// processSyscalls is this process's read and write system calls so far
+// (syscr + syscw of /proc/self/io), -1 where there is no such file.
+func processSyscalls() int64 {
+	b, err := os.ReadFile("/proc/self/io")
+	if err != nil {
+		return -1
+	}
+	var n int64
+	for _, line := range strings.Split(string(b), "\n") {
+		if k, v, ok := strings.Cut(line, ": "); ok && (k == "syscr" || k == "syscw") {
+			x, _ := strconv.ParseInt(v, 10, 64)
+			n += x
+		}
+	}
+	return n
+}
+
 func serverCPU(t testing.TB, s *redistest.Server) time.Duration {
 	info, err := s.Do("INFO", "cpu")
 	if err != nil {
@@ -284,7 +317,12 @@ func commandCalls(t *testing.T, s *redistest.Server) int64 {
 // BenchmarkPaired compares cellrate's GCRA with redis_rate at 1 and 16
 // goroutines, one key per goroutine, admitting. Besides ns/op (wall time
 // per decision, of all goroutines together) it reports cpu-ns/op: the CPU
-// time of this process and of redis-server per decision. -count repeats
+// time of this process and of redis-server per decision (srv-cpu-ns/op:
+// redis-server's alone, what bounds a server's decisions/s); reads/op: the
+// reads the server processed per decision (one per pipeline write that
+// reached it: 1/reads is how many decisions share one write); and, on
+// Linux, syscalls/op: this process's read and write system calls per
+// decision. -count repeats
 // each sub-benchmark in a row, so for rounds that alternate run the binary
 // several times:
 //
@@ -300,6 +338,7 @@ func BenchmarkPaired(b *testing.B) {
 			b.Run("g="+strconv.Itoa(g)+"/lib="+lib, func(b *testing.B) {
 				b.ReportAllocs()
 				cpu0, srv0 := processCPU(), serverCPU(b, benchServer)
+				reads0, sys0 := serverStat(b, benchServer, "total_reads_processed"), processSyscalls()
 				var next atomic.Int64
 				var wg sync.WaitGroup
 				b.ResetTimer()
@@ -318,8 +357,15 @@ func BenchmarkPaired(b *testing.B) {
 				}
 				wg.Wait()
 				b.StopTimer()
-				cpu := processCPU() - cpu0 + serverCPU(b, benchServer) - srv0
+				srv := serverCPU(b, benchServer) - srv0
+				cpu := processCPU() - cpu0 + srv
 				b.ReportMetric(float64(cpu.Nanoseconds())/float64(b.N), "cpu-ns/op")
+				b.ReportMetric(float64(srv.Nanoseconds())/float64(b.N), "srv-cpu-ns/op")
+				reads := serverStat(b, benchServer, "total_reads_processed") - reads0
+				b.ReportMetric(float64(reads)/float64(b.N), "reads/op")
+				if sys := processSyscalls() - sys0; sys0 >= 0 {
+					b.ReportMetric(float64(sys)/float64(b.N), "syscalls/op")
+				}
 			})
 		}
 	}

@@ -9,6 +9,7 @@ import (
 	"github.com/cellrate/cellrate/gcra"
 	"github.com/cellrate/cellrate/limit"
 	"github.com/cellrate/cellrate/nanotime"
+	"github.com/cellrate/cellrate/step"
 	"github.com/cellrate/cellrate/window"
 )
 
@@ -31,14 +32,14 @@ func paramError(param string, value, min, max any, reason string) error {
 
 // The Go steps the scripts are the same as (used by the tests).
 
-type goGCRA = gcra.Params
+type goGCRA = step.GCRA
 
 func newGoGCRA(events int64, period time.Duration, burst int64) (goGCRA, error) {
-	return gcra.NewParams(events, period, burst)
+	return step.NewGCRA(events, period, burst)
 }
 
 func stepGoGCRA(ps goGCRA, tat uint64, now, n int64) (uint64, Result, error) {
-	next, r, err := ps.Step(gcra.State(tat), now, n)
+	next, r, err := ps.Step(step.GCRAState(tat), now, n)
 	return uint64(next), r, err
 }
 
@@ -55,13 +56,20 @@ func stepGoWindow(ps goWindow, s goWindowState, now, n int64) (goWindowState, Re
 func monotonic() int64 { return nanotime.Now() }
 
 // localLimiter is the fail-open fallback of a two-tier limiter: a
-// process-local GCRA.
-type localLimiter = gcra.Limiter
-
-func newLocalLimiter(events int64, period time.Duration, burst int64) (*localLimiter, error) {
-	return gcra.New(events, period, burst)
+// process-local GCRA and its burst.
+type localLimiter struct {
+	l     *gcra.Limiter
+	burst int64
 }
 
-func localAllow(l *localLimiter, now, n int64) (Result, error) { return l.AllowNAt(now, n) }
+func newLocalLimiter(events int64, period time.Duration, burst int64) (*localLimiter, error) {
+	l, err := gcra.New(events, period, burst)
+	if err != nil {
+		return nil, err
+	}
+	return &localLimiter{l: l, burst: burst}, nil
+}
 
-func localBurst(l *localLimiter) int64 { return l.Params().Burst() }
+func localAllow(l *localLimiter, now, n int64) (Result, error) { return l.l.AllowNAt(now, n) }
+
+func localBurst(l *localLimiter) int64 { return l.burst }

@@ -14,10 +14,22 @@
 //
 // # Contract
 //
-// A Limiter decides each request with one script run on the server that
+// A Limiter decides each request with one call to Lua on the server that
 // holds the key: the same integer rules, decisions, Remaining and
 // RetryAfter as package gcra's or package window's limiter at the same
-// times, so the same exact bounds hold across all callers together. The
+// times, so the same exact bounds hold across all callers together. On
+// Redis 7 and later that Lua is a Function library (named cellrate_ and a
+// hash), loaded by the Limiter on every master the first time a node
+// lacks it (a new server, one restarted empty, a node new to the cluster)
+// and called with FCALL; on an older server, or one that will not load it
+// (an ACL without FUNCTION), it runs as a script (EVALSHA).
+// The server keeps each library until FUNCTION DELETE or FLUSH: one per
+// GCRA parameter set (events, period, burst, grace) and one per window
+// length and grace, whatever its limit. Many distinct GCRA rates (a rate
+// per tenant, say) are as many libraries; one deleted is loaded again by
+// the next decision that needs it.
+// A window limiter's limit can change while it runs (SetRate, SetRateAt:
+// what package adaptive's AIMD drives), with the bound stated there. The
 // time of a decision is the Redis server's clock, so the calling machines
 // need no synchronised clocks; AllowNAt takes the caller's time instead,
 // for tests. A time behind the state's (a failover to a replica whose

@@ -7,6 +7,7 @@ import (
 
 	goredis "github.com/redis/go-redis/v9"
 
+	"github.com/cellrate/cellrate/adaptive"
 	"github.com/cellrate/cellrate/redis"
 )
 
@@ -61,3 +62,26 @@ func ExampleNewTwoTier() {
 	ok, err := l.Allow(context.Background(), "global")
 	fmt.Println(ok, err)
 }
+
+// A window limiter whose limit an AIMD adapts to the backend's health: it
+// starts at 200 requests a second, gains 10 a second while calls succeed,
+// halves on failures, and stays in [20, 500]. Every process sharing the
+// keys can run its own AIMD; each decision uses its process's limit.
+func ExampleLimiter_SetRateAt() {
+	c := goredis.NewClient(&goredis.Options{Addr: "localhost:6379", ContextTimeoutEnabled: true})
+	l, err := redis.NewWindow(c, "api:", 200, time.Second)
+	if err != nil {
+		panic(err)
+	}
+	a, err := adaptive.NewAIMD(l, 200, 20, 500, 10, 0.5) // SetRateAt makes l a Setter
+	if err != nil {
+		panic(err)
+	}
+	ok, err := l.Allow(context.Background(), "backend")
+	if ok && err == nil {
+		a.Record(callBackend() == nil)
+	}
+	fmt.Println(ok, err)
+}
+
+func callBackend() error { return nil }

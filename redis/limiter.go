@@ -4,8 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"strconv"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	goredis "github.com/redis/go-redis/v9"
@@ -29,15 +29,16 @@ const (
 // for concurrent use by many goroutines and many processes.
 type Limiter struct {
 	c       Client
-	script  *goredis.Script
-	sha     any      // script's hash, boxed once
-	batch   *batcher // for a single server
-	batches sync.Map // per node of a cluster or ring: *goredis.Client -> *batcher
+	prog    atomic.Pointer[program]
+	eval    atomic.Bool // a server answered that it has no FCALL: scripts
+	batch   *batcher    // for a single server
+	batches sync.Map    // per node of a cluster or ring: *goredis.Client -> *batcher
 	prefix  string
 	alg     algorithm
-	max     int64 // the largest n: the burst or the limit
+	max     int64 // a GCRA's burst, the largest n
+	lim     atomic.Pointer[limitArg]
+	w       int64 // a window's length, ns
 	gp      gcraParams
-	tail    []any // the script's arguments after the decision's own (window)
 	cfg     config
 }
 
@@ -112,8 +113,8 @@ func NewGCRA(c Client, prefix string, events int64, period time.Duration, burst 
 	if err != nil {
 		return nil, err
 	}
-	script := gcraScript(gp, graceMs(cfg.grace))
-	l := &Limiter{c: c, script: script, sha: script.Hash(), batch: new(batcher), prefix: prefix, alg: algGCRA, max: burst, gp: gp, cfg: cfg}
+	l := &Limiter{c: c, batch: new(batcher), prefix: prefix, alg: algGCRA, max: burst, gp: gp, cfg: cfg}
+	l.prog.Store(gcraProgram(gp, graceMs(cfg.grace)))
 	return l, nil
 }
 
@@ -140,8 +141,9 @@ func NewWindow(c Client, prefix string, limit int64, w time.Duration, opts ...Op
 	if err != nil {
 		return nil, err
 	}
-	l := &Limiter{c: c, script: windowScript, sha: windowScript.Hash(), batch: new(batcher), prefix: prefix, alg: algWindow, max: limit, cfg: cfg}
-	l.tail = []any{strconv.FormatInt(limit, 10), strconv.FormatInt(int64(w), 10), strconv.FormatInt(graceMs(cfg.grace), 10)}
+	l := &Limiter{c: c, batch: new(batcher), prefix: prefix, alg: algWindow, w: int64(w), cfg: cfg}
+	l.prog.Store(windowProgram(int64(w), graceMs(cfg.grace)))
+	l.lim.Store(&limitArg{n: limit, arg: limit})
 	return l, nil
 }
 
@@ -218,20 +220,56 @@ func (l *Limiter) run(ctx context.Context, key string, caller bool, now, n int64
 // back give units of the caller's last borrow, whose written value was
 // last, and it returns the value it writes ("" if none).
 func (l *Limiter) decide(ctx context.Context, key string, caller bool, now, n int64, take, tier bool, give int64, last string) (Result, int64, string, error) {
-	switch {
-	case l == nil || l.c == nil:
-		return zeroResult, 0, "", ErrZeroValue
-	case n < 0:
-		return Result{RetryAfter: Never}, 0, "", errNegativeCost
-	case n > l.max && !take:
-		return Result{RetryAfter: Never}, 0, "", errCostExceedsBurst
-	case caller && (now < -1<<62 || now >= 1<<62):
-		return Result{RetryAfter: Never}, 0, "", errTime
+	lim, r0, err := l.check(caller, now, n, take)
+	if err != nil {
+		return r0, 0, "", err
 	}
-	// go-redis copies keys and args into its command: they are reused.
+	// The command is built in a pooled buffer: go-redis holds it only for
+	// the call.
 	b := argPool.Get().(*argBuf)
 	defer argPool.Put(b)
-	args := append(b.args[:0], 0, 0, 0, n, 0)
+	giving := tier && l.alg == algGCRA
+	b.args = decisionArgs(b.args[:0], caller, now, n, take)
+	if lim != nil {
+		b.args = append(b.args, lim.arg)
+	}
+	if giving {
+		b.args = append(b.args, give, last)
+	}
+	b.keys[0] = l.Key(key)
+	b.prog = l.prog.Load()
+	ctx, cancel := l.ctx(ctx)
+	defer cancel()
+	cmd := l.send(ctx, b)
+	var v []int64
+	var written string
+	err = cmd.Err()
+	if err == nil {
+		if giving {
+			v, written, err = parseGiving(cmd)
+		} else {
+			v, err = ints(cmd, b.ints[:0])
+		}
+	}
+	clear(b.args)
+	if err != nil {
+		l.failed(ctx, err)
+		return Result{}, 0, "", err
+	}
+	if len(v) != 5 {
+		return Result{}, 0, "", fmt.Errorf("redis: the script returned %d values, want 5", len(v))
+	}
+	r := Result{OK: v[0] == 1, Remaining: v[2]}
+	if !r.OK || take {
+		r.RetryAfter = retryAfter(v[3], v[4])
+	}
+	return r, v[1], written, nil
+}
+
+// decisionArgs appends a decision's first five arguments to args: mode
+// (1: the caller's time), the caller's now in Unix seconds and ns, n, take.
+func decisionArgs(args []any, caller bool, now, n int64, take bool) []any {
+	args = append(args, 0, 0, 0, n, 0)
 	if caller {
 		s := now / 1e9
 		ns := now - s*1e9
@@ -243,44 +281,45 @@ func (l *Limiter) decide(ctx context.Context, key string, caller bool, now, n in
 	if take {
 		args[4] = 1
 	}
-	args = append(args, l.tail...)
-	giving := tier && l.alg == algGCRA
-	if giving {
-		args = append(args, give, last)
+	return args
+}
+
+// failed asks go-redis to reload a cluster's slot map after an error that
+// is not Redis's answer: a node down or unreachable, whose slots may have
+// a new master (go-redis reloads it only every minute by itself).
+func (l *Limiter) failed(ctx context.Context, err error) {
+	var re goredis.Error
+	if cc, ok := l.c.(*goredis.ClusterClient); ok && !errors.As(err, &re) {
+		cc.ReloadState(ctx)
 	}
-	b.keys[0] = l.Key(key)
-	ctx, cancel := l.ctx(ctx)
-	defer cancel()
-	b.args = args
-	cmd := l.send(ctx, b)
-	var v []int64
-	var written string
-	err := cmd.Err()
-	if err == nil {
-		if giving {
-			v, written, err = parseGiving(cmd)
-		} else {
-			v, err = ints(cmd, b.ints[:0])
-		}
+}
+
+// check refuses a decision that needs no round trip, and returns a
+// window's limit in force.
+func (l *Limiter) check(caller bool, now, n int64, take bool) (*limitArg, Result, error) {
+	if l == nil || l.c == nil {
+		return nil, zeroResult, ErrZeroValue
 	}
-	clear(args)
-	if err != nil {
-		var re goredis.Error
-		if cc, ok := l.c.(*goredis.ClusterClient); ok && !errors.As(err, &re) {
-			// A node down or unreachable: its slots may have a new master.
-			// go-redis reloads the slot map only every minute by itself.
-			cc.ReloadState(ctx)
-		}
-		return Result{}, 0, "", err
+	max, lim := l.limit()
+	switch {
+	case n < 0:
+		return nil, Result{RetryAfter: Never}, errNegativeCost
+	case n > max && !take:
+		return nil, Result{RetryAfter: Never}, errCostExceedsBurst
+	case caller && (now < -1<<62 || now >= 1<<62):
+		return nil, Result{RetryAfter: Never}, errTime
 	}
-	if len(v) != 5 {
-		return Result{}, 0, "", fmt.Errorf("redis: the script returned %d values, want 5", len(v))
+	return lim, Result{}, nil
+}
+
+// limit returns the largest n (a GCRA's burst, a window's limit in force)
+// and, for a window, its limit as the script's argument.
+func (l *Limiter) limit() (int64, *limitArg) {
+	if l.alg != algWindow {
+		return l.max, nil
 	}
-	r := Result{OK: v[0] == 1, Remaining: v[2]}
-	if !r.OK || take {
-		r.RetryAfter = retryAfter(v[3], v[4])
-	}
-	return r, v[1], written, nil
+	lim := l.lim.Load()
+	return lim.n, lim
 }
 
 // ints reads the script's integers into v (the buffer of a decision: no
@@ -341,7 +380,8 @@ func nop() {}
 // the channel on which the batch that sent it says it is done.
 type argBuf struct {
 	args []any
-	full []any // EVALSHA, the hash, 1, the key, then args
+	full []any // the command: see command
+	prog *program
 	ints [6]int64
 	keys [1]string
 	cmd  *goredis.Cmd

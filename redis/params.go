@@ -15,14 +15,14 @@ const maxSmall = 1<<48 - 1
 // maxWindow is the longest window, in ns: 2^50-1 (about 13 days).
 const maxWindow = 1<<50 - 1
 
-// gcraParams is package gcra's Params in the integers the script takes.
+// gcraParams is step.GCRA (package gcra's parameters) in the integers the script takes.
 type gcraParams struct {
 	p, e, j uint64 // a step is p/e ns, an event j steps
 	burst   uint64
 	c1, c2  uint64 // 1e9 mod p and 2^63 mod p
 }
 
-// newGCRAParams reduces events per period as gcra.NewParams does, and
+// newGCRAParams reduces events per period as step.NewGCRA does, and
 // refuses what the script cannot hold exactly.
 func newGCRAParams(events int64, period time.Duration, burst int64) (gcraParams, error) {
 	switch {

@@ -2,6 +2,7 @@ package redis
 
 import (
 	"context"
+	"errors"
 	"strings"
 	"sync"
 
@@ -74,12 +75,14 @@ func (l *Limiter) send(ctx context.Context, b *argBuf) *goredis.Cmd {
 	return b.cmd
 }
 
-// flush sends the batch: one call as EVALSHA (EVAL after NOSCRIPT), more in
-// one pipeline, each NOSCRIPT among them sent again as EVAL. The leader's
-// context bounds the batch.
+// flush sends the batch: one call alone, more in one pipeline, each call
+// that failed for want of its function or script (a restarted server, a
+// node new to the cluster, a server without Functions) sent again alone,
+// which loads it or turns to scripts. The leader's context bounds the
+// batch.
 func (l *Limiter) flush(ctx context.Context, batch []*argBuf) {
 	p, ok := l.c.(pipeliner)
-	if len(batch) == 1 || !ok {
+	if len(batch) == 1 || !ok || l.eval.Load() {
 		for _, c := range batch {
 			l.runOne(ctx, c)
 		}
@@ -87,37 +90,119 @@ func (l *Limiter) flush(ctx context.Context, batch []*argBuf) {
 	}
 	pipe := p.Pipeline()
 	for _, c := range batch {
-		c.cmd = l.script.EvalSha(ctx, pipe, c.keys[:], c.args...)
+		c.cmd = pipe.Do(ctx, c.command(fcall, c.prog.name)...)
 	}
 	pipe.Exec(ctx)
 	for _, c := range batch {
-		if err := c.cmd.Err(); err != nil && strings.HasPrefix(err.Error(), "NOSCRIPT") {
-			c.cmd = l.script.Eval(ctx, l.c, c.keys[:], c.args...)
+		clear(c.full)
+		if err := c.cmd.Err(); missing(err) || noFunctions(err) {
+			l.runOne(ctx, c)
 		}
 	}
 }
 
 // doer is a client that sends any command: with it, a call's command is
-// built in its reused buffer, with the command name and hash boxed once per
-// Limiter (3 allocations fewer than Script.Run).
+// built in its reused buffer, with the command name and the function's
+// name boxed once (3 allocations fewer than Script.Run or FCall).
 type doer interface {
 	Do(ctx context.Context, args ...any) *goredis.Cmd
 }
 
-// runOne runs c's call as EVALSHA, then as EVAL after NOSCRIPT.
+// runOne runs c's call alone: FCALL, loading the library and calling again
+// if the node has not got it; as a script on a server without Functions
+// or one that refuses to load them (an ACL without FUNCTION, say).
 func (l *Limiter) runOne(ctx context.Context, c *argBuf) {
 	d, ok := l.c.(doer)
 	if !ok {
-		c.cmd = l.script.Run(ctx, l.c, c.keys[:], c.args...)
+		c.cmd = c.prog.script.Run(ctx, l.c, c.keys[:], c.args...)
 		return
 	}
-	c.full = append(c.full[:0], evalsha, l.sha, 1, c.keys[0])
-	c.full = append(c.full, c.args...)
-	c.cmd = d.Do(ctx, c.full...)
+	if !l.eval.Load() && l.callFunction(ctx, d, c) {
+		return
+	}
+	c.cmd = d.Do(ctx, c.command(evalsha, c.prog.sha)...)
 	clear(c.full)
-	if err := c.cmd.Err(); err != nil && strings.HasPrefix(err.Error(), "NOSCRIPT") {
-		c.cmd = l.script.Eval(ctx, l.c, c.keys[:], c.args...)
+	if missing(c.cmd.Err()) {
+		c.cmd = c.prog.script.Eval(ctx, l.c, c.keys[:], c.args...)
 	}
 }
 
-var evalsha any = "evalsha"
+// callFunction runs c's call with FCALL, and reports false, with the
+// Limiter turned to scripts for good, if the server has no Functions or
+// refuses to load them.
+func (l *Limiter) callFunction(ctx context.Context, d doer, c *argBuf) bool {
+	defer clear(c.full)
+	c.cmd = d.Do(ctx, c.command(fcall, c.prog.name)...)
+	err := c.cmd.Err()
+	if missing(err) {
+		var refused goredis.Error
+		if errors.As(l.load(ctx, c.prog), &refused) {
+			err = refused
+		} else {
+			// Call again even if a node could not be reached: the key's
+			// may have it now.
+			c.cmd = d.Do(ctx, c.full...)
+			return true
+		}
+	}
+	if noFunctions(err) {
+		l.eval.Store(true)
+		return false
+	}
+	return true
+}
+
+// command builds c's call in its reused buffer: cmd, the function's name
+// or the script's hash, 1, the key, then the arguments. The key goes as a
+// *string (go-redis writes it and hashes it for a cluster's slot as the
+// string): a string in an interface would be an allocation.
+func (c *argBuf) command(cmd, name any) []any {
+	c.full = append(c.full[:0], cmd, name, 1, &c.keys[0])
+	c.full = append(c.full, c.args...)
+	return c.full
+}
+
+var (
+	fcall   any = "fcall"
+	evalsha any = "evalsha"
+)
+
+// missing reports a server that has not got the function or the script.
+func missing(err error) bool {
+	if err == nil {
+		return false
+	}
+	msg := err.Error()
+	return strings.HasPrefix(msg, "ERR Function not found") || strings.HasPrefix(msg, "NOSCRIPT")
+}
+
+// noFunctions reports a server older than Redis 7 (without FCALL), or one
+// that refuses FCALL or FUNCTION LOAD: an unknown command, or a user whose
+// ACL does not allow it.
+func noFunctions(err error) bool {
+	if err == nil {
+		return false
+	}
+	msg := strings.ToLower(err.Error())
+	return (strings.HasPrefix(msg, "err unknown command") || strings.HasPrefix(msg, "noperm")) &&
+		(strings.Contains(msg, "fcall") || strings.Contains(msg, "function"))
+}
+
+// load loads p's library on every master (a cluster) or shard (a ring) or
+// on the server: a node that lost it (restarted empty) or never had it (new
+// to the cluster, or a slot moved there) may serve any key. Replicas
+// receive it from their master.
+func (l *Limiter) load(ctx context.Context, p *program) error {
+	one := func(ctx context.Context, c *goredis.Client) error {
+		return c.FunctionLoadReplace(ctx, p.lib).Err()
+	}
+	switch c := l.c.(type) {
+	case *goredis.ClusterClient:
+		return c.ForEachMaster(ctx, one)
+	case *goredis.Ring:
+		return c.ForEachShard(ctx, one)
+	case goredis.Cmdable:
+		return c.FunctionLoadReplace(ctx, p.lib).Err()
+	}
+	return errors.New("redis: cannot load functions through this client")
+}

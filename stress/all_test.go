@@ -7,6 +7,7 @@ import (
 	"github.com/cellrate/cellrate/gcra"
 	"github.com/cellrate/cellrate/limit"
 	"github.com/cellrate/cellrate/packed64"
+	"github.com/cellrate/cellrate/step"
 	"github.com/cellrate/cellrate/window"
 )
 
@@ -58,7 +59,7 @@ func init() {
 // bucket's rate is the lower, so its bound (with its two time units) is
 // the subject's.
 func packedAllSubject(name string, events int64, period time.Duration, burst, lim int64, w time.Duration, windowFirst bool) Subject {
-	p := must(packed64.NewBucket(events, period, burst)).Params()
+	p := must(step.NewPackedBucket(events, period, burst))
 	rate := RatePer(events, period)
 	return Subject{
 		Name: name,

@@ -8,6 +8,7 @@ import (
 	"github.com/cellrate/cellrate/gcra"
 	"github.com/cellrate/cellrate/limit"
 	"github.com/cellrate/cellrate/packed64"
+	"github.com/cellrate/cellrate/step"
 	"github.com/cellrate/cellrate/striped"
 	"github.com/cellrate/cellrate/window"
 )
@@ -49,15 +50,15 @@ func init() {
 // gcraSubject: GCRA promises Burst + Rate*T over any interval of the
 // times it is given, in any order.
 func gcraSubject(name string, events int64, period time.Duration, burst int64) Subject {
-	p := must(gcra.NewParams(events, period, burst))
+	p := must(step.NewGCRA(events, period, burst))
 	return Subject{
 		Name: name,
 		New: func() limit.Limiter {
 			return must(gcra.New(events, period, burst))
 		},
 		MaxN: burst, Burst: burst, Rate: RatePer(events, period), GivenTimes: true,
-		Init: gcra.State(0),
-		Step: func(s any, now, n int64) (any, limit.Result, error) { return p.Step(s.(gcra.State), now, n) },
+		Init: step.GCRAState(0),
+		Step: func(s any, now, n int64) (any, limit.Result, error) { return p.Step(s.(step.GCRAState), now, n) },
 	}
 }
 
@@ -74,7 +75,7 @@ func init() {
 // tokens over any interval T of the times callers pass, in any order, u
 // being the word's time unit.
 func packedBucketSubject(name string, events int64, period time.Duration, burst int64) Subject {
-	p := must(packed64.NewBucket(events, period, burst)).Params()
+	p := must(step.NewPackedBucket(events, period, burst))
 	rate := RatePer(events, period)
 	return Subject{
 		Name: name,
@@ -83,9 +84,9 @@ func packedBucketSubject(name string, events int64, period time.Duration, burst 
 		},
 		MaxN: burst, Burst: burst, Rate: rate, GivenTimes: true,
 		Extra: new(big.Rat).Mul(rate, big.NewRat(int64(p.Unit()), 1)),
-		Init:  packed64.BucketState{},
+		Init:  step.PackedBucketState{},
 		Step: func(s any, now, n int64) (any, limit.Result, error) {
-			return p.Step(s.(packed64.BucketState), now, n)
+			return p.Step(s.(step.PackedBucketState), now, n)
 		},
 	}
 }
@@ -95,7 +96,7 @@ func packedBucketSubject(name string, events int64, period time.Duration, burst 
 // rounded down to units make an interval T at most T/u + 1 units long, so
 // the bound gains limit/wu.
 func packedWindowSubject(name string, lim int64, w time.Duration) Subject {
-	p := must(packed64.NewWindow(lim, w)).Params()
+	p := must(step.NewPackedWindow(lim, w))
 	wu := int64(p.Window() / p.Unit())
 	return Subject{
 		Name: name,
@@ -104,9 +105,9 @@ func packedWindowSubject(name string, lim int64, w time.Duration) Subject {
 		},
 		MaxN: lim, Burst: 2 * lim, Rate: RatePer(lim, w), GivenTimes: true, Window: p.Window(),
 		Extra: big.NewRat(lim, wu),
-		Init:  packed64.WindowState{},
+		Init:  step.PackedWindowState{},
 		Step: func(s any, now, n int64) (any, limit.Result, error) {
-			return p.Step(s.(packed64.WindowState), now, n)
+			return p.Step(s.(step.PackedWindowState), now, n)
 		},
 	}
 }
@@ -116,24 +117,24 @@ func init() {
 		packedBucketSubject("packed64-bucket-1-per-256ns", 1, 256, 1),
 		packedBucketSubject("packed64-bucket-1000-per-1s-burst-50", 1000, time.Second, 50),
 		packedBucketSubject("packed64-bucket-3-per-1s-burst-7", 3, time.Second, 7),
-		packedBucketSubject("packed64-bucket-max-burst", 1, time.Hour, packed64.MaxBurst),
+		packedBucketSubject("packed64-bucket-max-burst", 1, time.Hour, step.MaxPackedBurst),
 		packedBucketSubject("packed64-bucket-1-per-1m-burst-3", 1, time.Minute, 3), // a token is 3662109.375 units
 		packedWindowSubject("packed64-window-1-per-1ns", 1, 1),
 		packedWindowSubject("packed64-window-1000-per-1s", 1000, time.Second),
-		packedWindowSubject("packed64-window-max", packed64.MaxWindowLimit, packed64.MaxWindow),
+		packedWindowSubject("packed64-window-max", step.MaxPackedWindowLimit, step.MaxPackedWindow),
 	)
 }
 
 // bucketSubject: the bucket promises Burst + Rate*T exactly over any
 // interval of the times it is given.
 func bucketSubject(name string, events int64, period time.Duration, burst int64) Subject {
-	p := must(bucket.NewParams(events, period, burst))
+	p := must(step.NewBucket(events, period, burst))
 	return Subject{
 		Name: name,
-		New:  func() limit.Limiter { return must(bucket.NewFromParams(p)) },
+		New:  func() limit.Limiter { return must(bucket.New(events, period, burst)) },
 		MaxN: burst, Burst: burst, Rate: RatePer(events, period), GivenTimes: true,
-		Init: bucket.State{},
-		Step: func(s any, now, n int64) (any, limit.Result, error) { return p.Step(s.(bucket.State), now, n) },
+		Init: step.BucketState{},
+		Step: func(s any, now, n int64) (any, limit.Result, error) { return p.Step(s.(step.BucketState), now, n) },
 	}
 }
 

@@ -10,7 +10,7 @@ import (
 	"unsafe"
 
 	"github.com/cellrate/cellrate/atomic128"
-	"github.com/cellrate/cellrate/bucket"
+	"github.com/cellrate/cellrate/internal/bucketcore"
 	cellrun "github.com/cellrate/cellrate/internal/cell" // counter.go has a type cell
 	"github.com/cellrate/cellrate/internal/intmath"
 	"github.com/cellrate/cellrate/limit"
@@ -23,8 +23,8 @@ import (
 //
 // # How it decides
 //
-// The shared bucket is a bucket.State in a 128-bit cell, run by bucket's
-// pure steps (Params.TakeUpTo, and lines to read its refill line).
+// The shared bucket is package bucket's 128-bit state in a cell, run by its
+// pure steps (step.Bucket's TakeUpTo, and one to read its refill line).
 // Each P's cache holds tokens borrowed from it in one batch. A request is
 // admitted from the calling P's cache with one compare-and-swap on that
 // cache's line. When the cache lacks tokens, the P
@@ -39,7 +39,7 @@ import (
 //
 // For rate r and burst b, the admitted cost whose now values lie in any
 // closed interval of length t is at most b + r*t, exactly, on every schedule.
-// Proof: the shared bucket is the GCRA of its Params, so each token it
+// Proof: the shared bucket is the GCRA of its rate and burst, so each token it
 // hands out owns a distinct refill slot (σ, σ+1/r] on its theoretical
 // arrival time line, with σ no earlier than the take's now and σ+1/r no later
 // than that now plus b/r. A cached token is admitted at now only if σ >= now
@@ -108,18 +108,17 @@ import (
 // the admission, never to the shared bucket.
 //
 // The zero Limiter has burst 0: it admits nothing, refusing every n > 0 with
-// limit.ErrCostExceedsBurst; make a Limiter with New, NewRate or
-// NewFromParams. A Limiter must not be copied after first use (go vet
-// reports copies).
+// limit.ErrCostExceedsBurst; make a Limiter with New or NewRate. A Limiter
+// must not be copied after first use (go vet reports copies).
 type Limiter struct {
 	_      noCopy
-	ps     bucket.Params
+	ps     bucketcore.Params
 	batch  int64
 	idle   int64 // IdleAfter in ns
 	clock  nanotime.Clock
 	caches perP[cache]
 	_      [lineSize]byte
-	state  atomic128.Uint64Pair // the shared bucket.State
+	state  atomic128.Uint64Pair // the shared bucket's bucketcore.State
 	// borrows counts the writes of state (on its line, which they write
 	// anyway): the benchmarks report it per admission. takeovers counts
 	// idle caches taken over, for the tests.
@@ -197,29 +196,29 @@ func WithClock(clock nanotime.Clock) Option { return func(c *config) { c.clock =
 
 // New returns a full limiter refilling events tokens per period with the
 // given burst. A parameter out of range is a *limit.ParamError (see
-// bucket.NewParams and the options).
+// bucket.New and the options).
 func New(events int64, period time.Duration, burst int64, opts ...Option) (*Limiter, error) {
-	ps, err := NewParams(events, period, burst)
+	ps, err := newParams(events, period, burst)
 	if err != nil {
 		return nil, err
 	}
-	return NewFromParams(ps, opts...)
+	return fromParams(ps, opts...)
 }
 
 // NewRate returns a full limiter refilling rate tokens per second with the
-// given burst; bucket.RateParams says how the float is read and which values
+// given burst; bucket.NewRate says how the float is read and which values
 // are refused.
 func NewRate(rate float64, burst int64, opts ...Option) (*Limiter, error) {
-	ps, err := bucket.RateParams(rate, burst)
+	ps, err := bucketcore.RateParams(rate, burst)
 	if err != nil {
 		return nil, relabel(err)
 	}
-	return NewFromParams(ps, opts...)
+	return fromParams(ps, opts...)
 }
 
-// NewParams is bucket.NewParams, with this package's name in its errors.
-func NewParams(events int64, period time.Duration, burst int64) (bucket.Params, error) {
-	ps, err := bucket.NewParams(events, period, burst)
+// newParams is bucketcore.NewParams, with this package's name in its errors.
+func newParams(events int64, period time.Duration, burst int64) (bucketcore.Params, error) {
+	ps, err := bucketcore.NewParams(events, period, burst)
 	return ps, relabel(err)
 }
 
@@ -232,11 +231,11 @@ func relabel(err error) error {
 	return err
 }
 
-// NewFromParams returns a full limiter with Params ps. The zero Params, and
+// fromParams returns a full limiter with Params ps. The zero Params, and
 // an option out of range, are a *limit.ParamError.
-func NewFromParams(ps bucket.Params, opts ...Option) (*Limiter, error) {
+func fromParams(ps bucketcore.Params, opts ...Option) (*Limiter, error) {
 	if ps.Unit() == 0 {
-		return nil, &limit.ParamError{Pkg: "striped", Param: "params", Value: ps, Reason: "the zero Params: make them with bucket.NewParams or bucket.RateParams"}
+		return nil, &limit.ParamError{Pkg: "striped", Param: "params", Value: ps, Reason: "the zero Params: make them with New or NewRate"}
 	}
 	l := &Limiter{ps: ps}
 	burst := ps.Burst()
@@ -271,9 +270,6 @@ func (l *Limiter) e() uint64 {
 }
 func (l *Limiter) p() uint64   { return uint64(l.ps.Unit()) }
 func (l *Limiter) cap() uint64 { return uint64(l.ps.Burst()) * l.p() }
-
-// Params returns the shared bucket's Params.
-func (l *Limiter) Params() bucket.Params { return l.ps }
 
 // Batch returns how many tokens beyond a request's need a P borrows at once.
 func (l *Limiter) Batch() int64 { return l.batch }
@@ -348,13 +344,13 @@ func (l *Limiter) TokensAt(now int64) float64 {
 
 // look returns the tokens usable at now in cache c (none while it is being
 // refilled) and the shared bucket's state.
-func (l *Limiter) look(c *cache, now int64) (uint64, bucket.State) {
+func (l *Limiter) look(c *cache, now int64) (uint64, bucketcore.State) {
 	var v uint64
 	if w := c.w.Load(); w&1 == 0 {
 		v, _ = l.usable(w>>tokShift, c.end(), now)
 	}
 	t, d := l.state.Load()
-	return v, bucket.State{T: t, Deficit: d}
+	return v, bucketcore.State{T: t, Deficit: d}
 }
 
 // allowN decides a request of n in [0, burst] on cache c.
@@ -604,7 +600,7 @@ func (l *Limiter) borrow(c *cache, now, need, want int64) (m int64, z end, ok bo
 		z     end
 	}
 	ln := cellrun.Run128(&l.state, func(t, d uint64) (uint64, uint64, loan, bool) {
-		s := bucket.State{T: t, Deficit: d}
+		s := bucketcore.State{T: t, Deficit: d}
 		next, m := l.ps.TakeUpTo(s, now, want)
 		if m < need {
 			empty, _, _ := lines(&l.ps, s)

@@ -14,7 +14,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/cellrate/cellrate/bucket"
+	"github.com/cellrate/cellrate/internal/bucketcore"
 	"github.com/cellrate/cellrate/internal/intmath"
 	"github.com/cellrate/cellrate/limit"
 	"github.com/cellrate/cellrate/nanotime"
@@ -94,7 +94,7 @@ func TestNewValidation(t *testing.T) {
 		{"idle 0", func() (*Limiter, error) { return NewRate(10, 10, WithIdleAfter(0)) }, "idle-after"},
 		{"idle -1ns", func() (*Limiter, error) { return NewRate(10, 10, WithIdleAfter(-1)) }, "idle-after"},
 		{"nil clock", func() (*Limiter, error) { return NewRate(10, 10, WithClock(nil)) }, "clock"},
-		{"zero params", func() (*Limiter, error) { return NewFromParams(bucket.Params{}) }, "params"},
+		{"zero params", func() (*Limiter, error) { return fromParams(bucketcore.Params{}) }, "params"},
 		{"rate 1e30", func() (*Limiter, error) { return NewRate(1e30, 10) }, "rate"},
 		{"period -1", func() (*Limiter, error) { return New(1, -1, 5) }, "period"},
 	}
@@ -303,7 +303,7 @@ func FuzzNeverOverAdmits(f *testing.F) {
 }
 
 // TestUnderAdmissionBound: with every cache asking for a token at every
-// step, the limiter admits at least what the ideal bucket (bucket.Params.Step
+// step, the limiter admits at least what the ideal bucket (bucketcore.Params.Step
 // on one state) admits for the same requests, less what the caches hold at
 // the end (at most batch each) and one token of rounding a cache.
 func TestUnderAdmissionBound(t *testing.T) {
@@ -318,7 +318,7 @@ func TestUnderAdmissionBound(t *testing.T) {
 		l.batch = 1 + r.Int64N(max(1, l.ps.Burst()/int64(caches)))
 		events, period := l.ps.Rate()
 		step := max(1, int64(period)/events/int64(caches)/2)
-		var ideal bucket.State
+		var ideal bucketcore.State
 		got, want := int64(0), int64(0)
 		now := int64(0)
 		for range 4000 {
@@ -529,7 +529,7 @@ func reportSharedWrites(b *testing.B, l *Limiter) {
 // BenchmarkBucketAllow is the baseline: the same rate and burst on one
 // shared bucket cell.
 func BenchmarkBucketAllow(b *testing.B) {
-	l, err := bucket.NewRate(1e9, 1e8)
+	l, err := bucketcore.NewRate(1e9, 1e8)
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -546,7 +546,7 @@ func BenchmarkLimiterAllowAt(b *testing.B) {
 }
 
 func BenchmarkBucketAllowAt(b *testing.B) {
-	l, err := bucket.NewRate(1e9, 1e12)
+	l, err := bucketcore.NewRate(1e9, 1e12)
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -623,11 +623,11 @@ func TestExtremeTimes(t *testing.T) {
 
 // shortfall runs caches that each borrow once at 0 and go idle, then cache
 // 0 asking for a token every step, and returns how many fewer tokens it got
-// than the ideal bucket (bucket.Params.Step on one state) would have given
+// than the ideal bucket (bucketcore.Params.Step on one state) would have given
 // the same requests.
 func shortfall(t *testing.T, caches int, idle time.Duration) (short int64, l *Limiter) {
 	l = mustNew(t, 1000, time.Second, 200, WithBatch(30), WithIdleAfter(idle))
-	var ideal bucket.State
+	var ideal bucketcore.State
 	got, want := int64(0), int64(0)
 	ask := func(c *cache, now int64) {
 		if l.allowN(c, now, 1).OK {

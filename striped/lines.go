@@ -1,7 +1,7 @@
 package striped
 
 import (
-	"github.com/cellrate/cellrate/bucket"
+	"github.com/cellrate/cellrate/internal/bucketcore"
 	"github.com/cellrate/cellrate/internal/intmath"
 )
 
@@ -16,7 +16,7 @@ import (
 // It reads the state's layout (T is the time with its sign bit flipped,
 // Deficit the units missing, a token Unit() units): that layout is
 // bucket's, described in ARCHITECTURE.md.
-func lines(ps *bucket.Params, s bucket.State) (empty, full int64, fullRem uint64) {
+func lines(ps *bucketcore.Params, s bucketcore.State) (empty, full int64, fullRem uint64) {
 	events, _ := ps.Rate()
 	e := uint64(events)
 	capU := ps.Burst() * ps.Unit()

@@ -7,7 +7,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/cellrate/cellrate/bucket"
+	"github.com/cellrate/cellrate/internal/bucketcore"
 )
 
 // TestLines: the refill line's points against exact integer arithmetic
@@ -32,14 +32,14 @@ func TestLines(t *testing.T) {
 		burst  int64
 	}{{1, time.Second, 1}, {3, time.Second, 5}, {1000, time.Second, 50}, {7, 3 * time.Millisecond, 2}, {1, 1 << 40, 3}, {1 << 20, time.Nanosecond << 30, 1 << 20}}
 	for _, sc := range rates {
-		ps, err := bucket.NewParams(sc.events, sc.period, sc.burst)
+		ps, err := bucketcore.NewParams(sc.events, sc.period, sc.burst)
 		if err != nil {
 			t.Fatal(err)
 		}
 		e, _ := ps.Rate()
 		capU := ps.Burst() * ps.Unit()
 		for range 200 {
-			s := bucket.State{T: rng.Uint64(), Deficit: rng.Uint64N(1<<62 + 1)}
+			s := bucketcore.State{T: rng.Uint64(), Deficit: rng.Uint64N(1<<62 + 1)}
 			if rng.IntN(2) == 0 {
 				s.Deficit = rng.Uint64N(uint64(capU) + 1)
 			}
@@ -54,16 +54,16 @@ func TestLines(t *testing.T) {
 	}
 
 	const lo, hi = math.MinInt64, math.MaxInt64
-	ps, _ := bucket.NewParams(1, time.Second, 2)
+	ps, _ := bucketcore.NewParams(1, time.Second, 2)
 	sec := int64(time.Second)
-	s, _, _ := ps.Step(bucket.State{}, hi, 2)
+	s, _, _ := ps.Step(bucketcore.State{}, hi, 2)
 	if e, f, r := lines(&ps, s); e != hi || f != hi || r != 0 {
 		t.Fatalf("lines after emptying at MaxInt64: empty %d full %d rem %d", e, f, r)
 	}
-	if e, f, _ := lines(&ps, bucket.State{}); e != lo || f != lo {
+	if e, f, _ := lines(&ps, bucketcore.State{}); e != lo || f != lo {
 		t.Fatalf("lines of a full bucket at MinInt64: empty %d full %d", e, f)
 	}
-	one, _, _ := ps.Step(bucket.State{}, lo+sec/2, 1)
+	one, _, _ := ps.Step(bucketcore.State{}, lo+sec/2, 1)
 	if e, f, _ := lines(&ps, one); e != lo || f != lo+sec+sec/2 {
 		t.Fatalf("lines near MinInt64: empty %d full %d", e, f)
 	}

@@ -4,13 +4,13 @@ import (
 	"sync"
 	"sync/atomic"
 
-	"github.com/cellrate/cellrate/limit"
 	"math"
 	"math/rand/v2"
 	"testing"
 	"time"
 
-	"github.com/cellrate/cellrate/bucket"
+	"github.com/cellrate/cellrate/internal/bucketcore"
+	"github.com/cellrate/cellrate/limit"
 )
 
 // TestCacheTakeLosesItsCAS makes the compare-and-swap of an admission from
@@ -105,7 +105,7 @@ func TestEarlyCacheMeansEmptyBucket(t *testing.T) {
 				if _, e := l.usable(w>>tokShift, c.end(), at); e {
 					early++
 					t0, d0 := l.state.Load()
-					if got := l.ps.Remaining(bucket.State{T: t0, Deficit: d0}, at); got != 0 {
+					if got := l.ps.Remaining(bucketcore.State{T: t0, Deficit: d0}, at); got != 0 {
 						t.Fatalf("seed %d: a cache is early at %d while the shared bucket holds %d tokens", seed, at, got)
 					}
 				}

@@ -3,9 +3,8 @@
 -- KEYS[1]: the key. ARGV: mode (0: the server's TIME, 1: the caller's),
 -- the caller's now in Unix seconds and nanoseconds, n, take (0: n or
 -- nothing; 1: up to n). The Params are locals the Go side puts before
--- this text, one script per parameter set (7 arguments fewer to send and
--- parse on every call): p, e, j, b (burst), c1 (1e9 mod p), c2 (2^63 mod
--- p) and grace (ms).
+-- this text, one library (or script) per parameter set: p, e, j, b (burst),
+-- c1 (1e9 mod p), c2 (2^63 mod p) and grace (ms). gcra is the run function.
 --
 -- Go's state is a TAT counted in steps of p/e ns from math.MinInt64, with
 -- u = now + 2^63. The key holds it as an origin O (Unix seconds and ns, a
@@ -24,130 +23,141 @@
 -- retry seconds*1e9 + retry ns (for a take that left no whole event, the
 -- wait for the next one); with the two ARGV, also the value written ("" if
 -- none).
-local mode = tonumber(ARGV[1])
-local S, N = now(mode, ARGV[2], ARGV[3])
-local n = tonumber(ARGV[4])
-local take = tonumber(ARGV[5])
 local bj = b * j
-local giving = ARGV[6] ~= nil
 
-local OS, ON, t
-local raw = redis.call('GET', KEYS[1])
-if not raw and giving and ARGV[7] ~= '' then
-  -- No key, and this process's last borrow wrote one: Redis restarted
-  -- empty, or the key expired full (then the value is a full state too).
-  -- Rebuild it from that value: never less than it, as the key held.
-  raw = ARGV[7]
-end
-if raw then
-  OS, ON, t = struct.unpack('<ddd', raw)
-  local ds = S - OS
-  if ds > BIG then
-    raw = false -- so far ahead that the limiter is full (t < 2^50 steps)
-  elseif ds < -BIG then
-    if n == 0 then return {1, 0, 0, 0, 0} end
-    -- So far behind the origin (more than 2^51 ns) that nothing fits:
-    -- t - slack > -2^48 > now in steps. The wait is exact all the same.
-    local k = 1
-    if take == 0 then k = n end
-    local w, wr = smuldiv(t - (bj - k * j), p, e)
-    if wr > 0 then w = w + 1 end
-    return {0, 0, 0, OS - S, ON - N + w}
+-- store writes the TAT t (from the origin OS s + ON ns; t >= q, x is now -
+-- O in ns) with the origin moved to the grid point at or before now (k*p
+-- ns on, k*e steps), which keeps every stored number small, and the expiry
+-- at which it is full again: once now*e >= t*p from the new origin, at it
+-- + ceil(t*p/e) ns. With p = 1 (then e = 1: an interval of whole ns) a
+-- step is a ns and every point a grid point.
+local function store(key, x, OS, ON, t, mode, S, N)
+  local k, f, fr = x, t - x, 0
+  if p ~= 1 then
+    k = fdiv(x, p)
+    f, fr = muldiv(t - k * e, p, e)
+    if fr > 0 then f = f + 1 end
   end
-end
-local x -- now - O in ns
-if raw then
-  x = (S - OS) * 1000000000 + (N - ON)
-else
-  -- A full limiter: the grid point at or before now becomes the origin,
-  -- with the TAT at it (any TAT at or before now is the same state).
-  -- u mod p = ((S mod p)*(1e9 mod p) + N + 2^63 mod p) mod p.
-  local sm = math.fmod(S, p)
-  if sm < 0 then sm = sm + p end
-  local _, r1 = muldiv(sm, c1, p)
-  local off = math.fmod(r1 + N + c2, p)
-  OS, ON = norm(S, N - off)
-  x, t = off, 0
-end
-
--- q = floor(now in steps - O's) and its remainder: now*e = q*p + r.
-local q, r = smuldiv(x, e, p)
-
--- store writes the TAT t (from O; t >= q) with the origin moved to the
--- grid point at or before now (k*p ns on, k*e steps), which keeps every
--- stored number small, and the expiry at which it is full again.
-local function store(t)
-  local k = fdiv(x, p)
   local os, on = norm(OS, ON + k * p)
-  t = t - k * e
-  -- Full again once now*e >= t*p from the origin: at it + ceil(t*p/e) ns.
-  local f, fr = muldiv(t, p, e)
-  if fr > 0 then f = f + 1 end
   local fs, fns = norm(os, on + f)
-  local v = struct.pack('<ddd', os, on, t)
-  expire(KEYS[1], v, mode, fs, fns, S, N, grace)
+  local v = pack('<ddd', os, on, t - k * e)
+  expire(key, v, mode, fs, fns, S, N, grace)
   return v
 end
 
 -- reply adds the value written, for a TwoTier.
-local function reply(a, v)
+local function reply(a, v, giving)
   if giving then a[6] = v end
   return a
 end
 
--- Give back (TwoTier): at most what keeps the TAT at or after now; more
--- would refill nothing.
-local given = false
-if giving and raw and raw == ARGV[7] and t > q then
-  local back = math.min(tonumber(ARGV[6]), math.floor((t - q) / j))
-  if back > 0 then
-    t = t - back * j
-    given = true
+local function gcra(KEYS, ARGV)
+  if not fmod then init() end
+  local mode = tonumber(ARGV[1])
+  local S, N = now(mode, ARGV[2], ARGV[3])
+  local n = tonumber(ARGV[4])
+  local take = tonumber(ARGV[5])
+  local giving = ARGV[6] ~= nil
+
+  local OS, ON, t
+  local raw = redis.call('GET', KEYS[1])
+  if not raw and giving and ARGV[7] ~= '' then
+    -- No key, and this process's last borrow wrote one: Redis restarted
+    -- empty, or the key expired full (then the value is a full state too).
+    -- Rebuild it from that value: never less than it, as the key held.
+    raw = ARGV[7]
   end
-end
-local rem -- whole events available at now, before the decision
-if t > q then
+  if raw then
+    OS, ON, t = unpack('<ddd', raw)
+    local ds = S - OS
+    if ds > BIG then
+      raw = false -- so far ahead that the limiter is full (t < 2^50 steps)
+    elseif ds < -BIG then
+      if n == 0 then return {1, 0, 0, 0, 0} end
+      -- So far behind the origin (more than 2^51 ns) that nothing fits:
+      -- t - slack > -2^48 > now in steps. The wait is exact all the same.
+      local k = 1
+      if take == 0 then k = n end
+      local w, wr = smuldiv(t - (bj - k * j), p, e)
+      if wr > 0 then w = w + 1 end
+      return {0, 0, 0, OS - S, ON - N + w}
+    end
+  end
+  local x -- now - O in ns
+  if raw then
+    x = (S - OS) * 1000000000 + (N - ON)
+  else
+    -- A full limiter: the grid point at or before now becomes the origin,
+    -- with the TAT at it (any TAT at or before now is the same state).
+    -- u mod p = ((S mod p)*(1e9 mod p) + N + 2^63 mod p) mod p.
+    local sm = fmod(S, p)
+    if sm < 0 then sm = sm + p end
+    local _, r1 = muldiv(sm, c1, p)
+    local off = fmod(r1 + N + c2, p)
+    OS, ON = norm(S, N - off)
+    x, t = off, 0
+  end
+
+  -- q = floor(now in steps - O's) and its remainder: now*e = q*p + r.
+  local q, r = x, 0
+  if p ~= 1 then q, r = smuldiv(x, e, p) end
+
+  -- Give back (TwoTier): at most what keeps the TAT at or after now; more
+  -- would refill nothing.
+  local given = false
+  if giving and raw and raw == ARGV[7] and t > q then
+    local back = math.min(tonumber(ARGV[6]), floor((t - q) / j))
+    if back > 0 then
+      t = t - back * j
+      given = true
+    end
+  end
+  local rem -- whole events available at now, before the decision
+  if t > q then
+    rem = 0
+    if t - q < bj then rem = floor((bj - (t - q)) / j) end
+  else
+    rem = b
+  end
+  local m = n -- the cost asked
+  if take == 1 and rem < n then m = rem end
+  if m == 0 and (take == 0 or n == 0) then
+    -- n == 0: admitted, nothing changes
+    if given then return reply({1, 0, rem, 0, 0}, store(KEYS[1], x, OS, ON, t, mode, S, N), giving) end
+    return reply({1, 0, rem, 0, 0}, '', giving)
+  end
+  if m == 0 then m = 1 end -- take found nothing: the wait is for one event
+
+  local c = m * j
+  local sl = bj - c
+  if t - sl > q then
+    -- Denied: admitted once t*p <= x'*e + sl*p, x' = now + w - O, so
+    -- w = ceil((t - sl)*p/e) - x; returned as O - now + ceil(...).
+    local w, wr = smuldiv(t - sl, p, e)
+    if wr > 0 then w = w + 1 end
+    local v = ''
+    if given then v = store(KEYS[1], x, OS, ON, t, mode, S, N) end
+    return reply({0, 0, rem, OS - S, ON - N + w}, v, giving)
+  end
+
+  -- Admitted: a TAT behind now restarts at the first step at or after now.
+  if t < q or (t == q and r > 0) then
+    t = q + c
+    if r > 0 then t = t + 1 end
+  else
+    t = t + c
+  end
   rem = 0
-  if t - q < bj then rem = math.floor((bj - (t - q)) / j) end
-else
-  rem = b
-end
-local m = n -- the cost asked
-if take == 1 and rem < n then m = rem end
-if m == 0 and (take == 0 or n == 0) then
-  -- n == 0: admitted, nothing changes
-  if given then return reply({1, 0, rem, 0, 0}, store(t)) end
-  return reply({1, 0, rem, 0, 0}, '')
-end
-if m == 0 then m = 1 end -- take found nothing: the wait is for one event
+  if t - q < bj then rem = floor((bj - (t - q)) / j) end
 
-local c = m * j
-local sl = bj - c
-if t - sl > q then
-  -- Denied: admitted once t*p <= x'*e + sl*p, x' = now + w - O, so
-  -- w = ceil((t - sl)*p/e) - x; returned as O - now + ceil(...).
-  local w, wr = smuldiv(t - sl, p, e)
-  if wr > 0 then w = w + 1 end
-  local v = ''
-  if given then v = store(t) end
-  return reply({0, 0, rem, OS - S, ON - N + w}, v)
+  if take == 1 and rem == 0 then
+    -- A borrow that emptied the key: also the wait for its next whole event,
+    -- as a denial of one would give it.
+    local w, wr = smuldiv(t - (bj - j), p, e)
+    if wr > 0 then w = w + 1 end
+    return reply({1, m, rem, OS - S, ON - N + w}, store(KEYS[1], x, OS, ON, t, mode, S, N), giving)
+  end
+  local v = store(KEYS[1], x, OS, ON, t, mode, S, N)
+  if giving then return {1, m, rem, 0, 0, v} end
+  return {1, m, rem, 0, 0}
 end
-
--- Admitted: a TAT behind now restarts at the first step at or after now.
-if t < q or (t == q and r > 0) then
-  t = q + c
-  if r > 0 then t = t + 1 end
-else
-  t = t + c
-end
-rem = 0
-if t - q < bj then rem = math.floor((bj - (t - q)) / j) end
-
-if take == 1 and rem == 0 then
-  -- A borrow that emptied the key: also the wait for its next whole event,
-  -- as a denial of one would give it.
-  local w, wr = smuldiv(t - (bj - j), p, e)
-  if wr > 0 then w = w + 1 end
-  return reply({1, m, rem, OS - S, ON - N + w}, store(t))
-end
-return reply({1, m, rem, 0, 0}, store(t))

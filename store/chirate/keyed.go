@@ -5,12 +5,12 @@ import (
 	"time"
 
 	"github.com/cellrate/cellrate/keyed"
-	"github.com/cellrate/cellrate/packed64"
+	"github.com/cellrate/cellrate/step"
 )
 
 // MaxCount is the most a key's current and previous windows may count
 // together: the limit of a keyed sliding-window counter.
-const MaxCount = packed64.MaxWindowLimit
+const MaxCount = step.MaxPackedWindowLimit
 
 // ErrFull is returned by IncrementBy for a new key when its slots all hold
 // keys whose windows still count something (the table refuses, so no
@@ -34,7 +34,7 @@ type table struct {
 }
 
 func newTable(window time.Duration, capacity int) (*table, error) {
-	p, err := packed64.NewWindowParams(MaxCount, window)
+	p, err := step.NewPackedWindow(MaxCount, window)
 	if err != nil {
 		return nil, err
 	}

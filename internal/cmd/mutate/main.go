@@ -48,7 +48,7 @@ import (
 const gremlinsPkg = "github.com/go-gremlins/gremlins/cmd/gremlins@v0.6.0"
 
 // defaultPkgs are the decision and cell packages.
-const defaultPkgs = "gcra bucket window packed64 striped atomic128 internal/slide internal/cell internal/backoff nanotime"
+const defaultPkgs = "gcra internal/gcrastep internal/bucketcore window internal/packed64core striped atomic128 internal/slide internal/cell internal/backoff nanotime"
 
 func main() {
 	pkgs := flag.String("pkgs", defaultPkgs, "packages to mutate, space- or comma-separated, relative to the module root")
@@ -89,6 +89,7 @@ func run(ctx context.Context, pkgs []string, budget time.Duration, md, work stri
 			return err
 		}
 		defer os.RemoveAll(tmp)
+		scratch = tmp
 		bin, err := installGremlins(tmp)
 		if err != nil {
 			return err
@@ -147,9 +148,19 @@ func unleash(parent context.Context, bin, pkg string, budget time.Duration, work
 
 	ctx, cancel := context.WithTimeout(parent, budget)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, bin, "unleash", "--config", ".gremlins.yaml", "-o", out, "./"+pkg)
+	config, err := filepath.Abs(".gremlins.yaml")
+	if err != nil {
+		return err
+	}
+	mf, err := modFlags(pkg)
+	if err != nil {
+		return err
+	}
+	dir, pattern := target(pkg)
+	cmd := exec.CommandContext(ctx, bin, "unleash", "--config", config, "-o", out, pattern)
+	cmd.Dir = dir
 	cmd.Env = append(os.Environ(),
-		"GOFLAGS="+strings.TrimSpace(os.Getenv("GOFLAGS")+" -short -count=1"),
+		"GOFLAGS="+strings.TrimSpace(os.Getenv("GOFLAGS")+" -short -count=1 "+mf),
 		"TMPDIR="+tmp, // gremlins' copies of the module, removed after the run
 	)
 	cmd.Stdout, cmd.Stderr = logf, logf

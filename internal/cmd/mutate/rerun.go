@@ -134,11 +134,20 @@ func goTest(ctx context.Context, pkg, overlay string, timeout time.Duration) (st
 	if overlay != "" {
 		args = append(args, "-overlay", overlay)
 	}
-	cmd := exec.CommandContext(tctx, "go", append(args, "./"+pkg)...)
+	mf, err := modFlags(pkg)
+	if err != nil {
+		return "", err
+	}
+	if mf != "" {
+		args = append(args, mf)
+	}
+	dir, pattern := target(pkg)
+	cmd := exec.CommandContext(tctx, "go", append(args, pattern)...)
+	cmd.Dir = dir
 	var out bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &out
 	killGroup(cmd)
-	err := cmd.Run()
+	err = cmd.Run()
 	switch {
 	case ctx.Err() != nil:
 		return "", ctx.Err()

@@ -51,6 +51,13 @@ func Start(tb testing.TB) *Server {
 	return start(tb, false)
 }
 
+// StartWith is Start with more redis-server arguments (such as
+// "--rename-command", "FCALL", "" for a server without Functions).
+func StartWith(tb testing.TB, extra ...string) *Server {
+	tb.Helper()
+	return start(tb, false, extra...)
+}
+
 func start(tb testing.TB, cluster bool, extra ...string) *Server {
 	Check(tb)
 	s := &Server{Port: freePort(tb, cluster), dir: tb.TempDir(), cluster: cluster, extra: extra, tb: tb}
