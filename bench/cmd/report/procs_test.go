@@ -160,7 +160,7 @@ func TestMethodSaysProcesses(t *testing.T) {
 		t.Fatal(err)
 	}
 	if md := string(files["README.md"]); !strings.Contains(md, "measured in 4 fresh processes, one after another, 6 rounds in each") || !strings.Contains(md, "where a rerun of this report on this machine lands, 19 times in 20") ||
-		!strings.Contains(md, "a run-to-run part of 1.5% a run") || !strings.Contains(md, "no interval is narrower than ±4.2%") {
+		!strings.Contains(md, "a run-to-run spread of 1.5% (a relative standard deviation)") || !strings.Contains(md, "no interval is narrower than ±4.2%") {
 		t.Errorf("method:\n%s", md[:2000])
 	}
 	if fig := string(files["figures.md"]); !strings.Contains(fig, "the 95% interval a rerun lands in (from 4 processes)") {

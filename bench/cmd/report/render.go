@@ -263,8 +263,8 @@ func method(w io.Writer, res results) {
 			"*times faster* is the baseline's ns/op over ours: each process's estimate is the Hodges-Lehmann estimate of its rounds' ratios "+
 			"(the median of the Walsh averages of their logarithms), the figure is their mean, and the %.0f%% interval is where a rerun "+
 			"of this report on this machine lands, %d times in %d: Student's t with the processes' spread, holding this run's error and the rerun's, "+
-			"and a run-to-run part of %.1f%% a run that the processes of one run share and cannot show (the other load of its stretch of time; "+
-			"measured between earlier reruns), so that no interval is narrower than ±%.1f%%. "+
+			"and a run-to-run spread of %.1f%% (a relative standard deviation) that the processes of one run share and so cannot show "+
+			"(the other load of its stretch of time; measured between earlier reruns), so that no interval is narrower than ±%.1f%%. "+
 			"`make bench-agree` counts how many figures of a rerun fall within the intervals. *ns added* is the same for the difference. ",
 			c.Procs, c.Rounds, 100*level, int(math.Round(level*20)), 20, 100*runSD, 100*runFloor())
 	} else {
