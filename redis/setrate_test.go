@@ -112,9 +112,27 @@ func TestSetRateErrors(t *testing.T) {
 	if r, err := w.AllowN(bg, "k", 8); err != nil || !r.OK || r.Remaining != 0 {
 		t.Fatalf("8 of a limit of 8: %+v %v", r, err)
 	}
-	g, _ := NewGCRA(c, "se:", 7, time.Second, 3)
-	if err := g.SetRate(1, time.Second); err != ErrFixedRate {
-		t.Errorf("GCRA SetRate: %v", err)
+	g, _ := NewGCRA(c, "sg:", 8, time.Second, 3)
+	for _, tc := range []struct {
+		events int64
+		per    time.Duration
+	}{{0, time.Second}, {1, 0}, {2, 1}, {1, 1 << 62}, {3, 1<<49 + 1}} {
+		if err := g.SetRate(tc.events, tc.per); !errors.As(err, &pe) {
+			t.Errorf("GCRA SetRate(%d, %v) = %v, want a ParamError", tc.events, tc.per, err)
+		}
+	}
+	for _, r := range []float64{0, -1, 1e-12, 1 << 63, 0.0 / zero} {
+		if err := g.SetRateAt(0, r); !errors.As(err, &pe) {
+			t.Errorf("GCRA SetRateAt(%v) = %v, want a ParamError", r, err)
+		}
+	}
+	// Still 8/s, burst 3: the fourth at one instant waits 1/8 s.
+	now := time.Now().UnixNano()
+	for i := range 4 {
+		r, err := g.AllowNAt(bg, "k", now, 1)
+		if err != nil || r.OK != (i < 3) || (i == 3 && r.RetryAfter != time.Second/8) {
+			t.Fatalf("decision %d after refused changes: %+v %v", i, r, err)
+		}
 	}
 	var z Limiter
 	var nl *Limiter
