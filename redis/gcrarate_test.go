@@ -245,3 +245,54 @@ func checkRateBound(t *testing.T, admitted []decision, stages []stage, burst int
 	}
 	t.Logf("tightest interval: %s under the bound", new(big.Rat).Neg(tight).FloatString(3))
 }
+
+// TestGCRAStaleAcrossChange: the two decisions SetRate's doc denies, each
+// in the schedule where admitting it would pass the bound at one instant
+// (burst 4: at most 4 admitted at any one time).
+func TestGCRAStaleAcrossChange(t *testing.T) {
+	_, c := server(t)
+	const s = int64(time.Second)
+	t0 := time.Now().UnixNano()
+	allow := func(l *Limiter, key string, at, n int64) Result {
+		t.Helper()
+		r, err := l.AllowNAt(bg, key, at, n)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return r
+	}
+	fast, _ := NewGCRA(c, "sx:", 1000, time.Second, 4, WithGrace(time.Hour))
+	slow, _ := NewGCRA(c, "sx:", 1, time.Second, 4, WithGrace(time.Hour))
+
+	// Before the key's last change: 4 at t0 fast; the slow rate converts
+	// the key (full again) 4ms later; a slow decision at t0 would see
+	// room for 2 more at t0.
+	if r := allow(fast, "a", t0, 4); !r.OK {
+		t.Fatal(r)
+	}
+	if r := allow(slow, "a", t0+4e6, 1); !r.OK {
+		t.Fatal(r)
+	}
+	if r := allow(slow, "a", t0, 1); r.OK || r.RetryAfter != 4*time.Millisecond {
+		t.Fatalf("a slow decision before the change: %+v, want a denial until it", r)
+	}
+	if r := allow(slow, "a", t0+4e6, 3); !r.OK {
+		t.Fatalf("at the change: %+v", r)
+	}
+
+	// Another rate before the key's latest write: 1 at t0+100s slow; a
+	// fast decision at t0+98.5s would convert 2.5 events owed (3) and
+	// admit 1, leaving the key full by t0+100s, where 4 more would fit.
+	if r := allow(slow, "b", t0+100*s, 1); !r.OK {
+		t.Fatal(r)
+	}
+	if r := allow(fast, "b", t0+98*s+s/2, 1); r.OK || r.RetryAfter != 1500*time.Millisecond {
+		t.Fatalf("a fast decision before the key's latest write: %+v, want a denial until it", r)
+	}
+	if r := allow(fast, "b", t0+100*s, 4); r.OK {
+		t.Fatalf("1 admitted slow at t0+100s, then 4 fast at the same time: %+v", r)
+	}
+	if r := allow(fast, "b", t0+100*s, 3); !r.OK {
+		t.Fatalf("3 fast after 1 slow at one time: %+v", r)
+	}
+}

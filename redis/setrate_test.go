@@ -179,3 +179,38 @@ func TestAIMDDrivesWindow(t *testing.T) {
 		t.Fatalf("admitted %d in a row, the AIMD's limit is %d", n, want)
 	}
 }
+
+// TestAIMDDrivesGCRA: an adaptive.AIMD drives a GCRA limiter through
+// SetRateAt; after failures its rate is lower, and the server enforces it:
+// an idle key admits its burst at once, then one event per new interval.
+func TestAIMDDrivesGCRA(t *testing.T) {
+	_, c := server(t)
+	g, _ := NewGCRA(c, "ag:", 100, time.Second, 5)
+	a, err := adaptive.NewAIMD(g, 100, 5, 200, 10, 0.5, adaptive.WithInterval(time.Millisecond), adaptive.WithMinSamples(1))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for range 20 {
+		a.Record(false)
+		time.Sleep(2 * time.Millisecond)
+	}
+	rate := a.Rate()
+	if rate >= 100 || rate < 5 {
+		t.Fatalf("rate after failures: %v", rate)
+	}
+	now := time.Now().UnixNano()
+	for i := range 6 {
+		r, err := g.AllowNAt(bg, "k", now, 1)
+		if err != nil || r.OK != (i < 5) {
+			t.Fatalf("decision %d: %+v %v", i, r, err)
+		}
+		if i == 5 {
+			// The wait for one event at the AIMD's rate (within the ns the
+			// fraction and the rounding up take).
+			want := time.Duration(float64(time.Second) / rate)
+			if d := r.RetryAfter - want; d < -2 || d > 2 {
+				t.Fatalf("the sixth waits %v, one event at %v/s is %v", r.RetryAfter, rate, want)
+			}
+		}
+	}
+}
