@@ -56,7 +56,7 @@ func ExampleAIMD() {
 	}
 	start := func() int64 { return 0 }
 	a, err := adaptive.NewAIMD(adaptive.Bucket(b), 50, 5, 1000, 10, 0.5,
-		adaptive.WithInterval(time.Second), adaptive.WithAIMDClock(start))
+		adaptive.WithInterval(time.Second), adaptive.WithClock(start))
 	if err != nil {
 		panic(err)
 	}

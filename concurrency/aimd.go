@@ -5,9 +5,11 @@ import "time"
 // AIMD raises the limit by Increase after each window without loss in
 // which requests reached at least half the limit, and multiplies it by
 // Backoff after a window with loss: a Dropped request, or (with a
-// Threshold) a mean latency above Threshold. It needs a loss signal the
-// service gives or a latency the caller knows to be too much; Vegas and
-// Gradient find the latency to keep by themselves.
+// Threshold) a mean latency above Threshold, except in the window right
+// after a back-off, whose latency is mostly that of requests admitted
+// before it (the limit then holds). It needs a loss
+// signal the service gives or a latency the caller knows to be too much;
+// Vegas and Gradient find the latency to keep by themselves.
 //
 // Fields at zero take their defaults. Use a new AIMD for each Limiter.
 type AIMD struct {
@@ -20,6 +22,8 @@ type AIMD struct {
 	// Threshold, if not 0, makes a window whose mean latency exceeds it a
 	// loss.
 	Threshold time.Duration
+
+	backedOff bool // the last window backed off
 }
 
 func (a *AIMD) params() (inc, backoff float64) { return def(a.Increase, 1), def(a.Backoff, 0.9) }
@@ -33,12 +37,19 @@ func (a *AIMD) check() error {
 // Update implements Algorithm.
 func (a *AIMD) Update(limit float64, w Window) float64 {
 	inc, backoff := a.params()
+	slow := a.Threshold > 0 && w.AvgRTT > a.Threshold
 	switch {
 	case w.Samples == 0:
 		return limit
-	case w.Drops > 0 || (a.Threshold > 0 && w.AvgRTT > a.Threshold):
+	case w.Drops > 0 || slow && !a.backedOff:
+		a.backedOff = true
 		return limit * backoff
-	case appLimited(limit, w):
+	case slow:
+		a.backedOff = false
+		return limit // the window after a back-off: its latency is the old limit's
+	}
+	a.backedOff = false
+	if appLimited(limit, w) {
 		return limit
 	}
 	return limit + inc

@@ -205,3 +205,26 @@ func TestRecoveryAfterDrops(t *testing.T) {
 		}
 	}
 }
+
+// TestAIMDHoldsAfterBackoff: over a run of slow windows, AIMD backs off
+// on every other one (the window after a back-off holds); drops back off
+// on every window.
+func TestAIMDHoldsAfterBackoff(t *testing.T) {
+	a := &AIMD{Threshold: 10 * time.Millisecond}
+	slow := Window{Samples: 10, AvgRTT: 20 * time.Millisecond, MaxInFlight: 100}
+	want := []float64{90, 90, 81, 81}
+	lim := 100.0
+	for i, w := range want {
+		if lim = a.Update(lim, slow); lim != w {
+			t.Fatalf("slow window %d: limit %v, want %v", i, lim, w)
+		}
+	}
+	drop := slow
+	drop.Drops = 1
+	if lim = a.Update(lim, drop); lim != 72.9 {
+		t.Fatalf("a drop after a back-off: %v, want 72.9", lim)
+	}
+	if lim = a.Update(lim, slow); lim != 72.9 {
+		t.Fatalf("a slow window after a back-off on drops: %v, want it held", lim)
+	}
+}

@@ -43,7 +43,9 @@
 // after it has lasted twice the previous window's mean latency (within
 // the bounds of WithWindow) and holds enough samples; the release that
 // closes it runs the Algorithm once, alone, and the limit takes its
-// result, clamped to [min, max]. Releases as Ignored are not sampled.
+// result, clamped to [min, max]. Releases as Ignored are not sampled; a
+// Dropped release of a request admitted before the limit last fell is a
+// sample but not a loss, so one stall's burst of timeouts backs off once.
 // Vegas and Gradient estimate the no-load latency as the least mean
 // latency of a window, and re-measure it every History windows by halving
 // the limit until the requests in flight have drained to half (a probe of

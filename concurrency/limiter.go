@@ -20,6 +20,7 @@ var ErrZero = errors.New("concurrency: zero Limiter; make one with New or NewFix
 type Limiter struct {
 	_        noCopy
 	limit    atomic.Uint64 // float64 bits of the current limit
+	fell     atomic.Int64  // when the limit last fell
 	inflight atomic.Int64
 	slots    slots
 	alg      Algorithm // nil for a fixed limit
@@ -93,6 +94,7 @@ func New(alg Algorithm, opts ...Option) (*Limiter, error) {
 	l := &Limiter{slots: newSlots(c.max), alg: alg, min: float64(c.min), max: float64(c.max),
 		minWin: int64(c.minWin), maxWin: int64(c.maxWin), minN: int64(c.minN), clock: c.clock}
 	l.limit.Store(f64(float64(c.initial)))
+	l.fell.Store(math.MinInt64)
 	l.s.init(c.clock())
 	return l, nil
 }

@@ -341,3 +341,35 @@ func TestLeakDetected(t *testing.T) {
 		t.Fatalf("a forgotten token: in flight %d, busy %d", l.InFlight(), l.slots.busy())
 	}
 }
+
+// TestDropsBeforeAFallIgnored: once the limit has fallen, drops of
+// requests admitted before the fall are samples, not losses; a drop of a
+// request admitted after it backs off again.
+func TestDropsBeforeAFallIgnored(t *testing.T) {
+	l, err := New(&AIMD{}, WithLimits(10, 1, 100), WithWindow(1, 1, 1), WithClock(zeroClock))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var toks []Token
+	for range 6 {
+		tok, _ := l.TryAcquireAt(0)
+		toks = append(toks, tok)
+	}
+	toks[0].ReleaseAt(10, Dropped)
+	fell := l.LimitFloat()
+	if fell != 9 {
+		t.Fatalf("limit %v after a drop, want 9", fell)
+	}
+	for i, tok := range toks[1:] {
+		tok.ReleaseAt(int64(20+10*i), Dropped)
+		if l.LimitFloat() < fell {
+			t.Fatalf("a drop admitted before the fall backed off again: %v", l.LimitFloat())
+		}
+	}
+	before := l.LimitFloat()
+	tok, _ := l.TryAcquireAt(100)
+	tok.ReleaseAt(110, Dropped)
+	if l.LimitFloat() >= before {
+		t.Fatalf("a drop admitted after the fall did not back off: %v", l.LimitFloat())
+	}
+}

@@ -14,7 +14,8 @@ type Window struct {
 	// Start and End are the window's bounds, in the Limiter's clock.
 	Start, End int64
 	// Samples is the number of requests released in the window, Drops the
-	// ones among them released as Dropped.
+	// ones among them released as Dropped that were admitted since the
+	// limit last fell (the fall already answered the others).
 	Samples, Drops int64
 	// MinRTT and AvgRTT are the least and the mean time from acquire to
 	// release over the window's samples.

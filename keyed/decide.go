@@ -299,7 +299,7 @@ type victim struct {
 
 // choose returns the slot a new key takes: an empty slot, else an idle one
 // (owing nothing since grace before now) from the group with more of them
-// (so groups fill evenly), else (Evict) the slot of the key that owes
+// (so groups fill evenly), else (by default) the slot of the key that owes
 // most; the first of equals.
 func (t *Table) choose(p *probe, tags, words *[2 * groupSlots]uint64, now int64) victim {
 	classes, owes, free := t.classify(p, tags, words, now)
@@ -308,7 +308,7 @@ func (t *Table) choose(p *probe, tags, words *[2 * groupSlots]uint64, now int64)
 		switch {
 		case c == busy:
 			v.held = true
-			if t.policy == Evict && v.class <= busy && (v.class == none || owes[i] > v.owed) {
+			if t.policy == evict && v.class <= busy && (v.class == none || owes[i] > v.owed) {
 				v.i, v.class, v.owed = i, busy, owes[i]
 			}
 		case c > v.class || c == v.class && c >= idle && free[i/groupSlots] > free[v.i/groupSlots]:

@@ -342,6 +342,9 @@ func (ps Params) Undo(s, before, after State) (State, bool) {
 // exactly as Step(s, now, 1) does, without computing a Result, for tables
 // that keep many States (package keyed).
 func (ps *Params) StepOne(s State, now int64) (State, bool) {
+	if ps.J == 0 {
+		return s, false // the zero Params: Step refuses every n > 0
+	}
 	if ps.p == 1 {
 		return ps.oneNs(s, now)
 	}

@@ -2,7 +2,8 @@
 --
 -- KEYS[1]: the key. ARGV: mode (0: the server's TIME, 1: the caller's),
 -- the caller's now in Unix seconds and nanoseconds, n, take (0: n or
--- nothing; 1: up to n). The Params are locals the Go side puts before
+-- nothing; 1: up to n now, or if none is there up to ARGV[8] reserved, see
+-- below). The Params are locals the Go side puts before
 -- this text, one library (or script) per parameter set: p, e, j, b (burst),
 -- c1 (1e9 mod p), c2 (2^63 mod p) and grace (ms). gcra is the run function.
 --
@@ -13,16 +14,16 @@
 -- far below 2^53. The origin moves to the grid point at or before now on
 -- each write; no key is a full limiter, as the TAT 0 is in Go.
 --
--- Two more ARGV, from a TwoTier: units to give back and the key's value its
--- last borrow wrote. If the key still holds that value (nothing was
+-- Three more ARGV, from a TwoTier: units to give back, the key's value its
+-- last borrow wrote, and the most units a take may reserve. If the key still holds that value (nothing was
 -- admitted since), those units of that borrow are undone, as if it had
 -- taken fewer: the state is then exactly the one that smaller borrow would
 -- have left. A missing key is rebuilt from that value.
 --
 -- Returns {ok, admitted, remaining, retry seconds, retry ns}: the wait is
--- retry seconds*1e9 + retry ns (for a take that left no whole event, the
--- wait for the next one); with the two ARGV, also the value written ("" if
--- none).
+-- retry seconds*1e9 + retry ns (0 for units taken now; for a reservation,
+-- the wait for its first event); with the TwoTier's ARGV, also the value
+-- written ("" if none).
 local bj = b * j
 
 -- store writes the TAT t (from the origin OS s + ON ns; t >= q, x is now -
@@ -152,7 +153,33 @@ local function gcra(KEYS, ARGV)
     if given then return reply({1, 0, rem, 0, 0}, store(KEYS[1], x, OS, ON, t, mode, S, N), giving) end
     return reply({1, 0, rem, 0, 0}, '', giving)
   end
-  if m == 0 then m = 1 end -- take found nothing: the wait is for one event
+  if m == 0 then
+    -- A take (a TwoTier's borrow) that found nothing reserves up to ARGV[8]
+    -- of the next events: each admitted at the first time it is there, as
+    -- that many decisions of one in a row would be, so the state is theirs;
+    -- the wait returned is for the first. The TAT may then pass now by at
+    -- most two bursts (rem == 0 here, so t - q > bj - j).
+    local room = floor((2 * bj - (t - q)) / j)
+    if room >= 1 then
+      local w, wr = smuldiv(t - (bj - j), p, e)
+      if wr > 0 then w = w + 1 end
+      local q1, r1 = w, 0
+      if p ~= 1 then q1, r1 = smuldiv(w, e, p) end
+      if t < q1 or (t == q1 and r1 > 0) then
+        t = q1 + j
+        if r1 > 0 then t = t + 1 end
+      else
+        t = t + j
+      end
+      -- With k > 1, room > 1, so b > 1 and bj - j >= j: each next event is
+      -- there before the TAT (its time is below t - (bj - j) + one ns, a ns
+      -- at most j steps), so it adds j, with no restart.
+      local k = math.min(tonumber(ARGV[8]) or n, room)
+      t = t + (k - 1) * j
+      return reply({1, k, 0, OS - S, ON - N + w}, store(KEYS[1], x, OS, ON, t, mode, S, N), giving)
+    end
+    m = 1 -- the wait is for one event
+  end
 
   local c = m * j
   local sl = bj - c
@@ -176,13 +203,6 @@ local function gcra(KEYS, ARGV)
   rem = 0
   if t - q < bj then rem = floor((bj - (t - q)) / j) end
 
-  if take == 1 and rem == 0 then
-    -- A borrow that emptied the key: also the wait for its next whole event,
-    -- as a denial of one would give it.
-    local w, wr = smuldiv(t - (bj - j), p, e)
-    if wr > 0 then w = w + 1 end
-    return reply({1, m, rem, OS - S, ON - N + w}, store(KEYS[1], x, OS, ON, t, mode, S, N), giving)
-  end
   local v = store(KEYS[1], x, OS, ON, t, mode, S, N)
   if giving then return {1, m, rem, 0, 0, v} end
   return {1, m, rem, 0, 0}

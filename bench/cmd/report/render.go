@@ -231,6 +231,9 @@ func markdown(w io.Writer, res results) {
 	if res.HTTP != nil {
 		res.HTTP.markdown(w)
 	}
+	if res.Conc != nil {
+		res.Conc.markdown(w)
+	}
 }
 
 // method writes how to read the figures: how they were measured and
@@ -465,6 +468,9 @@ func figures(w io.Writer, res results) {
 		}
 	}
 	fmt.Fprintln(w)
+	if res.Conc != nil {
+		res.Conc.figures(w)
+	}
 }
 
 // subject is what a group's "vs" rows compare.
