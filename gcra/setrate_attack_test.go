@@ -85,7 +85,7 @@ func TestSetRateConcurrentMixed(t *testing.T) {
 				case 2:
 					// A reservation that needs no wait is kept; one
 					// that must wait is cancelled (or, if that fails,
-					// left uncounted: it acts after the events kept).
+					// left uncounted, which only weakens the check).
 					if r, _ := l.ReserveNAt(now, 1); r.OK && r.Wait == 0 {
 						kept.Add(1)
 					} else if r.OK {
