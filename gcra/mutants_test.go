@@ -10,7 +10,8 @@ import (
 
 // TestLastTATBeforeTheEnd: at an interval of 1 ns and a burst of 1, an
 // admission at MaxInt64-3 stores the last TAT a live generation may hold
-// (two steps before the end of int64 time): AllowAt and ReserveNAt admit
+// (two steps before the end of int64 time): AllowAt, AllowNAt and
+// ReserveNAt admit
 // it, a second request there is denied (not mistaken for a retired TAT),
 // and a request one ns later, whose TAT would pass it, is refused.
 func TestLastTATBeforeTheEnd(t *testing.T) {
@@ -31,6 +32,9 @@ func TestLastTATBeforeTheEnd(t *testing.T) {
 	}
 	if r, err := l.ReserveNAt(now, 1); err != nil || r.OK {
 		t.Errorf("ReserveNAt after it = %+v, %v; want not OK (the next TAT passes the end)", r, err)
+	}
+	if r, err := mk().AllowNAt(now, 1); err != nil || !r.OK {
+		t.Errorf("AllowNAt(MaxInt64-3) on a full limiter = %+v, %v; want OK", r, err)
 	}
 	if r, err := mk().ReserveNAt(now, 1); err != nil || !r.OK || r.Wait != 0 {
 		t.Errorf("ReserveNAt(MaxInt64-3) on a full limiter = %+v, %v; want OK at once", r, err)
