@@ -41,7 +41,9 @@ type limitArg struct {
 // latest write (its RetryAfter is the time to that write, after which it
 // is decided at the new rate), and one before the key's last conversion
 // (its RetryAfter is exact). Keys written by versions that did not record
-// their rate are read as the reader's rate.
+// their rate are read as the reader's rate. Each rate is a parameter set
+// of its own, so a library on the server (see the package doc): round the
+// rates an AIMD sets to a few distinct values.
 func (l *Limiter) SetRate(events int64, per time.Duration) error {
 	if l == nil || l.c == nil {
 		return ErrZeroValue
