@@ -136,8 +136,8 @@ func newFields(p *policy) fields {
 
 func (f *fields) admitted(h http.Header, s *limitSpec, d *Decision, legacy bool) {
 	h[hdrPolicy] = f.policy
-	if d.Remaining < int64(len(s.admit)) {
-		h[hdrRateLimit] = s.admit[d.Remaining : d.Remaining+1 : d.Remaining+1]
+	if d.remaining < int64(len(s.admit)) {
+		h[hdrRateLimit] = s.admit[d.remaining : d.remaining+1 : d.remaining+1]
 	} else {
 		h[hdrRateLimit] = fresh(s, d, false)
 	}
@@ -148,7 +148,7 @@ func (f *fields) admitted(h http.Header, s *limitSpec, d *Decision, legacy bool)
 
 func (f *fields) denied(h http.Header, s *limitSpec, d *Decision, legacy bool) {
 	h[hdrPolicy] = f.policy
-	if t := d.Reset; d.Remaining == 0 && t < cached {
+	if t := d.reset; d.remaining == 0 && t < cached {
 		h[hdrRateLimit] = s.deny[t : t+1 : t+1]
 		h[hdrRetryAfter] = s.retry[t : t+1 : t+1]
 	} else {
@@ -176,10 +176,10 @@ func fresh(s *limitSpec, d *Decision, retry bool) []string {
 		buf [48]byte
 	})
 	b := append(f.buf[:0], s.prefix...)
-	b = strconv.AppendInt(b, d.Remaining, 10)
+	b = strconv.AppendInt(b, d.remaining, 10)
 	b = append(b, ";t="...)
 	t := len(b)
-	b = strconv.AppendInt(b, d.Reset, 10)
+	b = strconv.AppendInt(b, d.reset, 10)
 	v := unsafe.String(unsafe.SliceData(b), len(b))
 	f.vs[0], f.vs[1] = v, v[t:]
 	if retry {
@@ -190,8 +190,8 @@ func fresh(s *limitSpec, d *Decision, retry bool) []string {
 
 func setLegacy(h http.Header, s *limitSpec, d *Decision) {
 	h[hdrXLimit] = []string{strconv.FormatInt(s.quota, 10)}
-	h[hdrXRemaining] = []string{strconv.FormatInt(d.Remaining, 10)}
-	h[hdrXReset] = []string{strconv.FormatInt(time.Now().Unix()+d.Reset, 10)}
+	h[hdrXRemaining] = []string{strconv.FormatInt(d.remaining, 10)}
+	h[hdrXReset] = []string{strconv.FormatInt(time.Now().Unix()+d.reset, 10)}
 }
 
 // The default denial's fields and body; the value slices are shared and

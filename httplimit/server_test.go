@@ -437,7 +437,7 @@ func TestHeaders(t *testing.T) {
 		t.Fatalf("on time: %d", res.StatusCode)
 	}
 	mu.Lock()
-	if len(denials) != 2 || denials[0].Policy != "writes" || denials[0].Cost != 2 || denials[0].RetryAfter != 16*time.Second ||
+	if len(denials) != 2 || denials[0].Policy != "writes" || denials[0].Limit != "writes" || denials[0].RetryAfter != 16*time.Second ||
 		denials[0].Key.String() != "127.0.0.1" || denials[1].RetryAfter != time.Millisecond {
 		t.Fatalf("OnDeny got %+v", denials)
 	}
