@@ -221,10 +221,9 @@ func denyTooMany(w http.ResponseWriter, _ *http.Request, d Decision) {
 }
 
 func defaultError(w http.ResponseWriter, _ *http.Request, err error) {
-	var ce *ClientError
 	switch {
-	case errors.As(err, &ce) && ce.Source != "RemoteAddr":
-		http.Error(w, "Bad Request: client address: "+ce.Reason, http.StatusBadRequest)
+	case errors.Is(err, ErrProxyHeader):
+		http.Error(w, "Bad Request: client address: "+proxyReason(err), http.StatusBadRequest)
 	case errors.Is(err, ErrNoKey):
 		http.Error(w, "Bad Request: no client key", http.StatusBadRequest)
 	case errors.Is(err, limit.ErrCostExceedsBurst):
@@ -234,4 +233,12 @@ func defaultError(w http.ResponseWriter, _ *http.Request, err error) {
 	default:
 		http.Error(w, "Internal Server Error", http.StatusInternalServerError)
 	}
+}
+
+// proxyReason says what is wrong with the proxy header of err.
+func proxyReason(err error) string {
+	if ce := (*clientError)(nil); errors.As(err, &ce) {
+		return ce.reason
+	}
+	return "unreadable proxy header"
 }

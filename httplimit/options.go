@@ -44,8 +44,8 @@ func WithDenyHandler(f func(w http.ResponseWriter, r *http.Request, d Decision))
 // WithErrorHandler sets what writes the response to a request that could
 // not be decided: the KeyFunc failed (without WithFailOpen), or the cost
 // is negative or above a limit's burst; err is the KeyFunc's error or the
-// limit's. The default writes 400 Bad Request for a *ClientError from a
-// proxy header or ErrNoKey, 413 Content Too Large for a cost above a
+// limit's. The default writes 400 Bad Request for ErrProxyHeader or
+// ErrNoKey, 413 Content Too Large for a cost above a
 // burst (limit.ErrCostExceedsBurst), 503 Service Unavailable for a new
 // client a full table refuses (keyed.ErrFull, under keyed.WithRefuse in
 // Policy.Table), and 500 Internal Server Error for
