@@ -42,9 +42,9 @@ func (l *Limiter) decide(w http.ResponseWriter, r *http.Request, d *Decision, h 
 		}
 		return l.fail(w, r, p, err)
 	}
-	cost := p.cost
-	if p.costFunc != nil {
-		cost = p.costFunc(r)
+	cost := int64(1)
+	if p.cost != nil {
+		cost = p.cost(r)
 	}
 	now := l.cfg.clock()
 	d.Policy = p.name

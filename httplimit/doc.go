@@ -11,7 +11,7 @@
 // A Limiter applies the first of its Policies that matches a request; a
 // request no policy matches passes unlimited. A policy has a per-client
 // limit, a global limit, or both; each is a token bucket (Events per
-// Period, up to Burst). A request of cost n (Policy.Cost or CostFunc) is
+// Period, up to Burst). A request of cost n (Policy.Cost) is
 // admitted only if the client's bucket and the global one both hold n, and
 // then takes n from each: one all-or-nothing decision, in which a denied
 // request takes nothing from either. So a client cannot spend the global

@@ -41,10 +41,9 @@ type Policy struct {
 	// that path and the subtree below it ("/api" matches "/api" and
 	// "/api/x", not "/apiary").
 	PathPrefix string
-	// Cost is the units a request takes (0 means 1); CostFunc, if set,
-	// returns it per request instead.
-	Cost     int64
-	CostFunc func(*http.Request) int64
+	// Cost returns the units a request takes (nil: 1 each). A cost that
+	// is negative or above a limit's burst goes to the error handler.
+	Cost func(*http.Request) int64
 	// Key names the client of a request (nil: the Limiter's KeyFunc, see
 	// WithKeyFunc).
 	Key KeyFunc

@@ -28,7 +28,7 @@ type twin struct {
 func newTwin(t *testing.T, ps Policy) *twin {
 	tw := &twin{}
 	ps.Key = HeaderKey("K")
-	ps.CostFunc = func(r *http.Request) int64 { n, _ := strconv.ParseInt(r.Header.Get("N"), 10, 64); return n }
+	ps.Cost = func(r *http.Request) int64 { n, _ := strconv.ParseInt(r.Header.Get("N"), 10, 64); return n }
 	lim := mustNew(t, []Policy{ps}, WithClock(tw.clk.now), WithDenyHandler(func(w http.ResponseWriter, r *http.Request, d Decision) {
 		tw.last = d
 		denyTooMany(w, r, d)
