@@ -33,9 +33,9 @@
 //
 // # Clients
 //
-// A KeyFunc names the client: Policy.Key, else the Limiter's (WithKeyFunc;
-// default PeerAddr, the connection's peer address). An IPv6 client is its
-// /64 (WithIPv6Prefix). Keys of different kinds (an address, a string, a
+// A KeyFunc names the client: Policy.Key (default PeerAddr, the
+// connection's peer address). An IPv6 client is its /64 (WithIPv6Prefix).
+// Keys of different kinds (an address, a string, a
 // joined key) never name the same client. Behind proxies, ProxyKey reads
 // X-Forwarded-For or Forwarded (RFC 7239) right to left, and only across
 // peers in a trusted set of prefixes, so a header sent by a client that

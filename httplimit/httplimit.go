@@ -44,8 +44,8 @@ type Policy struct {
 	// Cost returns the units a request takes (nil: 1 each). A cost that
 	// is negative or above a limit's burst goes to the error handler.
 	Cost func(*http.Request) int64
-	// Key names the client of a request (nil: the Limiter's KeyFunc, see
-	// WithKeyFunc).
+	// Key names the client of a request (nil: PeerAddr, the connection's
+	// peer address; ProxyKey for a server behind proxies).
 	Key KeyFunc
 	// Client is the limit of each client, kept in a table of package
 	// keyed built with the Table options: its capacity (keyed.WithCapacity)
@@ -112,13 +112,11 @@ func (*noCopy) Unlock() {}
 // returns a *limit.ParamError for no policies or a policy it cannot build
 // (Param names the field, as "policies[1].Client.Burst").
 func New(policies []Policy, opts ...Option) (*Limiter, error) {
-	c := config{key: PeerAddr, clock: nanotime.Now, v6bits: 64, admitHdrs: true}
+	c := config{clock: nanotime.Now, v6bits: 64, admitHdrs: true}
 	for _, o := range opts {
 		o(&c)
 	}
 	switch {
-	case c.key == nil:
-		return nil, &limit.ParamError{Pkg: "httplimit", Param: "key func", Value: c.key, Reason: "the KeyFunc must not be nil"}
 	case c.clock == nil:
 		return nil, &limit.ParamError{Pkg: "httplimit", Param: "clock", Value: c.clock, Reason: "the clock must not be nil"}
 	case c.v6bits < 1 || c.v6bits > 128:

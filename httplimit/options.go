@@ -10,7 +10,6 @@ import (
 type Option func(*config)
 
 type config struct {
-	key       KeyFunc
 	clock     nanotime.Clock
 	v6bits    int
 	deny      func(http.ResponseWriter, *http.Request, Decision)
@@ -19,10 +18,6 @@ type config struct {
 	admitHdrs bool
 	legacy    bool
 }
-
-// WithKeyFunc sets how clients are named by the policies that set no Key
-// (default PeerAddr; see ProxyKey for servers behind proxies).
-func WithKeyFunc(f KeyFunc) Option { return func(c *config) { c.key = f } }
 
 // WithClock sets the clock the limits read (default nanotime.Now); a nil
 // clock is a *limit.ParamError from New.

@@ -53,7 +53,7 @@ func newPolicy(i int, ps Policy, c *config) (*policy, error) {
 	p := &policy{name: ps.Name, prefix: ps.PathPrefix, cost: ps.Cost,
 		key: ps.Key, v6bits: c.v6bits}
 	if p.key == nil {
-		p.key = c.key
+		p.key = PeerAddr
 	}
 	for j, m := range ps.Methods {
 		if !token(m) {

@@ -257,8 +257,8 @@ func (m *twinGlobal) Refund(rc limit.Receipt) {
 func TestManyClientsConcurrently(t *testing.T) {
 	const clients, burst, steps = 64, 3, 3
 	var clk clock
-	lim := mustNew(t, []Policy{{Name: "perip", Client: Limit{Events: 1, Period: time.Second, Burst: burst}}},
-		WithClock(clk.now), WithKeyFunc(mustProxy(t, xff, loopback...)))
+	lim := mustNew(t, []Policy{{Name: "perip", Client: Limit{Events: 1, Period: time.Second, Burst: burst},
+		Key: mustProxy(t, xff, loopback...)}}, WithClock(clk.now))
 	url4, c4 := startServer(t, "tcp4", lim.Wrap(okHandler))
 	url6, c6 := url4, c4
 	if loopbackWorks("tcp6") {
@@ -303,8 +303,8 @@ func TestManyClientsConcurrently(t *testing.T) {
 	// A global limit below the clients' sum, and the same /64 grouped.
 	clk.ns.Store(0)
 	lim = mustNew(t, []Policy{{Name: "perip", Client: Limit{Events: 1, Period: time.Second, Burst: burst},
-		Global: Limit{Events: 1, Period: time.Second, Burst: 50}}},
-		WithClock(clk.now), WithKeyFunc(mustProxy(t, xff, loopback...)))
+		Global: Limit{Events: 1, Period: time.Second, Burst: 50}, Key: mustProxy(t, xff, loopback...)}},
+		WithClock(clk.now))
 	url, c := startServer(t, "tcp4", lim.Wrap(okHandler))
 	var total atomic.Int64
 	per := make([]atomic.Int64, clients)
@@ -345,8 +345,8 @@ func TestSpoofing(t *testing.T) {
 				} else {
 					tr = []netip.Prefix{netip.MustParsePrefix("10.0.0.0/8")}
 				}
-				lim := mustNew(t, []Policy{{Name: "p", Client: Limit{Events: 1, Period: time.Second, Burst: 2}}},
-					WithClock(clk.now), WithKeyFunc(mustProxy(t, h, tr...)))
+				lim := mustNew(t, []Policy{{Name: "p", Client: Limit{Events: 1, Period: time.Second, Burst: 2},
+					Key: mustProxy(t, h, tr...)}}, WithClock(clk.now))
 				url, c := startServer(t, network, lim.Wrap(okHandler))
 				ok := 0
 				for i := range 10 {
@@ -468,7 +468,7 @@ func TestBadInput(t *testing.T) {
 			n, _ := strconv.ParseInt(r.URL.Query().Get("cost"), 10, 64)
 			return max(n, 1) - 2*boolInt(r.URL.Query().Has("neg"))
 		}}}
-	lim := mustNew(t, pol, WithClock(clk.now), WithKeyFunc(mustProxy(t, xff, loopback...)))
+	lim := mustNew(t, keyedBy(mustProxy(t, xff, loopback...), pol), WithClock(clk.now))
 	url, c := startServer(t, "tcp4", lim.Wrap(okHandler))
 	for _, tc := range []struct {
 		name, path, xff string
@@ -498,7 +498,7 @@ func TestBadInput(t *testing.T) {
 		return Key{}, boom
 	}
 	var gotErr error
-	lim = mustNew(t, pol, WithClock(clk.now), WithKeyFunc(kf))
+	lim = mustNew(t, keyedBy(kf, pol), WithClock(clk.now))
 	url, c = startServer(t, "tcp4", lim.Wrap(okHandler))
 	if res := get(t, c, url); res.StatusCode != 500 {
 		t.Errorf("KeyFunc error: %d", res.StatusCode)
@@ -508,7 +508,7 @@ func TestBadInput(t *testing.T) {
 			t.Errorf("api key request %d: %d", i, res.StatusCode)
 		}
 	}
-	lim = mustNew(t, pol, WithClock(clk.now), WithKeyFunc(kf), WithFailOpen(),
+	lim = mustNew(t, keyedBy(kf, pol), WithClock(clk.now), WithFailOpen(),
 		WithErrorHandler(func(w http.ResponseWriter, r *http.Request, err error) { gotErr = err; w.WriteHeader(418) }))
 	url, c = startServer(t, "tcp4", lim.Wrap(okHandler))
 	for range 5 {
@@ -583,7 +583,6 @@ func TestNewErrors(t *testing.T) {
 		{"policies[0].Client.Name", []Policy{{Name: "a", Client: Limit{Name: "\n", Events: 1, Period: time.Second, Burst: 1}}}, nil},
 		{"policies[1].Name", []Policy{{Name: "a", Client: ok}, {Name: "a", Client: ok}}, nil},
 		{"clock", []Policy{{Name: "a", Client: ok}}, []Option{WithClock(nil)}},
-		{"key func", []Policy{{Name: "a", Client: ok}}, []Option{WithKeyFunc(nil)}},
 		{"ipv6 prefix", []Policy{{Name: "a", Client: ok}}, []Option{WithIPv6Prefix(0)}},
 	}
 	for _, c := range cases {
@@ -674,4 +673,13 @@ func BenchmarkServe(b *testing.B) {
 // fixedCost is a Policy.Cost of n units for every request.
 func fixedCost(n int64) func(*http.Request) int64 {
 	return func(*http.Request) int64 { return n }
+}
+
+// keyedBy returns ps, each keyed by f.
+func keyedBy(f KeyFunc, ps []Policy) []Policy {
+	out := append([]Policy(nil), ps...)
+	for i := range out {
+		out[i].Key = f
+	}
+	return out
 }
