@@ -100,7 +100,7 @@ func TestClientInFlight(t *testing.T) {
 	if n := lim.policies[0].flights.held(); n != 0 {
 		t.Fatalf("%d slots held after a rate denial", n)
 	}
-	if st := lim.Stats()[0]; st.Busy != 2 || st.Admitted != 4 || st.Denied != 1 {
+	if st := lim.Stats()["p"]; st.Busy != 2 || st.Admitted != 4 || st.Denied != 1 {
 		t.Fatalf("stats %+v", st)
 	}
 }

@@ -193,7 +193,7 @@ func TestExactOverSchedule(t *testing.T) {
 			if err := bound.CheckSlack(uses, burst, 1<<20, events, uint64(period)); err != nil {
 				t.Fatal(err)
 			}
-			st := lim.Stats()[0]
+			st := lim.Stats()["api"]
 			if st.Admitted != int64(admitted) || st.Denied != int64(300-admitted) {
 				t.Fatalf("stats %+v, want %d admitted", st, admitted)
 			}
@@ -442,6 +442,11 @@ func TestHeaders(t *testing.T) {
 		t.Fatalf("OnDeny got %+v", denials)
 	}
 	mu.Unlock()
+	// Each policy's counts under its own name.
+	if st := lim.Stats(); len(st) != 2 || st["writes"].Admitted != 3 || st["writes"].Denied != 2 ||
+		st["api"].Admitted != 1 || st["api"].Denied != 0 || st["api"].Clients.Keys != 1 {
+		t.Fatalf("stats %+v", st)
+	}
 
 	// A custom deny handler, and no fields on admitted responses.
 	lim = mustNew(t, []Policy{{Name: "p", Client: Limit{Events: 1, Period: 64 * time.Second, Burst: 1}}}, WithClock(clk.now),
@@ -486,7 +491,7 @@ func TestBadInput(t *testing.T) {
 			t.Errorf("%s: %d, want %d", tc.name, res.StatusCode, tc.status)
 		}
 	}
-	if st := lim.Stats()[0]; st.Errors != 6 || st.Admitted != 1 {
+	if st := lim.Stats()["p"]; st.Errors != 6 || st.Admitted != 1 {
 		t.Errorf("stats %+v", st)
 	}
 	// A KeyFunc's own error, then fail open.
@@ -519,7 +524,7 @@ func TestBadInput(t *testing.T) {
 	if res := get(t, c, url+"?cost=9", "Api-Key", "k"); res.StatusCode != 418 || !errors.Is(gotErr, limit.ErrCostExceedsBurst) {
 		t.Errorf("error handler: %d %v", res.StatusCode, gotErr)
 	}
-	if st := lim.Stats()[0]; st.Unnamed != 5 || st.Errors != 1 {
+	if st := lim.Stats()["p"]; st.Unnamed != 5 || st.Errors != 1 {
 		t.Errorf("stats %+v", st)
 	}
 	// RemoteAddr that no TCP server gives: empty, a Unix socket's.
@@ -603,7 +608,7 @@ func TestStatsJSON(t *testing.T) {
 		h.ServeHTTP(httptest.NewRecorder(), r)
 	}
 	s := expvar.Func(func() any { return lim.Stats() }).String()
-	if !strings.Contains(s, `[{"Policy":"p","Admitted":1,"Denied":2`) {
+	if !strings.Contains(s, `{"p":{"Admitted":1,"Denied":2`) {
 		t.Fatalf("Var %s", s)
 	}
 }
