@@ -63,10 +63,11 @@
 //
 // # Time
 //
-// Times are int64 nanoseconds (package nanotime); each method has an ...At
-// twin and the plain form reads the Throttle's clock (WithClock). Buckets
-// are numbered floor(now / (window/B)), which is exact over all of int64;
-// a now before the latest bucket seen is counted in that bucket.
+// Times are int64 nanoseconds (package nanotime). AllowAt, AcceptedAt,
+// RecordAt and ObserveAt take the time; their plain forms and
+// RejectProbability read the clock (WithClock). Buckets are numbered
+// floor(now / (window/B)), which is exact over all of int64; a now before
+// the latest bucket seen is counted in that bucket.
 package adaptive
 
 import (
@@ -226,12 +227,13 @@ func (t *Throttle) AcceptedAt(now int64) {
 	t.accepts.Add(1)
 }
 
-// RejectProbability is RejectProbabilityAt with the Throttle's clock.
-func (t *Throttle) RejectProbability() float64 { return t.RejectProbabilityAt(t.now()) }
+// RejectProbability returns the probability with which a request now (by
+// the Throttle's clock) would be rejected.
+func (t *Throttle) RejectProbability() float64 { return t.rejectProbabilityAt(t.now()) }
 
-// RejectProbabilityAt returns the probability with which a request at now
+// rejectProbabilityAt returns the probability with which a request at now
 // would be rejected.
-func (t *Throttle) RejectProbabilityAt(now int64) float64 {
+func (t *Throttle) rejectProbabilityAt(now int64) float64 {
 	if t.bucket == 0 {
 		return 1
 	}

@@ -37,7 +37,7 @@ func TestFormula(t *testing.T) {
 		t.Fatalf("counts %d %d", req, acc)
 	}
 	want := (100 - 2*25) / 101.0
-	if p := th.RejectProbabilityAt(now); p != want {
+	if p := th.rejectProbabilityAt(now); p != want {
 		t.Fatalf("p = %v, want %v", p, want)
 	}
 	// All accepted: never throttled.
@@ -58,7 +58,7 @@ func TestRejectsBelowP(t *testing.T) {
 	for range 3 {
 		th.AllowAt(now) // 3 requests, 0 accepts: p = 3/4
 	}
-	if p := th.RejectProbabilityAt(now); p != 0.75 {
+	if p := th.rejectProbabilityAt(now); p != 0.75 {
 		t.Fatalf("p = %v", p)
 	}
 	draw = 3<<62 - 1<<11 // the largest 53-bit draw below 3/4

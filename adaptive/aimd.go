@@ -11,7 +11,7 @@ import (
 	"github.com/cellrate/cellrate/striped"
 )
 
-// ErrZeroAIMD is returned by UpdateAt on an AIMD not made by NewAIMD.
+// ErrZeroAIMD is what Err returns for an AIMD not made by NewAIMD.
 var ErrZeroAIMD = errors.New("adaptive: zero AIMD; make one with NewAIMD")
 
 // AIMD moves a limiter's rate with the health of what it protects:
@@ -20,7 +20,7 @@ var ErrZeroAIMD = errors.New("adaptive: zero AIMD; make one with NewAIMD")
 // or latency (ObserveAt); once an interval has passed, the next record
 // judges it and sets the rate on the target. It is safe for concurrent
 // use; recording takes no lock (two striped counters and a load). The
-// zero value counts outcomes and never sets a rate (UpdateAt returns
+// zero value counts outcomes and never sets a rate (Err returns
 // ErrZeroAIMD). An AIMD must not be copied after first use.
 type AIMD struct {
 	_        noCopy
@@ -170,8 +170,12 @@ func (c *config) checkAIMD() error {
 // Rate returns the rate last set on the target (0 for the zero AIMD).
 func (a *AIMD) Rate() float64 { return math.Float64frombits(a.rate.Load()) }
 
-// Err returns the target's error from the last rate the AIMD set, or nil.
+// Err returns the target's error from the last rate the AIMD set, or nil
+// (ErrZeroAIMD for the zero AIMD).
 func (a *AIMD) Err() error {
+	if a.target == nil {
+		return ErrZeroAIMD
+	}
 	if p := a.lastErr.Load(); p != nil {
 		return *p
 	}
@@ -187,8 +191,9 @@ func (a *AIMD) Record(ok bool) {
 
 // RecordAt counts one request's outcome at now: ok for a success, false
 // for a failure that means the protected side is overloaded. If an
-// interval has passed, it judges it first (see UpdateAt), and this outcome
-// counts in the next.
+// interval has passed since the last judgement and no other caller is
+// judging, it judges it first (setting a rate on the target; a rate the
+// target refuses shows in Err), and this outcome counts in the next.
 func (a *AIMD) RecordAt(now int64, ok bool) {
 	if now >= a.next.Load() && a.target != nil {
 		a.judge(now)
@@ -215,19 +220,6 @@ func (a *AIMD) ObserveAt(now int64, latency time.Duration, ok bool) {
 
 // counts returns the successes and failures recorded so far.
 func (a *AIMD) counts() (good, bad int64) { return a.good.Load(), a.bad.Load() }
-
-// UpdateAt judges the interval ending at now if one has passed since the
-// last judgement and no other caller is judging, and returns the error of
-// the target if it set a rate (ErrZeroAIMD for the zero AIMD).
-func (a *AIMD) UpdateAt(now int64) error {
-	if a.target == nil {
-		return ErrZeroAIMD
-	}
-	if a.judge(now) {
-		return a.Err()
-	}
-	return nil
-}
 
 // judge runs one judgement if due; it reports whether it set a rate.
 func (a *AIMD) judge(now int64) bool {

@@ -242,9 +242,7 @@ func TestAIMDTargetErrorKeepsRate(t *testing.T) {
 	a := mustAIMD(t, r)
 	r.err = errors.New("refused")
 	interval(a, 0, 1, 0)
-	if err := a.UpdateAt(iv); err != r.err {
-		t.Fatalf("UpdateAt: %v", err)
-	}
+	a.RecordAt(iv, true) // judges the interval: a fall the target refuses
 	if a.Rate() != 100 || a.Err() != r.err {
 		t.Fatalf("rate %v, err %v after a refused set", a.Rate(), a.Err())
 	}
@@ -258,8 +256,8 @@ func TestAIMDZeroValue(t *testing.T) {
 	if a.Rate() != 0 {
 		t.Fatal("zero AIMD has a rate")
 	}
-	if err := a.UpdateAt(10); !errors.Is(err, ErrZeroAIMD) {
-		t.Fatalf("UpdateAt on zero: %v", err)
+	if err := a.Err(); !errors.Is(err, ErrZeroAIMD) {
+		t.Fatalf("Err on zero: %v", err)
 	}
 }
 

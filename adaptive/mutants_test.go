@@ -26,7 +26,7 @@ func TestNewAcceptsTheBounds(t *testing.T) {
 func TestDrawOfExactlyP(t *testing.T) {
 	th := mustNew(t, 2, time.Minute, WithRand(func() uint64 { return 1 << 63 })) // a draw of 1/2
 	th.AllowAt(sec)                                                              // p = 0
-	if p := th.RejectProbabilityAt(sec); p != 0.5 {
+	if p := th.rejectProbabilityAt(sec); p != 0.5 {
 		t.Fatalf("p = %v, want 1/2", p)
 	}
 	if !th.AllowAt(sec) {

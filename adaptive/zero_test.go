@@ -15,8 +15,8 @@ func TestZeroThrottle(t *testing.T) {
 		if th.AllowAt(now) {
 			t.Fatalf("AllowAt(%d) admitted", now)
 		}
-		if p := th.RejectProbabilityAt(now); p != 1 {
-			t.Fatalf("RejectProbabilityAt(%d) = %v", now, p)
+		if p := th.rejectProbabilityAt(now); p != 1 {
+			t.Fatalf("rejectProbabilityAt(%d) = %v", now, p)
 		}
 		if r, a := th.countsAt(now); r != 0 || a != 0 {
 			t.Fatalf("CountsAt(%d) = %d, %d", now, r, a)

@@ -8,7 +8,6 @@ import (
 
 	"github.com/cellrate/cellrate/atomic128"
 	"github.com/cellrate/cellrate/internal/backoff"
-	"github.com/cellrate/cellrate/internal/gcrastep"
 	"github.com/cellrate/cellrate/limit"
 )
 
@@ -42,14 +41,13 @@ func (t *Table) allow1(h uint64, now int64, live bool) bool {
 			}
 			var next uint64
 			var ok bool
-			if t.k.window {
+			switch {
+			case t.k.window:
 				next, ok = t.k.windowOne(w, now)
-			} else {
-				// A GCRA's step, called without kind's dispatch: it
-				// needs no reference time and raises nothing.
-				var s gcrastep.State
-				s, ok = t.k.g.StepOne(gcrastep.State(w), now)
-				next = uint64(s)
+			case t.k.oneNs:
+				next, ok = t.k.gcraOneNs(w, now)
+			default:
+				next, ok = t.k.gcraOne(w, now)
 			}
 			if !ok {
 				if tg, w2 := atomic128.LoadAligned(p); tg != tag || w2 != w {
@@ -337,6 +335,7 @@ func (t *Table) retry(classes *[2 * groupSlots]int, owes *[2 * groupSlots]uint64
 // each group's count of empty and idle slots.
 func (t *Table) classify(p *probe, tags, words *[2 * groupSlots]uint64, now int64) (classes [2 * groupSlots]int, owes [2 * groupSlots]uint64, free [2]int) {
 	ref := t.k.ref()
+	paid := t.k.paidBy(subSat(now, grace)) // owing at most this is idle
 	for i := range p.s {
 		switch {
 		case tags[i]&pending != 0:
@@ -346,7 +345,7 @@ func (t *Table) classify(p *probe, tags, words *[2 * groupSlots]uint64, now int6
 		default:
 			owes[i] = t.k.owed(words[i], ref)
 			classes[i] = busy
-			if t.k.paid(owes[i], subSat(now, grace)) {
+			if owes[i] <= paid {
 				classes[i] = idle
 			}
 		}

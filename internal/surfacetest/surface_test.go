@@ -29,9 +29,9 @@ var surfaceMax = map[string]int{
 	"pacer":       30,
 	"debounce":    30,
 	"coalesce":    30,
-	"adaptive":    32, // above the aim: AIMD's knobs
+	"adaptive":    30,
 	"httplimit":   53, // above the aim: Policy's and Stats' fields, the key functions
-	"concurrency": 53, // above the aim: the algorithms' fields
+	"concurrency": 30,
 	"redis":       35, // its own module, read here as files; above the aim
 }
 
