@@ -79,5 +79,5 @@
 // that changes a field replaces it (Header.Set, Add or Del), and never
 // writes into the slice it finds.
 //
-// Stats counts admitted, denied and failed requests per policy.
+// Stats counts admitted, denied and failed requests by policy name.
 package httplimit
