@@ -200,7 +200,7 @@ func TestKeyFuncs(t *testing.T) {
 
 // TestKeyErrors: a KeyFunc's error reaches the error handler as it is and
 // is counted; no key (StringKey("")) is ErrNoKey, never a bucket shared
-// by every keyless client; a full Refuse table answers 503.
+// by every keyless client; a full WithRefuse table answers 503.
 func TestKeyErrors(t *testing.T) {
 	var clk clock
 	boom := errors.New("no api key header")
@@ -223,8 +223,8 @@ func TestKeyErrors(t *testing.T) {
 			t.Fatalf("no key: %d", res.StatusCode)
 		}
 	}
-	if len(got) != 3 || got[0] != boom || lim.Stats()[0].Errors != 3 || lim.Stats()[0].Admitted != 0 {
-		t.Fatalf("handler got %v, stats %+v", got, lim.Stats()[0])
+	if len(got) != 3 || got[0] != boom || lim.Stats()["p"].Errors != 3 || lim.Stats()["p"].Admitted != 0 {
+		t.Fatalf("handler got %v, stats %+v", got, lim.Stats()["p"])
 	}
 
 	// StringKey("") by default: 400 each time, none admitted, counted.
@@ -238,14 +238,14 @@ func TestKeyErrors(t *testing.T) {
 	if res := get(t, c, url, "Api-Key", "k"); res.StatusCode != 200 {
 		t.Fatalf("keyed: %d", res.StatusCode)
 	}
-	if st := lim.Stats()[0]; st.Errors != 3 || st.Admitted != 1 {
+	if st := lim.Stats()["p"]; st.Errors != 3 || st.Admitted != 1 {
 		t.Fatalf("stats %+v", st)
 	}
 
-	// A full table under keyed.Refuse: a new client is answered 503 and
+	// A full table under keyed.WithRefuse: a new client is answered 503 and
 	// counted, never admitted past the table.
 	lim = mustNew(t, []Policy{{Name: "p", Key: HeaderKey("Api-Key"), Client: Limit{Events: 1, Period: time.Hour, Burst: 2},
-		Table: []keyed.Option{keyed.WithCapacity(8), keyed.WithPolicy(keyed.Refuse)}}}, WithClock(clk.now))
+		Table: []keyed.Option{keyed.WithCapacity(8), keyed.WithRefuse()}}}, WithClock(clk.now))
 	url, c = startServer(t, "tcp4", lim.Wrap(okHandler))
 	full := 0
 	for i := range 40 {
@@ -257,7 +257,7 @@ func TestKeyErrors(t *testing.T) {
 			t.Fatalf("client %d: %d", i, res.StatusCode)
 		}
 	}
-	if st := lim.Stats()[0]; full < 32 || st.Errors != int64(full) || st.Admitted != int64(40-full) {
+	if st := lim.Stats()["p"]; full < 32 || st.Errors != int64(full) || st.Admitted != int64(40-full) {
 		t.Fatalf("%d refused by a full table of 8, stats %+v", full, st)
 	}
 }

@@ -27,9 +27,13 @@
 // GCRA parameter set (events, period, burst, grace) and one per window
 // length and grace, whatever its limit. Many distinct GCRA rates (a rate
 // per tenant, say) are as many libraries; one deleted is loaded again by
-// the next decision that needs it.
-// A window limiter's limit can change while it runs (SetRate, SetRateAt:
-// what package adaptive's AIMD drives), with the bound stated there. The
+// the next decision that needs it. A GCRA's SetRate loads one per rate
+// used: give an AIMD few distinct rates (round them, as its Example does).
+// A Limiter's rate can change while it runs (SetRate, SetRateAt: what
+// package adaptive's AIMD drives), with the bound stated there: a window
+// compares its counts with the new limit; a GCRA key records the rate it
+// was written at and carries the events it owes to the rate of the next
+// decision made under another, so a change never frees a burst. The
 // time of a decision is the Redis server's clock, so the calling machines
 // need no synchronised clocks; AllowNAt takes the caller's time instead,
 // for tests. A time behind the state's (a failover to a replica whose
@@ -53,12 +57,17 @@
 // ReadTimeout otherwise). After a network error through a ClusterClient
 // the limiter asks go-redis to reload the slot map, so decisions find a
 // promoted replica at once. Redis replicates asynchronously: a failover can
-// lose the last decisions before it, which then count as never made. A
-// Redis restarted without persistence has lost every key: each key of a
-// Limiter is then new, and can admit up to its burst (a window: its limit)
-// more than the bound, once per restart; persistence (appendonly, fsync
-// everysec) narrows this to the decisions of the last second. TwoTier's
-// policies are its own: see its documentation.
+// lose the decisions its replica had not received (its replication lag,
+// usually under a millisecond; all of them if the replica was not yet
+// linked), which then count as never made: a key can admit what they
+// admitted once more, at most its burst (a window: its limit), once per
+// failover. A Redis restarted without persistence has lost every key: each
+// key of a Limiter is then new, and can admit up to its burst (a window:
+// its limit) more than the bound, once per restart; persistence
+// (appendonly, fsync everysec) narrows this to the decisions of the last
+// second. A SIGSTOPped or slow server costs errors, never admissions: a
+// decision whose reply came too late was denied, and the units it took are
+// lost. TwoTier's policies are its own: see its documentation.
 //
 // # Exact arithmetic in Lua
 //

@@ -38,7 +38,6 @@ type Limiter struct {
 	max     int64 // a GCRA's burst, the largest n
 	lim     atomic.Pointer[limitArg]
 	w       int64 // a window's length, ns
-	gp      gcraParams
 	cfg     config
 }
 
@@ -113,7 +112,7 @@ func NewGCRA(c Client, prefix string, events int64, period time.Duration, burst 
 	if err != nil {
 		return nil, err
 	}
-	l := &Limiter{c: c, batch: new(batcher), prefix: prefix, alg: algGCRA, max: burst, gp: gp, cfg: cfg}
+	l := &Limiter{c: c, batch: new(batcher), prefix: prefix, alg: algGCRA, max: burst, cfg: cfg}
 	l.prog.Store(gcraProgram(gp, graceMs(cfg.grace)))
 	return l, nil
 }
@@ -212,14 +211,15 @@ var errTime = errors.New("redis: now must be in [-2^62, 2^62) Unix ns")
 // run is every decision: n units (take: up to n) at the server's time,
 // or at now (caller). It returns the Result and the units taken.
 func (l *Limiter) run(ctx context.Context, key string, caller bool, now, n int64, take bool) (Result, int64, error) {
-	r, m, _, err := l.decide(ctx, key, caller, now, n, take, false, 0, "")
+	r, m, _, err := l.decide(ctx, key, caller, now, n, take, false, 0, 0, "")
 	return r, m, err
 }
 
 // decide is run for a TwoTier's borrows (tier, GCRA only): it may also give
 // back give units of the caller's last borrow, whose written value was
-// last, and it returns the value it writes ("" if none).
-func (l *Limiter) decide(ctx context.Context, key string, caller bool, now, n int64, take, tier bool, give int64, last string) (Result, int64, string, error) {
+// last, reserves at most reserve units when none is there, and returns the
+// value it writes ("" if none).
+func (l *Limiter) decide(ctx context.Context, key string, caller bool, now, n int64, take, tier bool, give, reserve int64, last string) (Result, int64, string, error) {
 	lim, r0, err := l.check(caller, now, n, take)
 	if err != nil {
 		return r0, 0, "", err
@@ -234,7 +234,7 @@ func (l *Limiter) decide(ctx context.Context, key string, caller bool, now, n in
 		b.args = append(b.args, lim.arg)
 	}
 	if giving {
-		b.args = append(b.args, give, last)
+		b.args = append(b.args, give, last, reserve)
 	}
 	b.keys[0] = l.Key(key)
 	b.prog = l.prog.Load()

@@ -55,6 +55,7 @@ func main() {
 	flag.StringVar(&o.in, "in", "", "re-render this saved results.json instead of measuring")
 	flag.StringVar(&o.readme, "readme", "", "rewrite the figures block of this README from the report")
 	flag.BoolVar(&o.http, "http", true, "run the sections over real loopback connections (vegeta) and the memory run")
+	flag.BoolVar(&o.conc, "conc", true, "run the adaptive concurrency bed")
 	agree := flag.Bool("agree", false, "compare two results.json, named as arguments: how many of the second's figures fall within the first's intervals")
 	workerCfg := flag.String(workerFlag, "", "(internal) measure every pair once, with this config, as one of the run's processes")
 	proc := flag.Int("proc", 0, "(internal) with -"+workerFlag+": which process this is")
@@ -92,7 +93,7 @@ func main() {
 
 type options struct {
 	out, in, readme string
-	http            bool
+	http, conc      bool
 	cfg             config
 }
 
@@ -125,6 +126,7 @@ type results struct {
 	Groups  []group      `json:"groups"`
 	Acc     []accRow     `json:"accuracy"`
 	HTTP    *httpResults `json:"http,omitempty"`
+	Conc    *concResults `json:"concurrency,omitempty"`
 }
 
 // machine is what the run ran on, and when.
@@ -218,6 +220,11 @@ func measureAll(ctx context.Context, o options) (results, error) {
 	if o.http {
 		if res.HTTP, err = runHTTPSection(o.cfg.Quick); err != nil {
 			return res, fmt.Errorf("HTTP middleware: %w", err)
+		}
+	}
+	if o.conc && ctx.Err() == nil {
+		if res.Conc, err = runConcSection(o.cfg.Quick); err != nil {
+			return res, fmt.Errorf("adaptive concurrency bed: %w", err)
 		}
 	}
 	if err := ctx.Err(); err != nil {

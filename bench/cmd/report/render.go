@@ -239,6 +239,9 @@ func markdown(w io.Writer, res results) {
 	if res.HTTP != nil {
 		res.HTTP.markdown(w)
 	}
+	if res.Conc != nil {
+		res.Conc.markdown(w)
+	}
 }
 
 // runFloor is the half width, relative, of an interval from processes
@@ -482,6 +485,9 @@ func figures(w io.Writer, res results) {
 		}
 	}
 	fmt.Fprintln(w)
+	if res.Conc != nil {
+		res.Conc.figures(w)
+	}
 }
 
 // subject is what a group's "vs" rows compare.
