@@ -1,6 +1,8 @@
 package gcra
 
 import (
+	"math"
+	"math/rand/v2"
 	"runtime"
 	"sync"
 	"sync/atomic"
@@ -141,5 +143,58 @@ func TestCancelStaleValue(t *testing.T) {
 	r1.CancelAt(0)
 	if l.AllowAt(0) {
 		t.Fatal("a stale copy gave back a later reservation's event: 2 events at 0, burst 1")
+	}
+}
+
+// TestEndOfTimeMarkers: random decisions of every kind and changes of rate
+// with now in the last microseconds of int64 time, where admissions run
+// into the TAT values kept for retired and pending generations: no state
+// ever holds one of them (a live TAT there would be taken for a retired
+// one, whose successor is nil), and nothing is admitted past the end.
+func TestEndOfTimeMarkers(t *testing.T) {
+	rng := rand.New(rand.NewPCG(11, 12))
+	runs := 400
+	if testing.Short() {
+		runs = 100
+	}
+	admitted := 0
+	for range runs {
+		b := 1 + rng.Int64N(5)
+		l, err := NewRate(1e9/float64(1+rng.IntN(3)), b)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for range 60 {
+			now := int64(math.MaxInt64) - rng.Int64N(40)
+			switch rng.IntN(6) {
+			case 0:
+				if err := l.SetRateAt(now, float64(1+rng.IntN(4))*1e8); err != nil {
+					t.Fatal(err)
+				}
+			case 1:
+				if l.AllowAt(now) {
+					admitted++
+				}
+			case 2:
+				l.AllowNAt(now, 1+rng.Int64N(b))
+			case 3:
+				if r, _ := l.ReserveNAt(now, 1+rng.Int64N(b)); r.OK && rng.IntN(2) == 0 {
+					r.CancelAt(now)
+				}
+			case 4:
+				if r, rc, _ := l.TakeAt(now, 1+rng.Int64N(b)); r.OK && rng.IntN(2) == 0 {
+					l.Refund(rc)
+				}
+			default:
+				l.RemainingAt(now)
+				l.TokensAt(now)
+			}
+			if g := l.load(); g.tat.Load() > math.MaxUint64-2 {
+				t.Fatalf("live TAT %#x, above the largest a live one may hold", g.tat.Load())
+			}
+		}
+	}
+	if admitted == 0 {
+		t.Fatal("nothing admitted near the end of time: the test reaches no marker")
 	}
 }
