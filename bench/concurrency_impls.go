@@ -35,7 +35,7 @@ func (o concOurs) limit() int { return o.l.Limit() }
 // at least 10 samples and twice the mean latency, between 1ms and 1s.
 const bedWindowMin, bedWindowMax, bedWindowN = time.Millisecond, time.Second, 10
 
-func newOurs(alg concurrency.Algorithm) func(ConcBed, time.Duration) (concGuard, error) {
+func newOurs(alg concurrency.Option) func(ConcBed, time.Duration) (concGuard, error) {
 	return func(bed ConcBed, _ time.Duration) (concGuard, error) {
 		l, err := concurrency.New(alg, concurrency.WithLimits(bed.Initial, 1, max(1000, bed.Initial)),
 			concurrency.WithWindow(bedWindowMin, bedWindowMax, bedWindowN))
@@ -81,13 +81,13 @@ func ConcImpls() []ConcImpl {
 			return concOurs{l}, err
 		}},
 		{"cellrate Vegas", func(bed ConcBed, nl time.Duration) (concGuard, error) {
-			return newOurs(&concurrency.Vegas{})(bed, nl)
+			return newOurs(concurrency.WithVegas(0, 0))(bed, nl)
 		}},
 		{"cellrate Gradient", func(bed ConcBed, nl time.Duration) (concGuard, error) {
-			return newOurs(&concurrency.Gradient{})(bed, nl)
+			return newOurs(concurrency.WithGradient(0, 0))(bed, nl)
 		}},
 		{"cellrate AIMD", func(bed ConcBed, nl time.Duration) (concGuard, error) {
-			return newOurs(&concurrency.AIMD{Threshold: nl * 11 / 10})(bed, nl)
+			return newOurs(concurrency.WithAIMD(0, nl*11/10))(bed, nl)
 		}},
 		{"go-concurrency-limits Vegas", newPort(func(initial int) core.Limit {
 			return gcllimit.NewDefaultVegasLimitWithLimit("vegas", initial, nil, core.EmptyMetricRegistryInstance)

@@ -86,7 +86,7 @@ func BenchmarkConcAcquireRelease(b *testing.B) {
 		g    func() (concGuard, error)
 	}{
 		{"cellrate-Vegas", func() (concGuard, error) {
-			return newOurs(&concurrency.Vegas{})(bed, 0)
+			return newOurs(concurrency.WithVegas(0, 0))(bed, 0)
 		}},
 		{"port-Vegas", func() (concGuard, error) {
 			return newPort(func(initial int) core.Limit {

@@ -115,8 +115,8 @@ func (l *Limiter) maybeUpdate(now int64) {
 		return // another caller closed the window meanwhile
 	}
 	w := l.s.swap(now)
-	old := l.LimitFloat()
-	nl := min(l.max, max(l.min, l.alg.Update(old, w)))
+	old := l.limitFloat()
+	nl := min(l.max, max(l.min, l.alg.update(old, w)))
 	if math.IsNaN(nl) {
 		nl = old
 	}

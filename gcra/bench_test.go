@@ -221,9 +221,10 @@ func (l *fixedGCRA) allowAt(now int64) bool {
 	}
 }
 
-// BenchmarkAllowAtGen: AllowAt against the same loop without generations,
-// admitting (one event per ns, each call 1ns later) and denying; run with
-// -count >= 6, the two alternate.
+// BenchmarkAllowAtGen: AllowAt (gen: never changed; changed: after a
+// SetRate) against the same loop without generations (fixed), admitting
+// (one event per ns, each call 1ns later) and denying; run with -count >= 6,
+// they alternate.
 func BenchmarkAllowAtGen(b *testing.B) {
 	ps, _ := NewParams(1, 1, 1)
 	deny, _ := NewParams(1, time.Hour, 1)
@@ -233,6 +234,13 @@ func BenchmarkAllowAtGen(b *testing.B) {
 	}{{"admitting", ps}, {"denying", deny}} {
 		b.Run(c.name+"/gen", func(b *testing.B) {
 			l, _ := NewFromParams(c.ps)
+			for i := range b.N {
+				l.AllowAt(int64(i))
+			}
+		})
+		b.Run(c.name+"/changed", func(b *testing.B) {
+			l, _ := NewFromParams(c.ps)
+			_ = l.SetRateAt(0, 1/c.ps.Interval().Seconds()) // a second generation
 			for i := range b.N {
 				l.AllowAt(int64(i))
 			}

@@ -70,7 +70,7 @@ import (
 // event); make a Limiter with New. A Limiter must not be copied after first
 // use (go vet reports copies): a copy would admit on its own.
 type Limiter struct {
-	cur   atomic.Pointer[gen] // nil while the first generation is live
+	cur   atomic.Pointer[gen] // the current generation once the first is retired
 	clock nanotime.Clock      // nil for nanotime.Now
 	gen                       // the first generation
 }
@@ -185,7 +185,7 @@ func (l *Limiter) AllowAt(now int64) bool {
 			if tat <= maxTAT {
 				return false // a denial writes nothing
 			}
-			g = l.finish(g)
+			g = l.move(g)
 			ps, a = &g.ps, g.ps.At(now, g.ps.J)
 			continue
 		}
@@ -194,7 +194,7 @@ func (l *Limiter) AllowAt(now int64) bool {
 		next -= 2
 		if carry != 0 || next == tat || gcrastep.Behind(kh, kl, a) {
 			if tat > maxTAT {
-				g = l.finish(g)
+				g = l.move(g)
 				ps, a = &g.ps, g.ps.At(now, g.ps.J)
 				continue
 			}

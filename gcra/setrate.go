@@ -36,8 +36,17 @@ func (l *Limiter) live() (*gen, uint64) {
 		if tat := g.tat.Load(); tat <= maxTAT {
 			return g, tat
 		}
-		g = l.finish(g)
+		g = l.move(g)
 	}
+}
+
+// move returns the generation to look at after g, whose TAT is retired:
+// the current one, or g's successor once g's retirement is finished.
+func (l *Limiter) move(g *gen) *gen {
+	if c := l.cur.Load(); c != nil && c != g {
+		return c
+	}
+	return l.finish(g)
 }
 
 // finish completes the retirement of g, whose TAT is retired, and returns

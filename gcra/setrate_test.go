@@ -32,8 +32,8 @@ func TestSetRateCarriesDebt(t *testing.T) {
 	if !l.AllowAt(3 * s / 4) {
 		t.Fatal("refused once the debt carried over was paid")
 	}
-	if l.load().ps != ps {
-		t.Fatalf("Params %+v, want %+v", l.load().ps, ps)
+	if g, _ := l.live(); g.ps != ps {
+		t.Fatalf("Params %+v, want %+v", g.ps, ps)
 	}
 	// A full limiter stays full through a change of rate.
 	l, _ = New(1, time.Second, 3)

@@ -25,10 +25,14 @@ func TestBoundAllowOne(t *testing.T) {
 	}
 	kinds(t, func(t *testing.T, mk func(...Option) *Table) {
 		for _, shape := range []string{"random", "bursty", "stale", "returning", "shuffled", "whole-burst", "keeper", "ties"} {
-			for _, policy := range []Policy{Evict, Refuse} {
+			for _, refuse := range []bool{false, true} {
 				for seed := range uint64(runs) {
 					r := rand.New(rand.NewPCG(seed, 7))
-					tb := mk(WithCapacity(4*(1+r.IntN(3))), WithPolicy(policy))
+					opts := []Option{WithCapacity(4 * (1 + r.IntN(3)))}
+					if refuse {
+						opts = append(opts, WithRefuse())
+					}
+					tb := mk(opts...)
 					keys := keyNames(2 + r.IntN(60))
 					if shape == "returning" {
 						keys = keys[:min(len(keys), 2+r.IntN(12))]

@@ -118,7 +118,7 @@ func TestGCRAMatchesStep(t *testing.T) {
 					tc, i, now, n, tat, got, gerr, want, werr)
 			}
 			tat = next
-			st := rawState(t, c, l.Key("k"), 3)
+			st := rawState(t, c, l.Key("k"), 8)
 			if st == nil {
 				if tat != 0 {
 					t.Fatalf("case %v step %d: no key, Go's TAT %d", tc, i, tat)
@@ -281,7 +281,7 @@ func TestGiveBackMatchesStep(t *testing.T) {
 				last = written
 			}
 			lastM = m
-			if st := rawState(t, c, l.Key("k"), 3); st != nil {
+			if st := rawState(t, c, l.Key("k"), 8); st != nil {
 				if g, ok := gp.gcraTAT(int64(st[0]), int64(st[1]), int64(st[2])); !ok || g != tat {
 					t.Fatalf("case %v: state %v = %d, model %d", tc, st, g, tat)
 				}

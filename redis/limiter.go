@@ -38,7 +38,6 @@ type Limiter struct {
 	max     int64 // a GCRA's burst, the largest n
 	lim     atomic.Pointer[limitArg]
 	w       int64 // a window's length, ns
-	gp      gcraParams
 	cfg     config
 }
 
@@ -113,7 +112,7 @@ func NewGCRA(c Client, prefix string, events int64, period time.Duration, burst 
 	if err != nil {
 		return nil, err
 	}
-	l := &Limiter{c: c, batch: new(batcher), prefix: prefix, alg: algGCRA, max: burst, gp: gp, cfg: cfg}
+	l := &Limiter{c: c, batch: new(batcher), prefix: prefix, alg: algGCRA, max: burst, cfg: cfg}
 	l.prog.Store(gcraProgram(gp, graceMs(cfg.grace)))
 	return l, nil
 }

@@ -100,11 +100,11 @@ const (
 // serve another. Each process borrows about what it spends in half a
 // lease (see WithBatch), so a light process holds little; units left when
 // a lease ends go back as above or are lost. A process that finds the key
-// empty reserves at least two units (within the batch) and at most what
-// the rate refills in half a lease: a round trip comes back without units
-// only when the line of reservations is two Redis bursts long, and no
-// process holds the line for more than half a lease at a time. Close
-// gives back what a process holds when it stops, reserved units too.
+// empty reserves what the rate refills in half a lease (at least two
+// units, at most the batch), and holds the line no longer than that: a
+// round trip comes back without units only when the line of reservations
+// is two Redis bursts long. Close gives back what a process holds when it
+// stops, reserved units too.
 //
 // # Faults
 //
@@ -115,10 +115,10 @@ const (
 // Stats). After three failures in a row on one Redis node, for WithRetry
 // no round trip is made to that node: a TwoTier failing closed denies its
 // keys with ErrUnavailable, one failing open decides them on its local
-// limit. Units already borrowed are spent as usual. Then it asks the node
-// again; a success resets its count. The count is kept per node (per
-// master of a ClusterClient, per shard of a Ring), so a node's failure is
-// felt only by the keys it serves.
+// limit. Units already borrowed are spent as usual, reserved ones at their
+// times. Then it asks the node again; a success resets its count. The
+// count is kept per node (per master of a ClusterClient, per shard of a
+// Ring), so a node's failure is felt only by the keys it serves.
 //
 // A Redis restarted empty (without persistence) has forgotten every key.
 // The first process to borrow a key afterwards rebuilds it from the state
@@ -136,6 +136,8 @@ const (
 // a connection cut after the server ran it) may have taken units that no
 // process spends: they are lost to every process, never admitted; a lost
 // reservation lengthens the line of the key until its units' times pass.
+// So after a failure on a node, a borrow asks only the units its request
+// needs, until one succeeds.
 type TwoTier struct {
 	r         *Limiter
 	events    int64
@@ -386,20 +388,16 @@ func (t *TwoTier) slow(ctx context.Context, e *entry, key string, n int64) (Resu
 	if now < h.downUntil.Load() {
 		return t.fallback(e, h, now, n, ErrUnavailable)
 	}
+	return t.roundTrip(ctx, e, h, key, n, now)
+}
+
+// roundTrip borrows for key (under e.mu) and decides the request from
+// what comes back, counting the node's failures.
+func (t *TwoTier) roundTrip(ctx context.Context, e *entry, h *health, key string, n, now int64) (Result, int64, error) {
 	if t.trips.Add(1)%sweepEvery == 0 {
 		t.sweep(now)
 	}
-	want := e.resize(now, t.lease, t.batch)
-	// On an empty key, units to come: no more than the rate refills in
-	// half a lease, so that one process holds the line for no longer; at
-	// least 2 (within the batch), so that a round trip brings two.
-	reserve := min(max(2, min(want, t.half)), t.batch)
-	if h.failing.Load() > 0 {
-		// The node failed: a borrow whose reply is lost takes units no one
-		// spends, so ask only what this request needs.
-		want, reserve = n, n
-	}
-	want, reserve = max(want, n), max(reserve, n)
+	want, reserve := t.sizes(e, h, now, n)
 	give := e.reclaim(now)
 	r, m, err := t.borrow(ctx, e, key, want, reserve, give)
 	if err != nil {
@@ -413,6 +411,21 @@ func (t *TwoTier) slow(ctx context.Context, e *entry, key string, n int64) (Resu
 	h.failing.Store(0)
 	e.at, e.got = now, m
 	return t.received(e, r, m, n, now)
+}
+
+// sizes returns how many units to borrow if the key has them, and how
+// many to reserve if it is empty: no more than the rate refills in half a
+// lease, so that one process holds the line for no longer, and at least 2
+// (within the batch), so that a round trip brings two. After the node
+// failed, only the request's: a borrow whose reply is lost takes units no
+// one spends.
+func (t *TwoTier) sizes(e *entry, h *health, now, n int64) (want, reserve int64) {
+	if h.failing.Load() > 0 {
+		return n, n
+	}
+	want = e.resize(now, t.lease, t.batch)
+	reserve = min(max(2, min(want, t.half)), t.batch)
+	return max(want, n), max(reserve, n)
 }
 
 // borrow asks Redis for up to want units, or if none is there for up to
@@ -579,10 +592,8 @@ func (t *TwoTier) sweep(now int64) {
 	defer t.sweeping.Unlock()
 	t.swept.Store(now)
 	t.entries.Range(func(k, v any) bool {
-		e := v.(*entry)
-		w := e.word.Load()
-		if (w&tokMask == 0 || int64(w>>tokBits)*1e6 <= now) && e.denyUntil.Load() <= now && e.mu.TryLock() {
-			if e.res.out == e.res.n {
+		if e := v.(*entry); e.idle(now) && e.mu.TryLock() {
+			if !e.reserving.Load() {
 				t.entries.Delete(k)
 			}
 			e.mu.Unlock()
@@ -597,6 +608,12 @@ func (t *TwoTier) sweep(now int64) {
 		}
 		return true
 	})
+}
+
+// idle reports whether e holds no live units and no cached denial.
+func (e *entry) idle(now int64) bool {
+	w := e.word.Load()
+	return (w&tokMask == 0 || int64(w>>tokBits)*1e6 <= now) && e.denyUntil.Load() <= now
 }
 
 // fallback decides while Redis fails: deny with err (fail closed), or on

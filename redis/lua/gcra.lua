@@ -41,7 +41,10 @@ local function store(key, x, OS, ON, t, mode, S, N)
   end
   local os, on = norm(OS, ON + k * p)
   local fs, fns = norm(os, on + f)
-  local v = pack('<ddd', os, on, t - k * e)
+  local h, c = hd, cd - k * p -- see setrate.lua
+  if x > h then h = x end
+  if c < -CAP then c = -CAP end
+  local v = pack('<dddddddd', os, on, t - k * e, h - k * p, c, p, e, j)
   expire(key, v, mode, fs, fns, S, N, grace)
   return v
 end
@@ -61,6 +64,8 @@ local function gcra(KEYS, ARGV)
   local giving = ARGV[6] ~= nil
 
   local OS, ON, t
+  local conv -- the events owed, when the key was written at another rate
+  hd, cd = -CAP, -CAP
   local raw = redis.call('GET', KEYS[1])
   if not raw and giving and ARGV[7] ~= '' then
     -- No key, and this process's last borrow wrote one: Redis restarted
@@ -69,7 +74,23 @@ local function gcra(KEYS, ARGV)
     raw = ARGV[7]
   end
   if raw then
-    OS, ON, t = unpack('<ddd', raw)
+    local wp, we, wj = p, e, j -- a key of 24 bytes: written before keys carried their rate
+    if #raw == 24 then
+      OS, ON, t = unpack('<ddd', raw)
+    else
+      OS, ON, t, hd, cd, wp, we, wj = unpack('<dddddddd', raw)
+    end
+    if wp ~= p or we ~= e or wj ~= j then
+      local deny
+      conv, deny = rekey(S, N, OS, ON, t, wp, we, wj)
+      if deny then
+        if n == 0 then deny = {1, 0, 0, 0, 0} end
+        return reply(deny, '', giving)
+      end
+      raw = false
+    end
+  end
+  if raw then
     local ds = S - OS
     if ds > BIG then
       raw = false -- so far ahead that the limiter is full (t < 2^50 steps)
@@ -81,6 +102,7 @@ local function gcra(KEYS, ARGV)
       if take == 0 then k = n end
       local w, wr = smuldiv(t - (bj - k * j), p, e)
       if wr > 0 then w = w + 1 end
+      if cd > w then w = cd end -- before the key's last change of rate
       return {0, 0, 0, OS - S, ON - N + w}
     end
   end
@@ -97,11 +119,22 @@ local function gcra(KEYS, ARGV)
     local off = fmod(r1 + N + c2, p)
     OS, ON = norm(S, N - off)
     x, t = off, 0
+    hd, cd = -CAP, -CAP
+    if conv then hd, cd = x, x end
   end
 
   -- q = floor(now in steps - O's) and its remainder: now*e = q*p + r.
   local q, r = x, 0
   if p ~= 1 then q, r = smuldiv(x, e, p) end
+  if conv and conv > 0 then
+    t = q + conv * j -- the events owed, from the first step at or after now
+    if r > 0 then t = t + 1 end
+  end
+  if x < cd and n > 0 then
+    local c = n * j
+    if take == 1 then c = j end
+    return reply(before(t, q, c, OS, ON, S, N), '', giving)
+  end
 
   -- Give back (TwoTier): at most what keeps the TAT at or after now; more
   -- would refill nothing.
@@ -163,7 +196,7 @@ local function gcra(KEYS, ARGV)
     local w, wr = smuldiv(t - sl, p, e)
     if wr > 0 then w = w + 1 end
     local v = ''
-    if given then v = store(KEYS[1], x, OS, ON, t, mode, S, N) end
+    if given or conv then v = store(KEYS[1], x, OS, ON, t, mode, S, N) end
     return reply({0, 0, rem, OS - S, ON - N + w}, v, giving)
   end
 
