@@ -13,9 +13,10 @@ import (
 	"time"
 )
 
-// TestSetRateConcurrentMixed: SetRate racing every kind of decision
-// (AllowN, TakeAt with Refund, ReserveN with CancelAt, Allow) on a clock
-// that only moves forward; under -race, no data race, and the events kept
+// TestSetRateConcurrentMixed: two goroutines' SetRate racing each other
+// and every kind of decision (AllowN, TakeAt with Refund, ReserveN with
+// CancelAt, Allow) on a clock that only moves forward; under -race, no
+// data race, every change makes one generation, and the events kept
 // (taken less given back) stay within the fastest rate's bound.
 func TestSetRateConcurrentMixed(t *testing.T) {
 	const fast, slow, b = 1e6, 1e4, 4 // per second
@@ -63,24 +64,38 @@ func TestSetRateConcurrentMixed(t *testing.T) {
 			}
 		}()
 	}
-	changes := 100
+	changes := 40
 	if testing.Short() {
 		changes = 20
 	}
-	for i := range changes {
-		rate := fast
-		if i%2 == 1 {
-			rate = slow
-		}
-		if err := l.SetRate(rate); err != nil {
-			t.Fatal(err)
-		}
-		for c := clock.Load(); clock.Load() < c+7*100; {
-			runtime.Gosched() // let the deciders run 100 decisions
-		}
+	// Two setters race each other too: a SetRate waits for one in
+	// progress, and each generation is retired once.
+	var setters sync.WaitGroup
+	for s := range 2 {
+		setters.Add(1)
+		go func() {
+			defer setters.Done()
+			for i := range changes {
+				rate := fast
+				if (i+s)%2 == 1 {
+					rate = slow
+				}
+				if err := l.SetRate(rate); err != nil {
+					t.Error(err)
+					return
+				}
+				for c := clock.Load(); clock.Load() < c+7*100; {
+					runtime.Gosched() // let the deciders run 100 decisions
+				}
+			}
+		}()
 	}
+	setters.Wait()
 	stop.Store(true)
 	wg.Wait()
+	if g := l.load(); g.id != uint64(2*changes) {
+		t.Fatalf("generation %d after %d changes", g.id, 2*changes)
+	}
 	if n, c := kept.Load(), clock.Load(); n > b+c/1000+1 {
 		t.Fatalf("%d kept over %d ns, bound %d", n, c, b+c/1000)
 	}
