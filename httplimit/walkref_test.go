@@ -139,3 +139,49 @@ func FuzzXFFAgreesWithPlainWalk(f *testing.F) {
 		checkXFF(t, remote, strings.Split(header, "\n"))
 	})
 }
+
+// fwdForms are X-Forwarded-For elements and the same node as a Forwarded
+// element (quoted where RFC 7239 needs it, with other parameters around).
+var fwdForms = [][2]string{
+	{"1.2.3.4", "for=1.2.3.4"}, {"10.0.0.1", "For=10.0.0.1;proto=https"}, {"127.0.0.1", "by=10.0.0.9;for=127.0.0.1"},
+	{"1.2.3.4:80", `for="1.2.3.4:80"`}, {"[::1]:80", `for="[::1]:80"`}, {"2001:db8::1", `for="[2001:db8::1]"`},
+	{"::ffff:10.0.0.1", `for="[::ffff:10.0.0.1]"`}, {"[fe80::1%eth0]:9", `for="[fe80::1%eth0]:9";host="a,b"`},
+	{"unknown", "for=unknown"}, {"x", "for=x"}, {"01.2.3.4", "for=01.2.3.4"}, {"10.0.0.2", ` for = 10.0.0.2 `},
+}
+
+// TestForwardedAgreesWithXFF: a Forwarded header names the same client as
+// the X-Forwarded-For header of the same nodes, or fails alike, for every
+// trusted set and peer, on random lines: the Forwarded layer (quotes,
+// parameters, its comma and semicolon cuts) adds nothing to the walk.
+func TestForwardedAgreesWithXFF(t *testing.T) {
+	rng := rand.New(rand.NewPCG(7, 8))
+	runs := 3000
+	if testing.Short() {
+		runs = 600
+	}
+	for range runs {
+		n := 1 + rng.IntN(2)
+		xl, fl := make([]string, n), make([]string, n)
+		for i := range n {
+			var xb, fb strings.Builder
+			for k := range 1 + rng.IntN(4) {
+				if k > 0 {
+					xb.WriteString(", ")
+					fb.WriteString(", ")
+				}
+				f := fwdForms[rng.IntN(len(fwdForms))]
+				xb.WriteString(f[0])
+				fb.WriteString(f[1])
+			}
+			xl[i], fl[i] = xb.String(), fb.String()
+		}
+		remote := remotes[rng.IntN(len(remotes))]
+		for _, ps := range trustSets {
+			xk, xe := mustProxy(t, xff, ps...)(&http.Request{RemoteAddr: remote, Header: http.Header{xff: xl}})
+			fk, fe := mustProxy(t, fwd, ps...)(&http.Request{RemoteAddr: remote, Header: http.Header{fwd: fl}})
+			if xk != fk || (xe == nil) != (fe == nil) {
+				t.Fatalf("trusted %v, RemoteAddr %q: X-Forwarded-For %q gives %v %v, Forwarded %q gives %v %v", ps, remote, xl, xk, xe, fl, fk, fe)
+			}
+		}
+	}
+}
