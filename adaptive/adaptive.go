@@ -1,9 +1,10 @@
 // Package adaptive moves limits with the health of what they protect.
 //
 // AIMD is a rate controller: it drives a limiter whose rate can change in
-// use (a bucket.Limiter, a rate.Limiter, anything with a Setter) from the
-// outcomes or latencies callers record, raising the rate by a step after
-// good intervals and cutting it by a factor after bad ones, as TCP does.
+// use (a gcra.Limiter, a bucket.Limiter, a rate.Limiter, anything with a
+// Setter) from the outcomes or latencies callers record, raising the rate
+// by a step after good intervals and cutting it by a factor after bad
+// ones, as TCP does.
 // Use it when the right rate is not a constant: a downstream healthy at
 // 1000 requests per second today and degraded at 500 tomorrow. AIMD
 // oscillates by nature (rise, fail, cut, rise); hysteresis (act only after
@@ -62,10 +63,11 @@
 //
 // # Time
 //
-// Times are int64 nanoseconds (package nanotime); each method has an ...At
-// twin and the plain form reads the Throttle's clock (WithClock). Buckets
-// are numbered floor(now / (window/B)), which is exact over all of int64;
-// a now before the latest bucket seen is counted in that bucket.
+// Times are int64 nanoseconds (package nanotime). AllowAt, AcceptedAt,
+// RecordAt and ObserveAt take the time; their plain forms and
+// RejectProbability read the clock (WithClock). Buckets are numbered
+// floor(now / (window/B)), which is exact over all of int64; a now before
+// the latest bucket seen is counted in that bucket.
 package adaptive
 
 import (
@@ -103,27 +105,62 @@ type snapshot struct {
 	req, acc atomic.Int64
 }
 
-// Option configures a Throttle.
+// Option configures a Throttle (New) or an AIMD (NewAIMD). WithClock
+// configures either; the other options belong to one, and the other's
+// constructor refuses them with a *limit.ParamError.
 type Option func(*config)
 
 type config struct {
 	buckets int64
 	clock   nanotime.Clock
 	rand    func() uint64
+	aimdConfig
+	kind optionKind // set by the option being applied
 }
 
-// WithBuckets splits the window into n buckets (n in [1, 1024]; 10 by
-// default): the window slides by window/n.
-func WithBuckets(n int) Option { return func(c *config) { c.buckets = int64(n) } }
+// optionKind says which constructor an option belongs to.
+type optionKind uint8
+
+const (
+	forEither optionKind = iota
+	forThrottle
+	forAIMD
+)
+
+// apply applies opts over c, refusing a nil option and one of the other
+// constructor's (other).
+func (c *config) apply(opts []Option, other optionKind) error {
+	for i, o := range opts {
+		if o == nil {
+			return &limit.ParamError{Pkg: "adaptive", Param: "option", Value: i, Reason: "a nil Option"}
+		}
+		c.kind = forEither
+		o(c)
+		if c.kind == other {
+			why := "an AIMD's option, for NewAIMD"
+			if other == forThrottle {
+				why = "a Throttle's option, for New"
+			}
+			return &limit.ParamError{Pkg: "adaptive", Param: "option", Value: i, Reason: why}
+		}
+	}
+	return nil
+}
+
+// WithBuckets splits a Throttle's window into n buckets (n in [1, 1024]; 10
+// by default): the window slides by window/n.
+func WithBuckets(n int) Option {
+	return func(c *config) { c.buckets, c.kind = int64(n), forThrottle }
+}
 
 // WithClock makes the plain (non-At) methods read clock instead of
 // nanotime.Now.
 func WithClock(clock nanotime.Clock) Option { return func(c *config) { c.clock = clock } }
 
-// WithRand makes Allow draw from r (uniform 64-bit values) instead of
-// math/rand/v2's Uint64, for deterministic tests. r must be safe for
-// concurrent use if the Throttle is.
-func WithRand(r func() uint64) Option { return func(c *config) { c.rand = r } }
+// WithRand makes a Throttle's Allow draw from r (uniform 64-bit values)
+// instead of math/rand/v2's Uint64, for deterministic tests. r must be safe
+// for concurrent use if the Throttle is.
+func WithRand(r func() uint64) Option { return func(c *config) { c.rand, c.kind = r, forThrottle } }
 
 // New returns a Throttle with multiplier k over a trailing window. It
 // returns a *limit.ParamError for k below 1 or not finite, a window shorter
@@ -131,11 +168,8 @@ func WithRand(r func() uint64) Option { return func(c *config) { c.rand = r } }
 // clock or random source.
 func New(k float64, window time.Duration, opts ...Option) (*Throttle, error) {
 	c := config{buckets: 10, clock: nanotime.Now, rand: rand.Uint64}
-	for i, o := range opts {
-		if o == nil {
-			return nil, &limit.ParamError{Pkg: "adaptive", Param: "option", Value: i, Reason: "a nil Option"}
-		}
-		o(&c)
+	if err := c.apply(opts, forAIMD); err != nil {
+		return nil, err
 	}
 	switch {
 	case !(k >= 1) || math.IsInf(k, 1):
@@ -193,23 +227,21 @@ func (t *Throttle) AcceptedAt(now int64) {
 	t.accepts.Add(1)
 }
 
-// RejectProbability is RejectProbabilityAt with the Throttle's clock.
-func (t *Throttle) RejectProbability() float64 { return t.RejectProbabilityAt(t.now()) }
+// RejectProbability returns the probability with which a request now (by
+// the Throttle's clock) would be rejected.
+func (t *Throttle) RejectProbability() float64 { return t.rejectProbabilityAt(t.now()) }
 
-// RejectProbabilityAt returns the probability with which a request at now
+// rejectProbabilityAt returns the probability with which a request at now
 // would be rejected.
-func (t *Throttle) RejectProbabilityAt(now int64) float64 {
+func (t *Throttle) rejectProbabilityAt(now int64) float64 {
 	if t.bucket == 0 {
 		return 1
 	}
 	return t.prob(t.counts(now))
 }
 
-// Counts is CountsAt with the Throttle's clock.
-func (t *Throttle) Counts() (requests, accepts int64) { return t.CountsAt(t.now()) }
-
-// CountsAt returns the requests and accepts counted in the window at now.
-func (t *Throttle) CountsAt(now int64) (requests, accepts int64) {
+// countsAt returns the requests and accepts counted in the window at now.
+func (t *Throttle) countsAt(now int64) (requests, accepts int64) {
 	if t.bucket == 0 {
 		return 0, 0
 	}

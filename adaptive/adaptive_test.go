@@ -32,12 +32,12 @@ func TestFormula(t *testing.T) {
 			th.AcceptedAt(now)
 		}
 	}
-	req, acc := th.CountsAt(now)
+	req, acc := th.countsAt(now)
 	if req != 100 || acc != 25 {
 		t.Fatalf("counts %d %d", req, acc)
 	}
 	want := (100 - 2*25) / 101.0
-	if p := th.RejectProbabilityAt(now); p != want {
+	if p := th.rejectProbabilityAt(now); p != want {
 		t.Fatalf("p = %v, want %v", p, want)
 	}
 	// All accepted: never throttled.
@@ -58,7 +58,7 @@ func TestRejectsBelowP(t *testing.T) {
 	for range 3 {
 		th.AllowAt(now) // 3 requests, 0 accepts: p = 3/4
 	}
-	if p := th.RejectProbabilityAt(now); p != 0.75 {
+	if p := th.rejectProbabilityAt(now); p != 0.75 {
 		t.Fatalf("p = %v", p)
 	}
 	draw = 3<<62 - 1<<11 // the largest 53-bit draw below 3/4
@@ -82,18 +82,18 @@ func TestWindowSlides(t *testing.T) {
 	for s := range int64(20) {
 		th.AllowAt(s*sec + 1)
 		th.AcceptedAt(s*sec + 1)
-		req, acc := th.CountsAt(s*sec + 2)
+		req, acc := th.countsAt(s*sec + 2)
 		if want := min(s+1, 10); req != want || acc != want {
 			t.Fatalf("second %d: counts %d %d, want %d", s, req, acc, want)
 		}
 	}
 	// A gap longer than the window forgets everything.
-	if req, acc := th.CountsAt(100 * sec); req != 0 || acc != 0 {
+	if req, acc := th.countsAt(100 * sec); req != 0 || acc != 0 {
 		t.Fatalf("after a gap: %d %d", req, acc)
 	}
 	// A stale now counts in the latest bucket.
 	th.AllowAt(50 * sec)
-	if req, _ := th.CountsAt(100 * sec); req != 1 {
+	if req, _ := th.countsAt(100 * sec); req != 1 {
 		t.Fatalf("stale request: %d", req)
 	}
 }
@@ -105,7 +105,7 @@ func TestEndsOfTime(t *testing.T) {
 			now := start + i*sec
 			th.AllowAt(now)
 			th.AcceptedAt(now)
-			if req, acc := th.CountsAt(now); req != min(i+1, 10) || acc != req {
+			if req, acc := th.countsAt(now); req != min(i+1, 10) || acc != req {
 				t.Fatalf("start %d second %d: %d %d", start, i, req, acc)
 			}
 		}
@@ -114,7 +114,7 @@ func TestEndsOfTime(t *testing.T) {
 	for _, now := range []int64{math.MinInt64, math.MinInt64 + 1, math.MaxInt64} {
 		th.AllowAt(now)
 	}
-	if req, _ := th.CountsAt(math.MaxInt64); req != 1 {
+	if req, _ := th.countsAt(math.MaxInt64); req != 1 {
 		t.Fatalf("1ns buckets at MaxInt64: %d", req)
 	}
 }
@@ -171,7 +171,7 @@ func TestConcurrentCounts(t *testing.T) {
 		}()
 	}
 	wg.Wait()
-	if req, acc := th.Counts(); req != 40000 || acc != 40000 {
+	if req, acc := th.countsAt(th.now()); req != 40000 || acc != 40000 {
 		t.Fatalf("counts %d %d", req, acc)
 	}
 }

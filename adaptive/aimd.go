@@ -11,7 +11,7 @@ import (
 	"github.com/cellrate/cellrate/striped"
 )
 
-// ErrZeroAIMD is returned by UpdateAt on an AIMD not made by NewAIMD.
+// ErrZeroAIMD is what Err returns for an AIMD not made by NewAIMD.
 var ErrZeroAIMD = errors.New("adaptive: zero AIMD; make one with NewAIMD")
 
 // AIMD moves a limiter's rate with the health of what it protects:
@@ -20,7 +20,7 @@ var ErrZeroAIMD = errors.New("adaptive: zero AIMD; make one with NewAIMD")
 // or latency (ObserveAt); once an interval has passed, the next record
 // judges it and sets the rate on the target. It is safe for concurrent
 // use; recording takes no lock (two striped counters and a load). The
-// zero value counts outcomes and never sets a rate (UpdateAt returns
+// zero value counts outcomes and never sets a rate (Err returns
 // ErrZeroAIMD). An AIMD must not be copied after first use.
 type AIMD struct {
 	_        noCopy
@@ -48,53 +48,48 @@ type AIMD struct {
 	judged            bool
 }
 
-// AIMDOption configures an AIMD.
-type AIMDOption func(*aimdConfig)
-
 type aimdConfig struct {
 	interval   time.Duration
 	up, down   int
 	alpha, tol float64
 	thresh     time.Duration
 	minN       int
-	clock      nanotime.Clock
 }
 
-// WithInterval sets how often the AIMD judges (1s by default): each
+// WithInterval sets how often an AIMD judges (1s by default): each
 // judgement covers the outcomes recorded since the last one.
-func WithInterval(d time.Duration) AIMDOption { return func(c *aimdConfig) { c.interval = d } }
+func WithInterval(d time.Duration) Option {
+	return func(c *config) { c.interval, c.kind = d, forAIMD }
+}
 
-// WithHysteresis makes the AIMD increase only after up good intervals in a
+// WithHysteresis makes an AIMD increase only after up good intervals in a
 // row and decrease only after down bad ones in a row (1 and 1 by default),
 // so that one noisy interval does not move the rate.
-func WithHysteresis(up, down int) AIMDOption {
-	return func(c *aimdConfig) { c.up, c.down = up, down }
+func WithHysteresis(up, down int) Option {
+	return func(c *config) { c.up, c.down, c.kind = up, down, forAIMD }
 }
 
-// WithSmoothing judges an interval by an exponentially weighted moving
-// average of the failure fraction, alpha being the weight of the newest
-// interval (1 by default: no smoothing; in (0, 1]).
-func WithSmoothing(alpha float64) AIMDOption { return func(c *aimdConfig) { c.alpha = alpha } }
-
-// WithTolerance makes an interval bad only when its (smoothed) failure
-// fraction exceeds f (0 by default: any failure; in [0, 1)).
-func WithTolerance(f float64) AIMDOption { return func(c *aimdConfig) { c.tol = f } }
-
-// WithLatencyThreshold makes ObserveAt count a request slower than d as a
-// failure even when it succeeded (0 by default: latency is not judged).
-func WithLatencyThreshold(d time.Duration) AIMDOption {
-	return func(c *aimdConfig) { c.thresh = d }
+// WithSmoothing makes an AIMD judge an interval by an exponentially
+// weighted moving average of the failure fraction, alpha being the weight
+// of the newest interval (1 by default: no smoothing; in (0, 1]).
+func WithSmoothing(alpha float64) Option {
+	return func(c *config) { c.alpha, c.kind = alpha, forAIMD }
 }
 
-// WithMinSamples makes an interval with fewer than n outcomes carry them
-// over to the next instead of being judged (1 by default).
-func WithMinSamples(n int) AIMDOption { return func(c *aimdConfig) { c.minN = n } }
+// WithTolerance makes an AIMD's interval bad only when its (smoothed)
+// failure fraction exceeds f (0 by default: any failure; in [0, 1)).
+func WithTolerance(f float64) Option { return func(c *config) { c.tol, c.kind = f, forAIMD } }
 
-// WithAIMDClock makes the plain (non-At) methods read clock instead of
-// nanotime.Now.
-func WithAIMDClock(clock nanotime.Clock) AIMDOption {
-	return func(c *aimdConfig) { c.clock = clock }
+// WithLatencyThreshold makes an AIMD's ObserveAt count a request slower
+// than d as a failure even when it succeeded (0 by default: latency is not
+// judged).
+func WithLatencyThreshold(d time.Duration) Option {
+	return func(c *config) { c.thresh, c.kind = d, forAIMD }
 }
+
+// WithMinSamples makes an AIMD's interval with fewer than n outcomes carry
+// them over to the next instead of being judged (1 by default).
+func WithMinSamples(n int) Option { return func(c *config) { c.minN, c.kind = n, forAIMD } }
 
 // NewAIMD returns an AIMD that drives target's rate (in events per second)
 // within [minRate, maxRate], starting at initial, which it sets on target
@@ -103,10 +98,10 @@ func WithAIMDClock(clock nanotime.Clock) AIMDOption {
 // target, rates not finite or outside 0 < minRate <= initial <= maxRate,
 // increase not positive, decrease outside (0, 1), an option out of range,
 // or target's error for initial.
-func NewAIMD(target Setter, initial, minRate, maxRate, increase, decrease float64, opts ...AIMDOption) (*AIMD, error) {
-	c := aimdConfig{interval: time.Second, up: 1, down: 1, alpha: 1, minN: 1, clock: nanotime.Now}
-	for _, o := range opts {
-		o(&c)
+func NewAIMD(target Setter, initial, minRate, maxRate, increase, decrease float64, opts ...Option) (*AIMD, error) {
+	c := config{clock: nanotime.Now, aimdConfig: aimdConfig{interval: time.Second, up: 1, down: 1, alpha: 1, minN: 1}}
+	if err := c.apply(opts, forThrottle); err != nil {
+		return nil, err
 	}
 	if err := checkAIMD(target, initial, minRate, maxRate, increase, decrease, &c); err != nil {
 		return nil, err
@@ -123,11 +118,11 @@ func NewAIMD(target Setter, initial, minRate, maxRate, increase, decrease float6
 	return a, nil
 }
 
-func checkAIMD(target Setter, initial, minRate, maxRate, inc, dec float64, c *aimdConfig) error {
+func checkAIMD(target Setter, initial, minRate, maxRate, inc, dec float64, c *config) error {
 	if err := checkRates(target, initial, minRate, maxRate, inc, dec); err != nil {
 		return err
 	}
-	return c.check()
+	return c.checkAIMD()
 }
 
 func aimdErr(param string, v, lo, hi any, why string) error {
@@ -152,7 +147,7 @@ func checkRates(target Setter, initial, minRate, maxRate, inc, dec float64) erro
 	return nil
 }
 
-func (c *aimdConfig) check() error {
+func (c *config) checkAIMD() error {
 	switch {
 	case c.interval <= 0:
 		return aimdErr("interval", c.interval, time.Duration(1), nil, "")
@@ -175,8 +170,12 @@ func (c *aimdConfig) check() error {
 // Rate returns the rate last set on the target (0 for the zero AIMD).
 func (a *AIMD) Rate() float64 { return math.Float64frombits(a.rate.Load()) }
 
-// Err returns the target's error from the last rate the AIMD set, or nil.
+// Err returns the target's error from the last rate the AIMD set, or nil
+// (ErrZeroAIMD for the zero AIMD).
 func (a *AIMD) Err() error {
+	if a.target == nil {
+		return ErrZeroAIMD
+	}
 	if p := a.lastErr.Load(); p != nil {
 		return *p
 	}
@@ -192,8 +191,9 @@ func (a *AIMD) Record(ok bool) {
 
 // RecordAt counts one request's outcome at now: ok for a success, false
 // for a failure that means the protected side is overloaded. If an
-// interval has passed, it judges it first (see UpdateAt), and this outcome
-// counts in the next.
+// interval has passed since the last judgement and no other caller is
+// judging, it judges it first (setting a rate on the target; a rate the
+// target refuses shows in Err), and this outcome counts in the next.
 func (a *AIMD) RecordAt(now int64, ok bool) {
 	if now >= a.next.Load() && a.target != nil {
 		a.judge(now)
@@ -218,21 +218,8 @@ func (a *AIMD) ObserveAt(now int64, latency time.Duration, ok bool) {
 	a.RecordAt(now, ok && (a.thresh == 0 || int64(latency) <= a.thresh))
 }
 
-// Counts returns the successes and failures recorded so far.
-func (a *AIMD) Counts() (good, bad int64) { return a.good.Load(), a.bad.Load() }
-
-// UpdateAt judges the interval ending at now if one has passed since the
-// last judgement and no other caller is judging, and returns the error of
-// the target if it set a rate (ErrZeroAIMD for the zero AIMD).
-func (a *AIMD) UpdateAt(now int64) error {
-	if a.target == nil {
-		return ErrZeroAIMD
-	}
-	if a.judge(now) {
-		return a.Err()
-	}
-	return nil
-}
+// counts returns the successes and failures recorded so far.
+func (a *AIMD) counts() (good, bad int64) { return a.good.Load(), a.bad.Load() }
 
 // judge runs one judgement if due; it reports whether it set a rate.
 func (a *AIMD) judge(now int64) bool {

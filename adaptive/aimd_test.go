@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/cellrate/cellrate/bucket"
+	"github.com/cellrate/cellrate/gcra"
 	"github.com/cellrate/cellrate/limit"
 	"github.com/cellrate/cellrate/rate"
 )
@@ -37,9 +38,9 @@ func (r *recorder) last() float64 {
 
 const iv = int64(time.Second)
 
-func mustAIMD(t *testing.T, s Setter, opts ...AIMDOption) *AIMD {
+func mustAIMD(t *testing.T, s Setter, opts ...Option) *AIMD {
 	t.Helper()
-	opts = append([]AIMDOption{WithAIMDClock(func() int64 { return 0 })}, opts...)
+	opts = append([]Option{WithClock(func() int64 { return 0 })}, opts...)
 	a, err := NewAIMD(s, 100, 10, 200, 5, 0.5, opts...)
 	if err != nil {
 		t.Fatal(err)
@@ -151,7 +152,7 @@ func TestAIMDLatencyThreshold(t *testing.T) {
 	if a.Rate() != 52.5 {
 		t.Fatalf("latency above the threshold judged good: %v", a.Rate())
 	}
-	if g, b := a.Counts(); g != 3 || b != 1 {
+	if g, b := a.counts(); g != 3 || b != 1 {
 		t.Fatalf("counts %d %d", g, b)
 	}
 }
@@ -194,7 +195,7 @@ func TestAIMDParams(t *testing.T) {
 		{"tolerance", func() (*AIMD, error) { return NewAIMD(r, 1, 1, 2, 1, 0.5, WithTolerance(1)) }},
 		{"latencyThreshold", func() (*AIMD, error) { return NewAIMD(r, 1, 1, 2, 1, 0.5, WithLatencyThreshold(-1)) }},
 		{"minSamples", func() (*AIMD, error) { return NewAIMD(r, 1, 1, 2, 1, 0.5, WithMinSamples(0)) }},
-		{"clock", func() (*AIMD, error) { return NewAIMD(r, 1, 1, 2, 1, 0.5, WithAIMDClock(nil)) }},
+		{"clock", func() (*AIMD, error) { return NewAIMD(r, 1, 1, 2, 1, 0.5, WithClock(nil)) }},
 	}
 	for _, b := range bad {
 		a, err := b.mk()
@@ -209,14 +210,39 @@ func TestAIMDParams(t *testing.T) {
 	}
 }
 
+// TestOptionsBelongToOneConstructor: an option of the other constructor, or
+// a nil one, is a *limit.ParamError naming its index; WithClock fits both.
+func TestOptionsBelongToOneConstructor(t *testing.T) {
+	r := &recorder{}
+	clock := WithClock(func() int64 { return 0 })
+	for name, mk := range map[string]func() (any, error){
+		"NewAIMD WithBuckets": func() (any, error) { return NewAIMD(r, 1, 1, 2, 1, 0.5, clock, WithBuckets(2)) },
+		"NewAIMD WithRand":    func() (any, error) { return NewAIMD(r, 1, 1, 2, 1, 0.5, clock, WithRand(nil)) },
+		"NewAIMD nil":         func() (any, error) { return NewAIMD(r, 1, 1, 2, 1, 0.5, clock, nil) },
+		"New WithInterval":    func() (any, error) { return New(2, time.Second, clock, WithInterval(time.Second)) },
+		"New WithMinSamples":  func() (any, error) { return New(2, time.Second, clock, WithMinSamples(1)) },
+		"New nil":             func() (any, error) { return New(2, time.Second, clock, nil) },
+	} {
+		v, err := mk()
+		var pe *limit.ParamError
+		if !errors.As(err, &pe) || pe.Param != "option" || pe.Value != 1 || pe.Pkg != "adaptive" {
+			t.Errorf("%s: got %v, %v", name, v, err)
+		}
+	}
+	if _, err := NewAIMD(r, 1, 1, 2, 1, 0.5, clock); err != nil {
+		t.Fatalf("WithClock for an AIMD: %v", err)
+	}
+	if _, err := New(2, time.Second, clock); err != nil {
+		t.Fatalf("WithClock for a Throttle: %v", err)
+	}
+}
+
 func TestAIMDTargetErrorKeepsRate(t *testing.T) {
 	r := &recorder{}
 	a := mustAIMD(t, r)
 	r.err = errors.New("refused")
 	interval(a, 0, 1, 0)
-	if err := a.UpdateAt(iv); err != r.err {
-		t.Fatalf("UpdateAt: %v", err)
-	}
+	a.RecordAt(iv, true) // judges the interval: a fall the target refuses
 	if a.Rate() != 100 || a.Err() != r.err {
 		t.Fatalf("rate %v, err %v after a refused set", a.Rate(), a.Err())
 	}
@@ -230,8 +256,8 @@ func TestAIMDZeroValue(t *testing.T) {
 	if a.Rate() != 0 {
 		t.Fatal("zero AIMD has a rate")
 	}
-	if err := a.UpdateAt(10); !errors.Is(err, ErrZeroAIMD) {
-		t.Fatalf("UpdateAt on zero: %v", err)
+	if err := a.Err(); !errors.Is(err, ErrZeroAIMD) {
+		t.Fatalf("Err on zero: %v", err)
 	}
 }
 
@@ -252,7 +278,7 @@ func TestAIMDConcurrent(t *testing.T) {
 		}()
 	}
 	wg.Wait()
-	if g, b := a.Counts(); g+b != workers*per || b != workers*per/5 {
+	if g, b := a.counts(); g+b != workers*per || b != workers*per/5 {
 		t.Fatalf("counts %d + %d, want %d with %d bad", g, b, workers*per, workers*per/5)
 	}
 	for _, v := range r.rates {
@@ -278,7 +304,7 @@ func TestAIMDDrivesBucketAndRate(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	a, err := NewAIMD(Bucket(b), 50, 1, 100, 10, 0.5, WithAIMDClock(func() int64 { return 0 }))
+	a, err := NewAIMD(Bucket(b), 50, 1, 100, 10, 0.5, WithClock(func() int64 { return 0 }))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -299,6 +325,34 @@ func TestAIMDDrivesBucketAndRate(t *testing.T) {
 		t.Fatalf("rate limiter at %v, want 8", rl.Limit())
 	}
 	_ = a2
+}
+
+func TestAIMDDrivesGCRA(t *testing.T) {
+	g, err := gcra.New(100, time.Second, 10)
+	if err != nil {
+		t.Fatal(err)
+	}
+	a, err := NewAIMD(g, 50, 1, 100, 10, 0.5, WithClock(func() int64 { return 0 }))
+	if err != nil {
+		t.Fatal(err)
+	}
+	a.RecordAt(0, false)
+	a.RecordAt(iv, true) // 25/s from iv on
+	if a.Rate() != 25 {
+		t.Fatalf("AIMD at %v/s, want 25", a.Rate())
+	}
+	// An hour later, drained, it admits one event per 40ms, its burst of
+	// 10 kept.
+	now, ms := iv+int64(time.Hour), int64(time.Millisecond)
+	n := 0
+	for ; g.AllowAt(now); n++ {
+	}
+	if n != 10 || g.AllowAt(now+40*ms-1) || !g.AllowAt(now+40*ms) {
+		t.Fatalf("not 25/s with burst 10 after the decrease (%d at once)", n)
+	}
+	if _, err := NewAIMD(g, 2e9, 1, 4e9, 1, 0.5); err == nil {
+		t.Fatal("a rate above one event per ns was set")
+	}
 }
 
 // bucketRate reads a bucket's burst and rate from what it does at now, long

@@ -15,7 +15,9 @@ var errThrottled = errors.New("throttled locally")
 func ExampleThrottle() {
 	// K = 2 over a 2-minute window, as in the SRE book. Randomness is seeded
 	// here so the output is fixed.
-	th, err := adaptive.New(2, 2*time.Minute, adaptive.WithRand(rand.New(rand.NewPCG(1, 2)).Uint64))
+	now := int64(time.Hour)
+	th, err := adaptive.New(2, 2*time.Minute, adaptive.WithRand(rand.New(rand.NewPCG(1, 2)).Uint64),
+		adaptive.WithClock(func() int64 { return now }))
 	if err != nil {
 		panic(err)
 	}
@@ -29,18 +31,17 @@ func ExampleThrottle() {
 		th.AcceptedAt(now)
 		return nil
 	}
-	now := int64(time.Hour)
 	for range 100 { // a healthy backend: nothing is throttled
 		call(now, true)
 	}
-	fmt.Printf("healthy: p=%.2f\n", th.RejectProbabilityAt(now))
+	fmt.Printf("healthy: p=%.2f\n", th.RejectProbability())
 	throttled := 0
 	for range 1000 { // the backend now refuses everything
 		if call(now, false) == errThrottled {
 			throttled++
 		}
 	}
-	fmt.Printf("overloaded: p=%.2f, %d of 1000 throttled locally\n", th.RejectProbabilityAt(now), throttled)
+	fmt.Printf("overloaded: p=%.2f, %d of 1000 throttled locally\n", th.RejectProbability(), throttled)
 	// Output:
 	// healthy: p=0.00
 	// overloaded: p=0.82, 559 of 1000 throttled locally
@@ -56,7 +57,7 @@ func ExampleAIMD() {
 	}
 	start := func() int64 { return 0 }
 	a, err := adaptive.NewAIMD(adaptive.Bucket(b), 50, 5, 1000, 10, 0.5,
-		adaptive.WithInterval(time.Second), adaptive.WithAIMDClock(start))
+		adaptive.WithInterval(time.Second), adaptive.WithClock(start))
 	if err != nil {
 		panic(err)
 	}

@@ -26,7 +26,7 @@ func TestNewAcceptsTheBounds(t *testing.T) {
 func TestDrawOfExactlyP(t *testing.T) {
 	th := mustNew(t, 2, time.Minute, WithRand(func() uint64 { return 1 << 63 })) // a draw of 1/2
 	th.AllowAt(sec)                                                              // p = 0
-	if p := th.RejectProbabilityAt(sec); p != 0.5 {
+	if p := th.rejectProbabilityAt(sec); p != 0.5 {
 		t.Fatalf("p = %v, want 1/2", p)
 	}
 	if !th.AllowAt(sec) {
@@ -43,14 +43,14 @@ func TestWindowAtTheStartOfTime(t *testing.T) {
 	th.AllowAt(math.MinInt64)
 	th.AllowAt(math.MinInt64 + 1)
 	for k := int64(1); k < nb; k++ {
-		if req, _ := th.CountsAt(math.MinInt64 + k); req != 3 {
+		if req, _ := th.countsAt(math.MinInt64 + k); req != 3 {
 			t.Errorf("at MinInt64+%d: %d requests, want 3", k, req)
 		}
 	}
-	if req, _ := th.CountsAt(math.MinInt64 + nb); req != 1 {
+	if req, _ := th.countsAt(math.MinInt64 + nb); req != 1 {
 		t.Errorf("at MinInt64+%d: %d requests, want the 1 at MinInt64+1", nb, req)
 	}
-	if req, _ := th.CountsAt(math.MinInt64 + nb + 1); req != 0 {
+	if req, _ := th.countsAt(math.MinInt64 + nb + 1); req != 0 {
 		t.Errorf("at MinInt64+%d: %d requests, want 0", nb+1, req)
 	}
 }

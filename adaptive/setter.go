@@ -10,25 +10,25 @@ import (
 )
 
 // Setter is a limiter whose rate can change while it is in use: what an
-// AIMD drives.
+// AIMD drives. A *gcra.Limiter is one; Bucket and Rate adapt the others.
 type Setter interface {
 	// SetRateAt makes perSecond events per second the limiter's rate from
 	// now on.
 	SetRateAt(now int64, perSecond float64) error
 }
 
-// SetterFunc adapts a function to a Setter.
-type SetterFunc func(now int64, perSecond float64) error
+// setterFunc adapts a function to a Setter.
+type setterFunc func(now int64, perSecond float64) error
 
 // SetRateAt calls f.
-func (f SetterFunc) SetRateAt(now int64, perSecond float64) error { return f(now, perSecond) }
+func (f setterFunc) SetRateAt(now int64, perSecond float64) error { return f(now, perSecond) }
 
 // Bucket returns a Setter for a bucket.Limiter: each rate is read as
 // bucket.NewRate reads its float (the nearest fraction num/den with
 // den <= 2^32), and set with SetRateAt, keeping the burst (the tokens held
 // carry over). A rate with no such fraction is a *limit.ParamError.
 func Bucket(l *bucket.Limiter) Setter {
-	return SetterFunc(func(now int64, perSecond float64) error {
+	return setterFunc(func(now int64, perSecond float64) error {
 		num, den, ok := ratio.Fraction(perSecond)
 		if !ok {
 			return &limit.ParamError{Pkg: "adaptive", Param: "rate", Value: perSecond, Reason: "not a finite number of events per second in range"}
@@ -41,7 +41,7 @@ func Bucket(l *bucket.Limiter) Setter {
 // sets the limit with SetLimit, at the time of the call: a rate.Limiter
 // counts time in time.Time, which now cannot be mapped to.
 func Rate(l *rate.Limiter) Setter {
-	return SetterFunc(func(_ int64, perSecond float64) error {
+	return setterFunc(func(_ int64, perSecond float64) error {
 		l.SetLimit(rate.Limit(perSecond))
 		return nil
 	})

@@ -15,10 +15,10 @@ func TestZeroThrottle(t *testing.T) {
 		if th.AllowAt(now) {
 			t.Fatalf("AllowAt(%d) admitted", now)
 		}
-		if p := th.RejectProbabilityAt(now); p != 1 {
-			t.Fatalf("RejectProbabilityAt(%d) = %v", now, p)
+		if p := th.rejectProbabilityAt(now); p != 1 {
+			t.Fatalf("rejectProbabilityAt(%d) = %v", now, p)
 		}
-		if r, a := th.CountsAt(now); r != 0 || a != 0 {
+		if r, a := th.countsAt(now); r != 0 || a != 0 {
 			t.Fatalf("CountsAt(%d) = %d, %d", now, r, a)
 		}
 	}
@@ -26,7 +26,7 @@ func TestZeroThrottle(t *testing.T) {
 	if th.Allow() || th.RejectProbability() != 1 {
 		t.Fatal("the plain methods on the zero Throttle")
 	}
-	if r, a := th.Counts(); r != 0 || a != 0 {
-		t.Fatalf("Counts() = %d, %d", r, a)
+	if r, a := th.countsAt(th.now()); r != 0 || a != 0 {
+		t.Fatalf("CountsAt(now) = %d, %d", r, a)
 	}
 }

@@ -37,9 +37,9 @@ var AttackPatterns = []string{WholeBurst, Keeper, Ties}
 
 // AttackConfig is one run of the drive.
 type AttackConfig struct {
-	Window   bool         // a table of windows (10 per second), else of buckets (10 per second, burst 10)
-	Policy   keyed.Policy // the table's policy
-	Capacity int          // slots
+	Window   bool // a table of windows (10 per second), else of buckets (10 per second, burst 10)
+	Refuse   bool // the table's policy: keyed.WithRefuse, else evict
+	Capacity int  // slots
 	// Flood is the size of the flood as a multiple of the capacity: so
 	// many times Capacity fresh keys arrive each second (a bucket's burst
 	// time, a window's length), so about that many owe at once.
@@ -186,7 +186,10 @@ func (d *attackDrive) behave(now int64) {
 }
 
 func attackTable(c AttackConfig) (*keyed.Table, error) {
-	opts := []keyed.Option{keyed.WithCapacity(c.Capacity), keyed.WithPolicy(c.Policy)}
+	opts := []keyed.Option{keyed.WithCapacity(c.Capacity)}
+	if c.Refuse {
+		opts = append(opts, keyed.WithRefuse())
+	}
 	if c.Window {
 		return keyed.NewWindow(attackEvents, attackPeriod, opts...)
 	}

@@ -4,14 +4,12 @@ import (
 	"fmt"
 	"testing"
 	"time"
-
-	"github.com/cellrate/cellrate/keyed"
 )
 
 // TestAttack: under every flood pattern, from a tenth of the table to 100
 // times it, for buckets and windows and both policies, the abuser is
 // admitted no more than its own limiter's exact bound over every interval;
-// under Evict no well-behaved key is wrongly denied while the flood fits
+// evicting (the default) no well-behaved key is wrongly denied while the flood fits
 // the table. The wrong denials of larger floods are logged: they are the
 // price the package doc names.
 func TestAttack(t *testing.T) {
@@ -20,15 +18,15 @@ func TestAttack(t *testing.T) {
 		capacity, run, good = 512, 3*time.Second, 40
 	}
 	for _, win := range []bool{false, true} {
-		for _, policy := range []keyed.Policy{keyed.Evict, keyed.Refuse} {
+		for _, refuse := range []bool{false, true} {
 			for _, pattern := range AttackPatterns {
 				for _, flood := range []float64{0.1, 1, 10, 100} {
-					c := AttackConfig{Window: win, Policy: policy, Capacity: capacity, Flood: flood, Pattern: pattern, Good: good, Run: run, Seed: 1}
+					c := AttackConfig{Window: win, Refuse: refuse, Capacity: capacity, Flood: flood, Pattern: pattern, Good: good, Run: run, Seed: 1}
 					f, err := Attack(c)
 					if err != nil {
 						t.Fatal(err)
 					}
-					name := fmt.Sprintf("window=%v policy=%d %s %gx", win, policy, pattern, flood)
+					name := fmt.Sprintf("window=%v refuse=%t %s %gx", win, refuse, pattern, flood)
 					t.Logf("%s: abuser %d (alone %d) of %d; well-behaved %d wrongly denied of %d (%.3g); %d flood keys; %+v",
 						name, f.AbuserAdmitted, f.AbuserOwn, f.AbuserBound, f.GoodWrongDenied, f.GoodAsked, float64(f.GoodWrongDenied)/float64(f.GoodAsked), f.FloodKeys, f.Stats)
 					if f.BoundError != "" || f.AbuserAdmitted > f.AbuserBound {
@@ -37,7 +35,7 @@ func TestAttack(t *testing.T) {
 					if f.AbuserOwn < f.AbuserBound/3 {
 						t.Errorf("%s: the abuser's own limiter admitted only %d of %d: the drive did not press", name, f.AbuserOwn, f.AbuserBound)
 					}
-					if policy == keyed.Evict && flood < 1 && f.GoodWrongDenied != 0 {
+					if !refuse && flood < 1 && f.GoodWrongDenied != 0 {
 						t.Errorf("%s: %d well-behaved requests wrongly denied while the flood fits", name, f.GoodWrongDenied)
 					}
 				}

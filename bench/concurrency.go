@@ -195,7 +195,8 @@ func RunConcBed(bed ConcBed, impls []ConcImpl) ([]ConcRow, error) {
 }
 
 // medianRows returns, for each row position, the row whose every figure
-// is the median of that figure over the rounds (Converged: a majority).
+// is the median of that figure over the rounds (the mean of the middle
+// two for an even count; Converged: at least half).
 func medianRows(rounds [][]ConcRow) []ConcRow {
 	out := slices.Clone(rounds[0])
 	med := func(i int, f func(ConcRow) float64) float64 {
@@ -204,7 +205,8 @@ func medianRows(rounds [][]ConcRow) []ConcRow {
 			xs[k] = f(rs[i])
 		}
 		slices.Sort(xs)
-		return xs[len(xs)/2]
+		n := len(xs)
+		return (xs[(n-1)/2] + xs[n/2]) / 2
 	}
 	dur := func(i int, f func(ConcRow) time.Duration) time.Duration {
 		return time.Duration(med(i, func(r ConcRow) float64 { return float64(f(r)) }))
@@ -212,7 +214,7 @@ func medianRows(rounds [][]ConcRow) []ConcRow {
 	for i := range out {
 		r := &out[i]
 		r.Converge = dur(i, func(r ConcRow) time.Duration { return r.Converge })
-		r.Converged = med(i, func(r ConcRow) float64 { return b2f(r.Converged) }) == 1
+		r.Converged = med(i, func(r ConcRow) float64 { return b2f(r.Converged) }) >= 0.5
 		r.InFlight = med(i, func(r ConcRow) float64 { return r.InFlight })
 		r.Limit = med(i, func(r ConcRow) float64 { return r.Limit })
 		r.Spread = med(i, func(r ConcRow) float64 { return r.Spread })

@@ -35,7 +35,7 @@ func (o concOurs) limit() int { return o.l.Limit() }
 // at least 10 samples and twice the mean latency, between 1ms and 1s.
 const bedWindowMin, bedWindowMax, bedWindowN = time.Millisecond, time.Second, 10
 
-func newOurs(alg concurrency.Algorithm) func(ConcBed, time.Duration) (concGuard, error) {
+func newOurs(alg concurrency.Option) func(ConcBed, time.Duration) (concGuard, error) {
 	return func(bed ConcBed, _ time.Duration) (concGuard, error) {
 		l, err := concurrency.New(alg, concurrency.WithLimits(bed.Initial, 1, max(1000, bed.Initial)),
 			concurrency.WithWindow(bedWindowMin, bedWindowMax, bedWindowN))
@@ -81,13 +81,13 @@ func ConcImpls() []ConcImpl {
 			return concOurs{l}, err
 		}},
 		{"cellrate Vegas", func(bed ConcBed, nl time.Duration) (concGuard, error) {
-			return newOurs(&concurrency.Vegas{})(bed, nl)
+			return newOurs(concurrency.WithVegas(0, 0))(bed, nl)
 		}},
 		{"cellrate Gradient", func(bed ConcBed, nl time.Duration) (concGuard, error) {
-			return newOurs(&concurrency.Gradient{})(bed, nl)
+			return newOurs(concurrency.WithGradient(0, 0))(bed, nl)
 		}},
 		{"cellrate AIMD", func(bed ConcBed, nl time.Duration) (concGuard, error) {
-			return newOurs(&concurrency.AIMD{Threshold: nl * 11 / 10})(bed, nl)
+			return newOurs(concurrency.WithAIMD(0, nl*11/10))(bed, nl)
 		}},
 		{"go-concurrency-limits Vegas", newPort(func(initial int) core.Limit {
 			return gcllimit.NewDefaultVegasLimitWithLimit("vegas", initial, nil, core.EmptyMetricRegistryInstance)
@@ -102,12 +102,20 @@ func ConcImpls() []ConcImpl {
 	}
 }
 
-// ConcReportBed is the full-size bed for the bench report.
-var ConcReportBed = ConcBed{Workers: 20, Service: 40 * time.Millisecond, Loads: []float64{0.5, 1, 1.5, 2, 3},
-	Run: 4 * time.Second, Initial: 5, Sample: 5 * time.Millisecond, Rounds: 3}
+// ConcReportBed is the full-size bed for the bench report: every limiter
+// at 0.5x, 1x, 1.5x and 3x, 3 interleaved rounds of 2.2 s runs (each
+// run's second half is its steady state, long enough to show a limit that
+// creeps up), about 3.2 minutes in all.
+var ConcReportBed = ConcBed{Workers: 20, Service: 40 * time.Millisecond, Loads: []float64{0.5, 1, 1.5, 3},
+	Run: 2200 * time.Millisecond, Initial: 10, Sample: 5 * time.Millisecond, Rounds: 3}
 
-// ConcurrencyReport runs the full-size bed (about 7 minutes: 3 rounds of
-// every limiter at every load) and returns its table in Markdown.
+// ConcQuickBed is the bed of the quick report: 1x and 3x, one round of
+// 1 s runs (about 15 s).
+var ConcQuickBed = ConcBed{Workers: 20, Service: 40 * time.Millisecond, Loads: []float64{1, 3},
+	Run: time.Second, Initial: 10, Sample: 5 * time.Millisecond, Rounds: 1}
+
+// ConcurrencyReport runs the full-size bed (about 3 minutes) and returns
+// its table in Markdown.
 func ConcurrencyReport() (string, error) {
 	rows, err := RunConcBed(ConcReportBed, ConcImpls())
 	if err != nil {

@@ -67,7 +67,7 @@ func concBounds(r ConcRow) []string {
 // TestConcBedFull prints the full-size table; set CELLRATE_CONC_BED=1.
 func TestConcBedFull(t *testing.T) {
 	if os.Getenv("CELLRATE_CONC_BED") == "" {
-		t.Skip("set CELLRATE_CONC_BED=1 to run the full-size bed (about 7 minutes)")
+		t.Skip("set CELLRATE_CONC_BED=1 to run the full-size bed (about 3 minutes)")
 	}
 	s, err := ConcurrencyReport()
 	if err != nil {
@@ -86,7 +86,7 @@ func BenchmarkConcAcquireRelease(b *testing.B) {
 		g    func() (concGuard, error)
 	}{
 		{"cellrate-Vegas", func() (concGuard, error) {
-			return newOurs(&concurrency.Vegas{})(bed, 0)
+			return newOurs(concurrency.WithVegas(0, 0))(bed, 0)
 		}},
 		{"port-Vegas", func() (concGuard, error) {
 			return newPort(func(initial int) core.Limit {
@@ -125,5 +125,10 @@ func TestMedianRows(t *testing.T) {
 	got := medianRows(rounds)[0]
 	if got.InFlight != 2 || !got.Converged || got.P99 != 2*time.Second || got.Limiter != "x" {
 		t.Fatalf("median row %+v", got)
+	}
+	// An even count: the mean of the middle two.
+	got = medianRows(rounds[:2])[0]
+	if got.InFlight != 2 || !got.Converged || got.P99 != 5*time.Second {
+		t.Fatalf("median of two %+v", got)
 	}
 }

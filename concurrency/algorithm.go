@@ -6,21 +6,21 @@ import (
 	"github.com/cellrate/cellrate/limit"
 )
 
-// Algorithm moves a Limiter's limit. The Limiter calls Update once per
+// algorithm moves a Limiter's limit. The Limiter calls update once per
 // sampling window, from one goroutine at a time (the one whose release
-// closed the window), so an Algorithm needs no synchronisation of its own;
+// closed the window), so an algorithm needs no synchronisation of its own;
 // one value must serve one Limiter only. The Limiter clamps the result to
 // its [min, max] and ignores a NaN.
-type Algorithm interface {
-	// Update returns the limit to use after window w, given the current
+type algorithm interface {
+	// update returns the limit to use after window w, given the current
 	// limit.
-	Update(limit float64, w Window) float64
+	update(limit float64, w window) float64
 }
 
 // appLimited reports whether the window's requests never came near the
 // limit: then their latency says nothing about what a higher limit would
 // do, and the limit holds (it would otherwise drift up without bound).
-func appLimited(limit float64, w Window) bool { return float64(w.MaxInFlight)*2 < limit }
+func appLimited(limit float64, w window) bool { return float64(w.MaxInFlight)*2 < limit }
 
 // noLoad tracks the no-load latency: the least window-mean latency since
 // the last probe. The mean, not the minimum: a window's mean is what the
@@ -47,7 +47,7 @@ const maxProbe = 8
 
 // step feeds one window. It returns the no-load latency, and a limit to
 // use instead of the algorithm's (ok true) while a probe runs or ends.
-func (m *noLoad) step(limit float64, w Window, history int) (base time.Duration, next float64, ok bool) {
+func (m *noLoad) step(limit float64, w window, history int) (base time.Duration, next float64, ok bool) {
 	if m.probing > 0 {
 		m.probing++
 		half := max(1, m.saved/2)
@@ -97,7 +97,7 @@ func (r *recovery) rise(limit, next float64) float64 {
 
 func (r *recovery) forget() { r.from = 0 }
 
-// latencyState is what the latency-based algorithms (Vegas, Gradient) keep
+// latencyState is what the latency-based algorithms (vegas, gradient) keep
 // between windows.
 type latencyState struct {
 	base noLoad
@@ -108,7 +108,7 @@ type latencyState struct {
 // one during a no-load probe, one with drops (back off), and one whose
 // requests never neared the limit (hold). Otherwise it returns the no-load
 // latency for the rule, and done false.
-func (s *latencyState) prelude(limit float64, w Window, hist int, backoff float64) (base time.Duration, next float64, done bool) {
+func (s *latencyState) prelude(limit float64, w window, hist int, backoff float64) (base time.Duration, next float64, done bool) {
 	if w.Samples == 0 {
 		return 0, limit, true
 	}

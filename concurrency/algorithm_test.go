@@ -30,14 +30,14 @@ func simulate(t *testing.T, l *Limiter, workers int, service time.Duration, roun
 				t.Fatal("release refused")
 			}
 		}
-		out = append(out, l.LimitFloat())
+		out = append(out, l.limitFloat())
 	}
 	return out
 }
 
-func newAdaptive(t *testing.T, alg Algorithm, initial int) *Limiter {
+func newAdaptive(t *testing.T, alg algorithm, initial int) *Limiter {
 	t.Helper()
-	l, err := New(alg, WithLimits(initial, 1, 1000), WithWindow(time.Millisecond, time.Second, 10), WithClock(zeroClock))
+	l, err := newWith(alg, WithLimits(initial, 1, 1000), WithWindow(time.Millisecond, time.Second, 10), WithClock(zeroClock))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -46,18 +46,18 @@ func newAdaptive(t *testing.T, alg Algorithm, initial int) *Limiter {
 
 // TestConverges: each adaptive algorithm, from below and from far above
 // the service's concurrency, settles within 15% above it and stays there
-// (AIMD, whose threshold is 10% above the no-load latency, within -15% and
+// (aimd, whose threshold is 10% above the no-load latency, within -15% and
 // +20%), over more windows than a probe's period.
 func TestConverges(t *testing.T) {
 	const workers = 20
 	cases := []struct {
 		name   string
-		mk     func() Algorithm
+		mk     func() algorithm
 		lo, hi float64
 	}{
-		{"Vegas", func() Algorithm { return &Vegas{} }, workers, 1.15 * workers},
-		{"Gradient", func() Algorithm { return &Gradient{} }, workers, 1.15 * workers},
-		{"AIMD", func() Algorithm { return &AIMD{Threshold: 44 * time.Millisecond} }, 0.85 * workers, 1.2 * workers},
+		{"vegas", func() algorithm { return &vegas{} }, workers, 1.15 * workers},
+		{"gradient", func() algorithm { return &gradient{} }, workers, 1.15 * workers},
+		{"aimd", func() algorithm { return &aimd{Threshold: 44 * time.Millisecond} }, 0.85 * workers, 1.2 * workers},
 	}
 	for _, c := range cases {
 		for _, initial := range []int{5, 200} {
@@ -90,31 +90,31 @@ func TestConverges(t *testing.T) {
 }
 
 func TestDropsBackOff(t *testing.T) {
-	for _, alg := range []Algorithm{&Vegas{}, &Gradient{}, &AIMD{}} {
-		w := Window{Samples: 10, Drops: 1, MinRTT: time.Millisecond, AvgRTT: time.Millisecond, MaxInFlight: 100}
-		if got := alg.Update(100, w); got != 90 {
+	for _, alg := range []algorithm{&vegas{}, &gradient{}, &aimd{}} {
+		w := window{Samples: 10, Drops: 1, MinRTT: time.Millisecond, AvgRTT: time.Millisecond, MaxInFlight: 100}
+		if got := alg.update(100, w); got != 90 {
 			t.Errorf("%T: a window with drops moved 100 to %v, want 90", alg, got)
 		}
 	}
 }
 
 func TestAppLimitedHolds(t *testing.T) {
-	for _, alg := range []Algorithm{&Vegas{}, &Gradient{}, &AIMD{}} {
-		w := Window{Samples: 10, MinRTT: time.Millisecond, AvgRTT: time.Millisecond, MaxInFlight: 49}
-		alg.Update(100, w) // first window sets the no-load latency
-		if got := alg.Update(100, w); got != 100 {
+	for _, alg := range []algorithm{&vegas{}, &gradient{}, &aimd{}} {
+		w := window{Samples: 10, MinRTT: time.Millisecond, AvgRTT: time.Millisecond, MaxInFlight: 49}
+		alg.update(100, w) // first window sets the no-load latency
+		if got := alg.update(100, w); got != 100 {
 			t.Errorf("%T: a window at 49 in flight moved limit 100 to %v", alg, got)
 		}
 		w.MaxInFlight = 50
-		if got := alg.Update(100, w); got <= 100 {
+		if got := alg.update(100, w); got <= 100 {
 			t.Errorf("%T: a window at 50 in flight with no queue kept limit 100 at %v", alg, got)
 		}
 	}
 }
 
 func TestEmptyWindowHolds(t *testing.T) {
-	for _, alg := range []Algorithm{&Vegas{}, &Gradient{}, &AIMD{}} {
-		if got := alg.Update(7, Window{}); got != 7 {
+	for _, alg := range []algorithm{&vegas{}, &gradient{}, &aimd{}} {
+		if got := alg.update(7, window{}); got != 7 {
 			t.Errorf("%T: an empty window moved 7 to %v", alg, got)
 		}
 	}
@@ -123,9 +123,9 @@ func TestEmptyWindowHolds(t *testing.T) {
 // TestQueueLowers: a window whose mean latency is twice the no-load one
 // at a full limit means half the limit is queue: each rule lowers it.
 func TestQueueLowers(t *testing.T) {
-	for _, alg := range []Algorithm{&Vegas{}, &Gradient{}, &AIMD{Threshold: 15 * time.Millisecond}} {
-		alg.Update(40, Window{Samples: 10, MinRTT: 10 * time.Millisecond, AvgRTT: 10 * time.Millisecond, MaxInFlight: 40})
-		got := alg.Update(40, Window{Samples: 10, MinRTT: 20 * time.Millisecond, AvgRTT: 20 * time.Millisecond, MaxInFlight: 40})
+	for _, alg := range []algorithm{&vegas{}, &gradient{}, &aimd{Threshold: 15 * time.Millisecond}} {
+		alg.update(40, window{Samples: 10, MinRTT: 10 * time.Millisecond, AvgRTT: 10 * time.Millisecond, MaxInFlight: 40})
+		got := alg.update(40, window{Samples: 10, MinRTT: 20 * time.Millisecond, AvgRTT: 20 * time.Millisecond, MaxInFlight: 40})
 		if got >= 40 || got < 20 {
 			t.Errorf("%T: limit 40 at twice the no-load latency went to %v, want in [20, 40)", alg, got)
 		}
@@ -136,13 +136,13 @@ func TestQueueLowers(t *testing.T) {
 // within [min, max] and ignores NaN.
 func TestLimiterClampsAndIgnoresNaN(t *testing.T) {
 	for _, c := range []struct{ out, want float64 }{{1e9, 50}, {-5, 2}, {nan(), 10}} {
-		l, err := New(constAlg(c.out), WithLimits(10, 2, 50), WithWindow(1, 1, 1), WithClock(zeroClock))
+		l, err := newWith(constAlg(c.out), WithLimits(10, 2, 50), WithWindow(1, 1, 1), WithClock(zeroClock))
 		if err != nil {
 			t.Fatal(err)
 		}
 		tok, _ := l.TryAcquireAt(100)
 		tok.ReleaseAt(200, Success)
-		if got := l.LimitFloat(); got != c.want {
+		if got := l.limitFloat(); got != c.want {
 			t.Errorf("algorithm output %v: limit %v, want %v", c.out, got, c.want)
 		}
 	}
@@ -150,7 +150,7 @@ func TestLimiterClampsAndIgnoresNaN(t *testing.T) {
 
 type constAlg float64
 
-func (c constAlg) Update(float64, Window) float64 { return float64(c) }
+func (c constAlg) update(float64, window) float64 { return float64(c) }
 
 func nan() float64 { var z float64; return z / z }
 
@@ -161,7 +161,7 @@ func zeroClock() int64 { return 0 }
 // concurrency; the probe finds the new one and the limit returns to it.
 func TestSlowerServiceReprobed(t *testing.T) {
 	const workers = 20
-	for _, alg := range []Algorithm{&Vegas{}, &Gradient{}} {
+	for _, alg := range []algorithm{&vegas{}, &gradient{}} {
 		l := newAdaptive(t, alg, 5)
 		simulate(t, l, workers, 40*time.Millisecond, 300)
 		lims := simulate(t, l, workers, 80*time.Millisecond, 600)
@@ -181,27 +181,50 @@ func TestSlowerServiceReprobed(t *testing.T) {
 // take the limit half the way back to where they began at each window;
 // a window with a queue forgets that level.
 func TestRecoveryAfterDrops(t *testing.T) {
-	clean := Window{Samples: 10, MinRTT: 10 * time.Millisecond, AvgRTT: 10 * time.Millisecond, MaxInFlight: 100}
+	clean := window{Samples: 10, MinRTT: 10 * time.Millisecond, AvgRTT: 10 * time.Millisecond, MaxInFlight: 100}
 	dropped := clean
 	dropped.Drops = 1
 	queued := clean
 	queued.AvgRTT = 20 * time.Millisecond
-	for _, mk := range []func() Algorithm{func() Algorithm { return &Vegas{} }, func() Algorithm { return &Gradient{} }} {
+	for _, mk := range []func() algorithm{func() algorithm { return &vegas{} }, func() algorithm { return &gradient{} }} {
 		alg := mk()
-		alg.Update(100, clean)
-		l := alg.Update(alg.Update(100, dropped), dropped) // 100 -> 90 -> 81
+		alg.update(100, clean)
+		l := alg.update(alg.update(100, dropped), dropped) // 100 -> 90 -> 81
 		if l != 81 {
 			t.Fatalf("%T: two back-offs from 100 gave %v", alg, l)
 		}
-		if got := alg.Update(l, clean); got != 90.5 {
+		if got := alg.update(l, clean); got != 90.5 {
 			t.Errorf("%T: first clean window after back-offs: %v, want 90.5 (half way back to 100)", alg, got)
 		}
 		alg = mk()
-		alg.Update(100, clean)
-		l = alg.Update(alg.Update(100, dropped), dropped)
-		l = alg.Update(l, queued) // the old level was too much: forget it
-		if got := alg.Update(l, clean); got >= l+(100-l)/2 {
+		alg.update(100, clean)
+		l = alg.update(alg.update(100, dropped), dropped)
+		l = alg.update(l, queued) // the old level was too much: forget it
+		if got := alg.update(l, clean); got >= l+(100-l)/2 {
 			t.Errorf("%T: after a queued window the limit still climbs back: %v from %v", alg, got, l)
 		}
+	}
+}
+
+// TestAIMDHoldsAfterBackoff: over a run of slow windows, aimd backs off
+// on every other one (the window after a back-off holds); drops back off
+// on every window.
+func TestAIMDHoldsAfterBackoff(t *testing.T) {
+	a := &aimd{Threshold: 10 * time.Millisecond}
+	slow := window{Samples: 10, AvgRTT: 20 * time.Millisecond, MaxInFlight: 100}
+	want := []float64{90, 90, 81, 81}
+	lim := 100.0
+	for i, w := range want {
+		if lim = a.update(lim, slow); lim != w {
+			t.Fatalf("slow window %d: limit %v, want %v", i, lim, w)
+		}
+	}
+	drop := slow
+	drop.Drops = 1
+	if lim = a.update(lim, drop); lim != 72.9 {
+		t.Fatalf("a drop after a back-off: %v, want 72.9", lim)
+	}
+	if lim = a.update(lim, slow); lim != 72.9 {
+		t.Fatalf("a slow window after a back-off on drops: %v, want it held", lim)
 	}
 }

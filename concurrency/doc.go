@@ -1,7 +1,7 @@
 // Package concurrency caps the requests in flight: a bulkhead with a fixed
 // limit (NewFixed), or a limit that adapts to the latency of what it
-// protects (New with Vegas, Gradient or AIMD), in the manner of Netflix's
-// concurrency-limits. Use it where a rate limit is the wrong unit: in front
+// protects (New, with Vegas's rule or the one WithGradient or WithAIMD
+// picks), in the manner of Netflix's concurrency-limits. Use it where a rate limit is the wrong unit: in front
 // of a service whose capacity is a number of workers, connections or
 // threads, so that past that number requests queue and latency grows. An
 // adaptive limit finds that number by itself and keeps the service just
@@ -42,13 +42,17 @@
 // Releases are sampled in windows: a window closes at the first release
 // after it has lasted twice the previous window's mean latency (within
 // the bounds of WithWindow) and holds enough samples; the release that
-// closes it runs the Algorithm once, alone, and the limit takes its
-// result, clamped to [min, max]. Releases as Ignored are not sampled.
+// closes it runs the algorithm once, alone, and the limit takes its
+// result, clamped to [min, max] (WithLimits). A window without loss whose
+// requests never reached half the limit leaves it alone: their latency
+// says nothing about a higher one. Releases as Ignored are not sampled; a
+// Dropped release of a request admitted before the limit last fell is a
+// sample but not a loss, so one stall's burst of timeouts backs off once.
 // Vegas and Gradient estimate the no-load latency as the least mean
-// latency of a window, and re-measure it every History windows by halving
-// the limit until the requests in flight have drained to half (a probe of
-// a window or a few), since a service that became slower would otherwise
-// keep an estimate that is too low for good.
+// latency of a window, and re-measure it every WithHistory windows by
+// halving the limit until the requests in flight have drained to half (a
+// probe of a window or a few), since a service that became slower would
+// otherwise keep an estimate that is too low for good.
 //
 // # Time
 //

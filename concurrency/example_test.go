@@ -35,7 +35,7 @@ func ExampleNewFixed() {
 // service of 20 workers taking 40ms each, always offered more than it can
 // take. Times are injected, so the output is fixed.
 func ExampleNew() {
-	l, err := concurrency.New(&concurrency.Vegas{}, concurrency.WithLimits(5, 1, 1000),
+	l, err := concurrency.New(concurrency.WithLimits(5, 1, 1000),
 		concurrency.WithClock(func() int64 { return 0 }))
 	if err != nil {
 		panic(err)
@@ -125,4 +125,39 @@ func ExampleToken_Release() {
 	// Output:
 	// while full: 503
 	// in flight after: 0
+}
+
+// AIMD adds to the limit after each window without loss in which requests
+// neared the limit, and cuts it by WithBackoff's factor after a window with
+// a request released as Dropped (a timeout, a 503 from further down).
+// Times are injected, so the output is fixed.
+func ExampleWithAIMD() {
+	l, err := concurrency.New(concurrency.WithAIMD(1, 0), concurrency.WithBackoff(0.5),
+		concurrency.WithLimits(8, 1, 100), concurrency.WithWindow(time.Millisecond, time.Second, 4),
+		concurrency.WithClock(func() int64 { return 0 }))
+	if err != nil {
+		panic(err)
+	}
+	now := int64(0)
+	for _, o := range []concurrency.Outcome{concurrency.Success, concurrency.Success, concurrency.Dropped, concurrency.Success} {
+		var toks []concurrency.Token
+		for {
+			tok, ok := l.TryAcquireAt(now)
+			if !ok {
+				break
+			}
+			toks = append(toks, tok)
+		}
+		now += int64(10 * time.Millisecond)
+		for _, tok := range toks {
+			tok.ReleaseAt(now, o)
+		}
+		now += int64(10 * time.Millisecond) // idle until the next round
+		fmt.Printf("%d in flight, released as %v: limit now %d\n", len(toks), o, l.Limit())
+	}
+	// Output:
+	// 8 in flight, released as Success: limit now 9
+	// 9 in flight, released as Success: limit now 10
+	// 10 in flight, released as Dropped: limit now 5
+	// 5 in flight, released as Success: limit now 6
 }

@@ -1,6 +1,6 @@
 package concurrency
 
-// Gradient is Gradient2's rule from Netflix's concurrency-limits (the
+// gradient is Gradient2's rule from Netflix's concurrency-limits (the
 // limit times a latency gradient, plus a queue allowance), with the
 // gradient taken against the no-load latency, as envoy's adaptive
 // concurrency filter takes it: gradient = Tolerance × noLoad / latency,
@@ -19,8 +19,9 @@ package concurrency
 // and the limit creeps up with the queue. Against the no-load latency the
 // fixed point is Tolerance × the service's own concurrency, plus headroom.
 //
-// Fields at zero take their defaults. Use a new Gradient for each Limiter.
-type Gradient struct {
+// Fields at zero take their defaults (the options document them). One
+// value serves one Limiter.
+type gradient struct {
 	// Tolerance is how much above no-load the latency may be before the
 	// limit falls (default 1; in [1, 10]).
 	Tolerance float64
@@ -41,19 +42,19 @@ type Gradient struct {
 	latencyState
 }
 
-func (g *Gradient) params() (tol, head, smooth, backoff float64, hist int) {
+func (g *gradient) params() (tol, head, smooth, backoff float64, hist int) {
 	return def(g.Tolerance, 1), def(g.Headroom, 0.05), def(g.Smoothing, 0.5), def(g.Backoff, 0.9), defInt(g.History, 200)
 }
 
-func (g *Gradient) check() error {
+func (g *gradient) check() error {
 	t, h, s, k, n := g.params()
-	return firstErr(fracErr("concurrency", "Gradient.Tolerance", t, 1, 10), fracErr("concurrency", "Gradient.Headroom", h, 0, 1),
-		fracErr("concurrency", "Gradient.Smoothing", s, 1e-9, 1), fracErr("concurrency", "Gradient.Backoff", k, 0.1, 1-1e-9),
-		fracErr("concurrency", "Gradient.History", float64(n), 1, 1<<16))
+	return firstErr(fracErr("concurrency", "tolerance", t, 1, 10), fracErr("concurrency", "headroom", h, 0, 1),
+		fracErr("concurrency", "smoothing", s, 1e-9, 1), fracErr("concurrency", "backoff", k, 0.1, 1-1e-9),
+		fracErr("concurrency", "history", float64(n), 1, 1<<16))
 }
 
-// Update implements Algorithm.
-func (g *Gradient) Update(limit float64, w Window) float64 {
+// update implements algorithm.
+func (g *gradient) update(limit float64, w window) float64 {
 	tol, head, smooth, backoff, hist := g.params()
 	base, next, done := g.prelude(limit, w, hist, backoff)
 	if done {

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"math"
 	"sync/atomic"
-	"time"
 
 	"github.com/cellrate/cellrate/limit"
 	"github.com/cellrate/cellrate/nanotime"
@@ -20,9 +19,10 @@ var ErrZero = errors.New("concurrency: zero Limiter; make one with New or NewFix
 type Limiter struct {
 	_        noCopy
 	limit    atomic.Uint64 // float64 bits of the current limit
+	fell     atomic.Int64  // when the limit last fell
 	inflight atomic.Int64
 	slots    slots
-	alg      Algorithm // nil for a fixed limit
+	alg      algorithm // nil for a fixed limit
 	min, max float64
 	minWin   int64
 	maxWin   int64
@@ -32,92 +32,55 @@ type Limiter struct {
 	w        waiters
 }
 
-// Option configures a Limiter made by New.
-type Option func(*config)
-
-type config struct {
-	initial, min, max int
-	minWin, maxWin    time.Duration
-	minN              int
-	clock             nanotime.Clock
-}
-
-// WithLimits sets the initial limit and the range the algorithm may move
-// it in (by default 10 in [1, 1000]). A Limiter holds 16 bytes per unit of
-// max (a table of slots for its tokens).
-func WithLimits(initial, min, max int) Option {
-	return func(c *config) { c.initial, c.min, c.max = initial, min, max }
-}
-
-// WithWindow sets how long a sampling window lasts: at least minDur and
-// until minSamples requests were released, at most maxDur (by default
-// 1ms, 1s and 10 samples). Between its bounds a window lasts twice the
-// mean latency of the window before.
-func WithWindow(minDur, maxDur time.Duration, minSamples int) Option {
-	return func(c *config) { c.minWin, c.maxWin, c.minN = minDur, maxDur, minSamples }
-}
-
-// WithClock makes the plain (non-At) methods read clock instead of
-// nanotime.Now.
-func WithClock(clock nanotime.Clock) Option { return func(c *config) { c.clock = clock } }
-
 // NewFixed returns a Limiter with a fixed limit of n in flight, n in
-// [1, 1<<20]: a bulkhead. It holds 16 bytes per unit of n.
+// [1, 1<<20]: a bulkhead. It holds 16 bytes per unit of n. Of the options
+// it takes WithClock; WithLimits and WithWindow do nothing, and the
+// algorithm options are refused (a fixed limit does not move).
 func NewFixed(n int, opts ...Option) (*Limiter, error) {
 	if n < 1 || n > maxLimit {
 		return nil, &limit.ParamError{Pkg: "concurrency", Param: "limit", Value: n, Min: 1, Max: maxLimit}
 	}
-	return New(nil, append(opts, WithLimits(n, n, n))...)
+	c, err := configure(append(opts, WithLimits(n, n, n)))
+	if err != nil {
+		return nil, err
+	}
+	if c.tune.set != 0 {
+		return nil, &limit.ParamError{Pkg: "concurrency", Param: "option", Value: "an algorithm option",
+			Reason: "NewFixed's limit does not move: use New to pick an algorithm"}
+	}
+	return build(c, nil), nil
 }
 
 const maxLimit = 1 << 20
 
-// New returns a Limiter whose limit alg moves after each sampling window
-// (a nil alg keeps the initial limit). It returns a *limit.ParamError for
-// limits outside 1 <= min <= initial <= max <= 1<<20, windows outside
-// 0 < minDur <= maxDur, minSamples below 1, a nil clock, or a parameter of
-// a built-in algorithm out of its documented range.
-func New(alg Algorithm, opts ...Option) (*Limiter, error) {
-	c := config{initial: 10, min: 1, max: 1000, minWin: time.Millisecond, maxWin: time.Second, minN: 10, clock: nanotime.Now}
-	for _, o := range opts {
-		o(&c)
-	}
-	if err := c.check(); err != nil {
+// New returns a Limiter whose limit an adaptive algorithm moves after each
+// sampling window: Vegas, unless WithGradient or WithAIMD picks another
+// (the last such option wins). It returns a *limit.ParamError for limits
+// outside 1 <= min <= initial <= max <= 1<<20, windows outside
+// 0 < minDur <= maxDur, minSamples below 1, a nil clock or Option, an
+// algorithm's parameter out of its documented range, or WithSmoothing or
+// WithHistory with AIMD.
+func New(opts ...Option) (*Limiter, error) {
+	c, err := configure(opts)
+	if err != nil {
 		return nil, err
 	}
-	if v, ok := alg.(interface{ check() error }); ok {
-		if err := v.check(); err != nil {
-			return nil, err
-		}
+	alg, err := c.algorithm()
+	if err != nil {
+		return nil, err
 	}
+	return build(c, alg), nil
+}
+
+// build makes a Limiter of a checked configuration; alg nil keeps the
+// initial limit.
+func build(c config, alg algorithm) *Limiter {
 	l := &Limiter{slots: newSlots(c.max), alg: alg, min: float64(c.min), max: float64(c.max),
 		minWin: int64(c.minWin), maxWin: int64(c.maxWin), minN: int64(c.minN), clock: c.clock}
 	l.limit.Store(f64(float64(c.initial)))
+	l.fell.Store(math.MinInt64)
 	l.s.init(c.clock())
-	return l, nil
-}
-
-func (c *config) check() error {
-	pe := func(param string, v, lo, hi any) error {
-		return &limit.ParamError{Pkg: "concurrency", Param: param, Value: v, Min: lo, Max: hi}
-	}
-	switch {
-	case c.max < 1 || c.max > maxLimit:
-		return pe("max", c.max, 1, maxLimit)
-	case c.min < 1 || c.min > c.max:
-		return pe("min", c.min, 1, c.max)
-	case c.initial < c.min || c.initial > c.max:
-		return pe("initial", c.initial, c.min, c.max)
-	case c.minWin <= 0:
-		return pe("minDur", c.minWin, time.Duration(1), nil)
-	case c.maxWin < c.minWin:
-		return pe("maxDur", c.maxWin, c.minWin, nil)
-	case c.minN < 1:
-		return pe("minSamples", c.minN, 1, nil)
-	case c.clock == nil:
-		return &limit.ParamError{Pkg: "concurrency", Param: "clock", Value: nil, Reason: "the clock must not be nil"}
-	}
-	return nil
+	return l
 }
 
 // Limit returns the current limit: at most this many requests are admitted
@@ -125,9 +88,9 @@ func (c *config) check() error {
 // still out).
 func (l *Limiter) Limit() int { return int(math.Float64frombits(l.limit.Load())) }
 
-// LimitFloat returns the current limit before rounding down: adaptive
+// limitFloat returns the current limit before rounding down: the
 // algorithms move it by fractions.
-func (l *Limiter) LimitFloat() float64 { return math.Float64frombits(l.limit.Load()) }
+func (l *Limiter) limitFloat() float64 { return math.Float64frombits(l.limit.Load()) }
 
 // InFlight returns the number of tokens acquired and not yet released.
 func (l *Limiter) InFlight() int { return int(l.inflight.Load()) }

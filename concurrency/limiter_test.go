@@ -3,6 +3,7 @@ package concurrency
 import (
 	"context"
 	"errors"
+	"reflect"
 	"runtime"
 	"sync"
 	"sync/atomic"
@@ -103,19 +104,33 @@ func TestParams(t *testing.T) {
 	}{
 		{"limit", func() (*Limiter, error) { return NewFixed(0) }},
 		{"limit", func() (*Limiter, error) { return NewFixed(maxLimit + 1) }},
-		{"max", func() (*Limiter, error) { return New(nil, WithLimits(1, 1, 0)) }},
-		{"min", func() (*Limiter, error) { return New(nil, WithLimits(5, 11, 10)) }},
-		{"initial", func() (*Limiter, error) { return New(nil, WithLimits(11, 1, 10)) }},
-		{"minDur", func() (*Limiter, error) { return New(nil, WithWindow(0, time.Second, 1)) }},
-		{"maxDur", func() (*Limiter, error) { return New(nil, WithWindow(time.Second, time.Millisecond, 1)) }},
-		{"minSamples", func() (*Limiter, error) { return New(nil, WithWindow(1, 1, 0)) }},
-		{"clock", func() (*Limiter, error) { return New(nil, WithClock(nil)) }},
-		{"Vegas.Beta", func() (*Limiter, error) { return New(&Vegas{Alpha: 0.5, Beta: 0.2}) }},
-		{"Vegas.Backoff", func() (*Limiter, error) { return New(&Vegas{Backoff: 1}) }},
-		{"Gradient.Tolerance", func() (*Limiter, error) { return New(&Gradient{Tolerance: 0.5}) }},
-		{"Gradient.Smoothing", func() (*Limiter, error) { return New(&Gradient{Smoothing: 2}) }},
-		{"AIMD.Increase", func() (*Limiter, error) { return New(&AIMD{Increase: -1}) }},
-		{"AIMD.Threshold", func() (*Limiter, error) { return New(&AIMD{Threshold: -1}) }},
+		{"max", func() (*Limiter, error) { return New(WithLimits(1, 1, 0)) }},
+		{"min", func() (*Limiter, error) { return New(WithLimits(5, 11, 10)) }},
+		{"initial", func() (*Limiter, error) { return New(WithLimits(11, 1, 10)) }},
+		{"minDur", func() (*Limiter, error) { return New(WithWindow(0, time.Second, 1)) }},
+		{"maxDur", func() (*Limiter, error) { return New(WithWindow(time.Second, time.Millisecond, 1)) }},
+		{"minSamples", func() (*Limiter, error) { return New(WithWindow(1, 1, 0)) }},
+		{"clock", func() (*Limiter, error) { return New(WithClock(nil)) }},
+		{"clock", func() (*Limiter, error) { return NewFixed(1, WithClock(nil)) }},
+		{"option", func() (*Limiter, error) { return New(WithClock(zeroClock), nil) }},
+		{"option", func() (*Limiter, error) { return NewFixed(1, nil) }},
+		{"alpha", func() (*Limiter, error) { return New(WithVegas(-0.1, 0)) }},
+		{"beta", func() (*Limiter, error) { return New(WithVegas(0.5, 0.2)) }},
+		{"backoff", func() (*Limiter, error) { return New(WithBackoff(1)) }},
+		{"smoothing", func() (*Limiter, error) { return New(WithSmoothing(2)) }},
+		{"history", func() (*Limiter, error) { return New(WithHistory(1<<16 + 1)) }},
+		{"tolerance", func() (*Limiter, error) { return New(WithGradient(0.5, 0)) }},
+		{"headroom", func() (*Limiter, error) { return New(WithGradient(0, 1.5)) }},
+		{"smoothing", func() (*Limiter, error) { return New(WithGradient(0, 0), WithSmoothing(-1)) }},
+		{"history", func() (*Limiter, error) { return New(WithGradient(0, 0), WithHistory(-1)) }},
+		{"backoff", func() (*Limiter, error) { return New(WithGradient(0, 0), WithBackoff(0.05)) }},
+		{"increase", func() (*Limiter, error) { return New(WithAIMD(-1, 0)) }},
+		{"threshold", func() (*Limiter, error) { return New(WithAIMD(0, -1)) }},
+		{"backoff", func() (*Limiter, error) { return New(WithAIMD(0, 0), WithBackoff(1)) }},
+		{"option", func() (*Limiter, error) { return New(WithAIMD(0, 0), WithSmoothing(0.5)) }},
+		{"option", func() (*Limiter, error) { return New(WithHistory(10), WithAIMD(0, 0)) }},
+		{"option", func() (*Limiter, error) { return NewFixed(1, WithVegas(0, 0)) }},
+		{"option", func() (*Limiter, error) { return NewFixed(1, WithBackoff(0.5)) }},
 	}
 	for _, b := range bad {
 		l, err := b.mk()
@@ -124,9 +139,56 @@ func TestParams(t *testing.T) {
 			t.Errorf("%s: got %v, %v", b.param, l, err)
 		}
 	}
-	if _, err := New(&Vegas{}, WithLimits(1, 1, 1)); err != nil {
-		t.Fatal(err)
+	for _, opt := range []Option{WithVegas(0, 1), WithGradient(10, 1), WithAIMD(1<<20, time.Second), WithBackoff(0.1), WithSmoothing(1), WithHistory(1 << 16)} {
+		if _, err := New(opt, WithLimits(1, 1, 1)); err != nil {
+			t.Fatal(err)
+		}
 	}
+}
+
+// TestOptionsPick: New's options build the algorithm they name, with
+// their parameters, zeros taking the defaults; New alone is Vegas.
+func TestOptionsPick(t *testing.T) {
+	cases := []struct {
+		opts []Option
+		want algorithm
+	}{
+		{nil, &vegas{}},
+		{[]Option{WithVegas(0.2, 0.4), WithSmoothing(0.3), WithBackoff(0.8), WithHistory(7)},
+			&vegas{Alpha: 0.2, Beta: 0.4, Smoothing: 0.3, Backoff: 0.8, History: 7}},
+		{[]Option{WithHistory(9), WithGradient(2, 0.1), WithSmoothing(0.6), WithBackoff(0.7)},
+			&gradient{Tolerance: 2, Headroom: 0.1, Smoothing: 0.6, Backoff: 0.7, History: 9}},
+		{[]Option{WithBackoff(0.5), WithAIMD(3, time.Second)}, &aimd{Increase: 3, Backoff: 0.5, Threshold: time.Second}},
+		{[]Option{WithAIMD(3, time.Second), WithGradient(0, 0)}, &gradient{}},
+	}
+	for i, c := range cases {
+		l, err := New(c.opts...)
+		if err != nil {
+			t.Fatal(i, err)
+		}
+		if !reflect.DeepEqual(l.alg, c.want) {
+			t.Errorf("case %d: %#v, want %#v", i, l.alg, c.want)
+		}
+	}
+	// One Option value serves many Limiters: each gets its own state.
+	opt := WithGradient(0, 0)
+	a, _ := New(opt)
+	b, _ := New(opt)
+	if a.alg == b.alg {
+		t.Fatal("two Limiters share one algorithm's state")
+	}
+	if l, err := NewFixed(3, WithClock(zeroClock)); err != nil || l.alg != nil || l.Limit() != 3 {
+		t.Fatalf("NewFixed: %v, %v", l, err)
+	}
+}
+
+// newWith is New with an algorithm of the test's own (nil: a fixed limit).
+func newWith(alg algorithm, opts ...Option) (*Limiter, error) {
+	c, err := configure(opts)
+	if err != nil {
+		return nil, err
+	}
+	return build(c, alg), nil
 }
 
 // TestInFlightExact hammers a small limit from many goroutines and checks,
@@ -138,8 +200,8 @@ func TestInFlightExact(t *testing.T) {
 	if testing.Short() {
 		iters = 300
 	}
-	for _, alg := range []Algorithm{nil, &Vegas{}, &Gradient{}, &AIMD{}} {
-		l, err := New(alg, WithLimits(lim, lim, lim), WithWindow(1, 1, 1))
+	for _, alg := range []algorithm{nil, &vegas{}, &gradient{}, &aimd{}} {
+		l, err := newWith(alg, WithLimits(lim, lim, lim), WithWindow(1, 1, 1))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -309,8 +371,8 @@ func TestDoReleasesOnPanic(t *testing.T) {
 }
 
 func TestAcquireReleaseAllocs(t *testing.T) {
-	for _, alg := range []Algorithm{nil, &Vegas{}} {
-		l, err := New(alg, WithLimits(4, 4, 4), WithWindow(time.Hour, time.Hour, 1<<30))
+	for _, alg := range []algorithm{nil, &vegas{}} {
+		l, err := newWith(alg, WithLimits(4, 4, 4), WithWindow(time.Hour, time.Hour, 1<<30))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -339,5 +401,37 @@ func TestLeakDetected(t *testing.T) {
 	tok.Release(Success)
 	if l.InFlight() != 1 || l.slots.busy() != 1 {
 		t.Fatalf("a forgotten token: in flight %d, busy %d", l.InFlight(), l.slots.busy())
+	}
+}
+
+// TestDropsBeforeAFallIgnored: once the limit has fallen, drops of
+// requests admitted before the fall are samples, not losses; a drop of a
+// request admitted after it backs off again.
+func TestDropsBeforeAFallIgnored(t *testing.T) {
+	l, err := newWith(&aimd{}, WithLimits(10, 1, 100), WithWindow(1, 1, 1), WithClock(zeroClock))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var toks []Token
+	for range 6 {
+		tok, _ := l.TryAcquireAt(0)
+		toks = append(toks, tok)
+	}
+	toks[0].ReleaseAt(10, Dropped)
+	fell := l.limitFloat()
+	if fell != 9 {
+		t.Fatalf("limit %v after a drop, want 9", fell)
+	}
+	for i, tok := range toks[1:] {
+		tok.ReleaseAt(int64(20+10*i), Dropped)
+		if l.limitFloat() < fell {
+			t.Fatalf("a drop admitted before the fall backed off again: %v", l.limitFloat())
+		}
+	}
+	before := l.limitFloat()
+	tok, _ := l.TryAcquireAt(100)
+	tok.ReleaseAt(110, Dropped)
+	if l.limitFloat() >= before {
+		t.Fatalf("a drop admitted after the fall did not back off: %v", l.limitFloat())
 	}
 }

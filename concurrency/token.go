@@ -13,7 +13,10 @@ const (
 	// Success is a request the service handled: its latency is a sample.
 	Success Outcome = iota
 	// Dropped is a request that failed from overload (a timeout, a 503
-	// from further down): a sample, and a loss the algorithm backs off on.
+	// from further down): a sample, and a loss the algorithm backs off on
+	// if it was admitted after the limit last fell (requests already in
+	// flight when it fell were answered by that fall, as TCP backs off
+	// once per round trip).
 	Dropped
 	// Ignored is a request whose latency says nothing about the service's
 	// load (it failed validation, its client went away): no sample.
@@ -51,7 +54,9 @@ func (t Token) ReleaseAt(now int64, o Outcome) bool {
 	}
 	l.inflight.Add(-1)
 	if l.alg != nil && o != Ignored {
-		l.s.record(max(0, now-t.start), int64(t.inflight), o == Dropped)
+		// A drop of a request admitted before the limit last fell was
+		// answered by that fall: it is a sample, not a loss.
+		l.s.record(max(0, now-t.start), int64(t.inflight), o == Dropped && t.start >= l.fell.Load())
 		l.maybeUpdate(now)
 	}
 	l.w.wake()
@@ -110,10 +115,13 @@ func (l *Limiter) maybeUpdate(now int64) {
 		return // another caller closed the window meanwhile
 	}
 	w := l.s.swap(now)
-	old := l.LimitFloat()
-	nl := min(l.max, max(l.min, l.alg.Update(old, w)))
+	old := l.limitFloat()
+	nl := min(l.max, max(l.min, l.alg.update(old, w)))
 	if math.IsNaN(nl) {
 		nl = old
+	}
+	if nl < old {
+		l.fell.Store(now)
 	}
 	l.limit.Store(math.Float64bits(nl))
 	d := min(l.maxWin, max(l.minWin, 2*int64(w.AvgRTT)))

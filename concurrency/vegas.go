@@ -1,6 +1,6 @@
 package concurrency
 
-// Vegas is TCP Vegas's rule on a concurrency limit, as in Netflix's
+// vegas is TCP Vegas's rule on a concurrency limit, as in Netflix's
 // concurrency-limits: it estimates the requests queued in the service as
 // limit × (1 - noLoad/latency), latency being a window's mean and noLoad
 // the least such mean since the last probe (see History), and keeps that
@@ -12,8 +12,9 @@ package concurrency
 // forgets that level). A window whose requests never reached half the
 // limit leaves it alone.
 //
-// Fields at zero take their defaults. Use a new Vegas for each Limiter.
-type Vegas struct {
+// Fields at zero take their defaults (the options document them). One
+// value serves one Limiter.
+type vegas struct {
 	// Alpha and Beta bound the queue to keep, as fractions of the limit,
 	// with floors of 1 and 2 requests (defaults 0.03 and 0.1; 0 <= Alpha
 	// <= Beta <= 1).
@@ -32,19 +33,19 @@ type Vegas struct {
 	latencyState
 }
 
-func (v *Vegas) params() (alpha, beta, smooth, backoff float64, hist int) {
+func (v *vegas) params() (alpha, beta, smooth, backoff float64, hist int) {
 	return def(v.Alpha, 0.03), def(v.Beta, 0.1), def(v.Smoothing, 0.5), def(v.Backoff, 0.9), defInt(v.History, 200)
 }
 
-func (v *Vegas) check() error {
+func (v *vegas) check() error {
 	a, b, s, k, h := v.params()
-	return firstErr(fracErr("concurrency", "Vegas.Alpha", a, 0, 1), fracErr("concurrency", "Vegas.Beta", b, a, 1),
-		fracErr("concurrency", "Vegas.Smoothing", s, 1e-9, 1), fracErr("concurrency", "Vegas.Backoff", k, 0.1, 1-1e-9),
-		fracErr("concurrency", "Vegas.History", float64(h), 1, 1<<16))
+	return firstErr(fracErr("concurrency", "alpha", a, 0, 1), fracErr("concurrency", "beta", b, a, 1),
+		fracErr("concurrency", "smoothing", s, 1e-9, 1), fracErr("concurrency", "backoff", k, 0.1, 1-1e-9),
+		fracErr("concurrency", "history", float64(h), 1, 1<<16))
 }
 
-// Update implements Algorithm.
-func (v *Vegas) Update(limit float64, w Window) float64 {
+// update implements algorithm.
+func (v *vegas) update(limit float64, w window) float64 {
 	alpha, beta, smooth, backoff, hist := v.params()
 	base, next, done := v.prelude(limit, w, hist, backoff)
 	if done {

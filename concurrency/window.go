@@ -7,14 +7,15 @@ import (
 	"time"
 )
 
-// Window is what an Algorithm sees of the requests released during one
+// window is what an algorithm sees of the requests released during one
 // sampling window: the ones released as Success or Dropped (Ignored ones
 // are not counted).
-type Window struct {
+type window struct {
 	// Start and End are the window's bounds, in the Limiter's clock.
 	Start, End int64
 	// Samples is the number of requests released in the window, Drops the
-	// ones among them released as Dropped.
+	// ones among them released as Dropped that were admitted since the
+	// limit last fell (the fall already answered the others).
 	Samples, Drops int64
 	// MinRTT and AvgRTT are the least and the mean time from acquire to
 	// release over the window's samples.
@@ -58,9 +59,9 @@ func (a *acc) add(rtt, inflight int64, drop bool) {
 	}
 }
 
-func (a *acc) window(end int64) Window {
+func (a *acc) window(end int64) window {
 	n := a.n.Load()
-	w := Window{Start: a.start.Load(), End: end, Samples: n, Drops: a.drops.Load(),
+	w := window{Start: a.start.Load(), End: end, Samples: n, Drops: a.drops.Load(),
 		MinRTT: time.Duration(a.min.Load()), MaxInFlight: int(a.maxIn.Load())}
 	if n > 0 {
 		w.AvgRTT = time.Duration(a.sum.Load() / n)
@@ -102,7 +103,7 @@ func (s *sampler) record(rtt, inflight int64, drop bool) {
 
 // swap closes the current window at now and returns it; the next one
 // starts at now. Only the holder of updating calls it.
-func (s *sampler) swap(now int64) Window { return s.close(now).window(now) }
+func (s *sampler) swap(now int64) window { return s.close(now).window(now) }
 
 // close makes a fresh window current and returns the old one once no
 // writer is adding to it.

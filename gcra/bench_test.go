@@ -1,11 +1,16 @@
 package gcra
 
 import (
+	"math/bits"
 	"sync/atomic"
 	"testing"
 	"time"
 
+	"golang.org/x/sys/cpu"
+
+	"github.com/cellrate/cellrate/internal/backoff"
 	"github.com/cellrate/cellrate/internal/cell"
+	"github.com/cellrate/cellrate/internal/gcrastep"
 	"github.com/cellrate/cellrate/limit"
 	"github.com/cellrate/cellrate/nanotime"
 )
@@ -179,5 +184,72 @@ func BenchmarkReserveAt(b *testing.B) {
 				}
 			})
 		}
+	}
+}
+
+// fixedGCRA is the Limiter as it was before SetRate (Params and TAT in
+// the struct, no generation), the baseline BenchmarkAllowAtGen compares
+// AllowAt's generation load with.
+type fixedGCRA struct {
+	ps  Params
+	_   cpu.CacheLinePad
+	tat atomic.Uint64
+	_   cpu.CacheLinePad
+}
+
+func (l *fixedGCRA) allowAt(now int64) bool {
+	ps := &l.ps
+	a := ps.At(now, ps.J)
+	var spin backoff.Spin
+	for ; ; spin.Wait() {
+		tat := l.tat.Load()
+		kh, kl, wait := ps.Waits(State(tat), a)
+		if wait {
+			return false
+		}
+		next, carry := bits.Add64(tat, ps.J, 0)
+		if carry != 0 || next == tat || gcrastep.Behind(kh, kl, a) {
+			s, ok := ps.Settle(State(tat), a, ps.J, false)
+			if !ok {
+				return false
+			}
+			next = uint64(s)
+		}
+		if l.tat.CompareAndSwap(tat, next) {
+			return true
+		}
+	}
+}
+
+// BenchmarkAllowAtGen: AllowAt (gen: never changed; changed: after a
+// SetRate) against the same loop without generations (fixed), admitting
+// (one event per ns, each call 1ns later) and denying; run with -count >= 6,
+// they alternate.
+func BenchmarkAllowAtGen(b *testing.B) {
+	ps, _ := NewParams(1, 1, 1)
+	deny, _ := NewParams(1, time.Hour, 1)
+	for _, c := range []struct {
+		name string
+		ps   Params
+	}{{"admitting", ps}, {"denying", deny}} {
+		b.Run(c.name+"/gen", func(b *testing.B) {
+			l, _ := NewFromParams(c.ps)
+			for i := range b.N {
+				l.AllowAt(int64(i))
+			}
+		})
+		b.Run(c.name+"/changed", func(b *testing.B) {
+			l, _ := NewFromParams(c.ps)
+			_ = l.SetRateAt(0, 1/c.ps.Interval().Seconds()) // a second generation
+			for i := range b.N {
+				l.AllowAt(int64(i))
+			}
+		})
+		b.Run(c.name+"/fixed", func(b *testing.B) {
+			l := &fixedGCRA{ps: c.ps}
+			for i := range b.N {
+				l.allowAt(int64(i))
+			}
+		})
 	}
 }

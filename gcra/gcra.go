@@ -28,15 +28,17 @@
 // request at burst 1) cannot keep the exact rate when n*period/events is not
 // a whole number of ns: give the burst one more event, or use package pacer.
 //
-// An admission or reservation whose arrival time would pass math.MaxInt64 is
-// refused, with RetryAfter limit.Never: near the end of time a limiter admits
-// only while its state fits.
+// An admission or reservation whose arrival time would pass math.MaxInt64
+// (less two steps of at most 2 ns, which SetRate keeps for itself) is
+// refused, with RetryAfter limit.Never: near the end of time a limiter
+// admits only while its state fits.
 //
-// The rate and burst are fixed for a Limiter's life; use package bucket for a
-// limiter whose rate changes while it runs.
+// SetRate changes the rate while the limiter runs, carrying the events owed
+// over (see SetRateAt for the bound across a change); a Limiter is then an
+// adaptive.Setter.
 //
-// The integer arithmetic, its one rounding and why there is no SetRate are
-// explained in the project's ARCHITECTURE.md.
+// The integer arithmetic and its one rounding are explained in the
+// project's ARCHITECTURE.md.
 package gcra
 
 import (
@@ -50,7 +52,6 @@ import (
 	"golang.org/x/sys/cpu"
 
 	"github.com/cellrate/cellrate/internal/backoff"
-	"github.com/cellrate/cellrate/internal/cell"
 	"github.com/cellrate/cellrate/internal/gcrastep"
 	"github.com/cellrate/cellrate/internal/wait"
 	"github.com/cellrate/cellrate/limit"
@@ -58,21 +59,34 @@ import (
 )
 
 // Limiter is a GCRA in a sync/atomic cell. It is safe for concurrent use;
-// every decision is one load, the step, and (only when admitting) one
-// compare-and-swap, retried on conflict after a short spin (which lets the
-// core that won keep the line for its next calls). The state is padded to
-// its own cache line.
+// every decision is a load of the current generation (its Params and
+// cell; SetRate makes a new one), a load of the state, the step, and (only
+// when admitting) one compare-and-swap, retried on conflict after a short
+// spin (which lets the core that won keep the line for its next calls).
+// The state is padded to its own cache line.
 //
 // The zero Limiter has burst 0: it admits nothing, refusing every n > 0 with
 // limit.ErrCostExceedsBurst (as x/time/rate's zero Limiter rejects every
 // event); make a Limiter with New. A Limiter must not be copied after first
 // use (go vet reports copies): a copy would admit on its own.
 type Limiter struct {
-	ps    gcrastep.Params
-	clock nanotime.Clock   // nil for nanotime.Now
-	_     cpu.CacheLinePad // tat's line holds nothing the reads of ps would miss on
-	tat   atomic.Uint64
-	_     cpu.CacheLinePad
+	cur   atomic.Pointer[gen] // the current generation once the first is retired
+	clock nanotime.Clock      // nil for nanotime.Now
+	gen                       // the first generation
+}
+
+// gen is one generation of a Limiter: Params and the TAT they govern (the
+// TAT's steps depend on the rate). SetRate retires a generation and hands
+// its TAT, converted, to the next (see setrate.go).
+type gen struct {
+	ps   gcrastep.Params
+	id   uint64           // the generation's number, for receipts
+	_    cpu.CacheLinePad // tat's line holds nothing the reads of ps would miss on
+	tat  atomic.Uint64
+	_    cpu.CacheLinePad
+	next atomic.Pointer[gen] // the successor, set once retirement begins
+	from atomic.Uint64       // the TAT this generation held when retired
+	at   int64               // now of the SetRate that retired it
 }
 
 // Option configures a Limiter.
@@ -131,7 +145,7 @@ func fromParams(ps gcrastep.Params, opts ...Option) (*Limiter, error) {
 	if c.setClock && c.clock == nil {
 		return nil, gcrastep.ParamErr("clock", nil, nil, nil, "a nil clock")
 	}
-	return &Limiter{ps: ps, clock: c.clock}, nil
+	return &Limiter{clock: c.clock, gen: gen{ps: ps}}, nil
 }
 
 // now reads the Limiter's clock.
@@ -142,8 +156,11 @@ func (l *Limiter) now() int64 {
 	return nanotime.Now()
 }
 
-// state returns the limiter's state now.
-func (l *Limiter) state() gcrastep.State { return gcrastep.State(l.tat.Load()) }
+// state returns the limiter's state now (in the live generation's steps).
+func (l *Limiter) state() gcrastep.State {
+	_, tat := l.live()
+	return gcrastep.State(tat)
+}
 
 // Allow is AllowAt with the Limiter's clock.
 func (l *Limiter) Allow() bool { return l.AllowAt(l.now()) }
@@ -155,24 +172,39 @@ func (l *Limiter) AllowAt(now int64) bool {
 	// benchmarks, before and after, in one run). They run the same pure
 	// steps; AllowAt has Params.admit written out (admit is too big to
 	// inline), its inequality still Params.Waits.
-	ps := &l.ps
+	// A retired TAT always waits or carries, so the generation is checked
+	// for only on those rare paths.
+	g := l.load()
+	ps := &g.ps
 	a := ps.At(now, ps.J) // outside the loop: a retry does not redo it
 	var spin backoff.Spin
 	for ; ; spin.Wait() {
-		tat := l.tat.Load()
+		tat := g.tat.Load()
 		kh, kl, wait := ps.Waits(gcrastep.State(tat), a)
 		if wait {
-			return false // a denial writes nothing
+			if tat <= maxTAT {
+				return false // a denial writes nothing
+			}
+			g = l.move(g)
+			ps, a = &g.ps, g.ps.At(now, g.ps.J)
+			continue
 		}
-		next, carry := bits.Add64(tat, ps.J, 0)
+		// next+2 carries iff next would pass maxTAT.
+		next, carry := bits.Add64(tat, ps.J+2, 0)
+		next -= 2
 		if carry != 0 || next == tat || gcrastep.Behind(kh, kl, a) {
+			if tat > maxTAT {
+				g = l.move(g)
+				ps, a = &g.ps, g.ps.At(now, g.ps.J)
+				continue
+			}
 			s, ok := ps.Settle(gcrastep.State(tat), a, ps.J, false)
-			if !ok {
+			if !ok || uint64(s) > maxTAT {
 				return false
 			}
 			next = uint64(s)
 		}
-		if l.tat.CompareAndSwap(tat, next) {
+		if g.tat.CompareAndSwap(tat, next) {
 			return true
 		}
 	}
@@ -188,9 +220,9 @@ func (l *Limiter) AllowN(n int64) (limit.Result, error) { return l.AllowNAt(l.no
 func (l *Limiter) AllowNAt(now, n int64) (limit.Result, error) {
 	var spin backoff.Spin
 	for ; ; spin.Wait() {
-		tat := l.tat.Load()
-		next, r, err := l.ps.Step(gcrastep.State(tat), now, n)
-		if !r.OK || uint64(next) == tat || l.tat.CompareAndSwap(tat, uint64(next)) {
+		g, tat := l.live()
+		next, r, err := g.step(gcrastep.State(tat), now, n)
+		if !r.OK || uint64(next) == tat || g.tat.CompareAndSwap(tat, uint64(next)) {
 			return r, err
 		}
 	}
@@ -201,13 +233,13 @@ func (l *Limiter) AllowNAt(now, n int64) (limit.Result, error) {
 func (l *Limiter) TakeAt(now, n int64) (limit.Result, limit.Receipt, error) {
 	var spin backoff.Spin
 	for ; ; spin.Wait() {
-		tat := l.tat.Load()
-		next, r, err := l.ps.Step(gcrastep.State(tat), now, n)
+		g, tat := l.live()
+		next, r, err := g.step(gcrastep.State(tat), now, n)
 		if !r.OK || uint64(next) == tat {
 			return r, limit.Receipt{}, err
 		}
-		if l.tat.CompareAndSwap(tat, uint64(next)) {
-			return r, limit.Receipt{At: now, N: n, Before: [2]uint64{tat}, After: [2]uint64{uint64(next)}}, nil
+		if g.tat.CompareAndSwap(tat, uint64(next)) {
+			return r, limit.Receipt{At: now, N: n, Before: [2]uint64{tat, g.id}, After: [2]uint64{uint64(next), g.id}}, nil
 		}
 	}
 }
@@ -219,23 +251,23 @@ func (l *Limiter) TakeAt(now, n int64) (limit.Result, limit.Receipt, error) {
 // with those events taken, and the TAT cannot tell how much of them the
 // limiter would have refilled anyway while full, so giving them back could
 // pass the bound. limit.All refunds at once, so that is rare; put a GCRA that
-// many callers share last in an All, where it is never refunded.
+// many callers share last in an All, where it is never refunded. Nothing is
+// given back across a SetRate: the TAT is then counted in other steps.
 func (l *Limiter) Refund(rc limit.Receipt) {
 	if rc.N == 0 {
 		return
 	}
-	before, after := gcrastep.State(rc.Before[0]), gcrastep.State(rc.After[0])
-	cell.Run64(&l.tat, func(tat uint64) (uint64, struct{}, bool) {
-		next, ok := l.ps.Undo(gcrastep.State(tat), before, after)
-		return uint64(next), struct{}{}, ok
-	})
+	l.undo(rc.Before[1], gcrastep.State(rc.Before[0]), gcrastep.State(rc.After[0]))
 }
 
 // Remaining is RemainingAt with the Limiter's clock.
 func (l *Limiter) Remaining() int64 { return l.RemainingAt(l.now()) }
 
 // RemainingAt returns the whole events a request at now could take.
-func (l *Limiter) RemainingAt(now int64) int64 { return l.ps.RemainingAt(l.state(), now) }
+func (l *Limiter) RemainingAt(now int64) int64 {
+	g, tat := l.live()
+	return g.ps.RemainingAt(gcrastep.State(tat), now)
+}
 
 // Tokens is TokensAt with the Limiter's clock.
 func (l *Limiter) Tokens() float64 { return l.TokensAt(l.now()) }
@@ -243,7 +275,10 @@ func (l *Limiter) Tokens() float64 { return l.TokensAt(l.now()) }
 // TokensAt returns the events available at now, with their fraction: burst
 // when full, below 0 while reservations are owed. It is for display;
 // decisions never use floating point.
-func (l *Limiter) TokensAt(now int64) float64 { return l.ps.TokensAt(l.state(), now) }
+func (l *Limiter) TokensAt(now int64) float64 {
+	g, tat := l.live()
+	return g.ps.TokensAt(gcrastep.State(tat), now)
+}
 
 // Reservation is a cost taken from the limiter now, to be used after a wait.
 // The zero Reservation is not OK and cancels to nothing.
@@ -256,6 +291,7 @@ type Reservation struct {
 	Wait time.Duration
 
 	l             *Limiter
+	id            uint64 // the generation it was taken from
 	before, after gcrastep.State
 	act           int64 // the reservation's now plus Wait
 }
@@ -282,13 +318,13 @@ func (l *Limiter) ReserveNAt(now, n int64) (Reservation, error) {
 	// runs the same pure step, Params.Reserve.
 	var spin backoff.Spin
 	for ; ; spin.Wait() {
-		tat := l.tat.Load()
-		next, wait, ok, err := l.ps.Reserve(gcrastep.State(tat), now, n)
-		if !ok {
+		g, tat := l.live()
+		next, wait, ok, err := g.ps.Reserve(gcrastep.State(tat), now, n)
+		if !ok || uint64(next) > maxTAT {
 			return Reservation{Wait: limit.Never}, err
 		}
-		if uint64(next) == tat || l.tat.CompareAndSwap(tat, uint64(next)) {
-			return Reservation{OK: true, Wait: wait, l: l, before: gcrastep.State(tat), after: next, act: now + int64(wait)}, nil
+		if uint64(next) == tat || g.tat.CompareAndSwap(tat, uint64(next)) {
+			return Reservation{OK: true, Wait: wait, l: l, id: g.id, before: gcrastep.State(tat), after: next, act: now + int64(wait)}, nil
 		}
 	}
 }
@@ -306,17 +342,15 @@ func (r *Reservation) Cancel() bool {
 // one the reservation stored (nothing was admitted or reserved on top of
 // it); the limiter is then exactly as if the reservation had never been
 // made, so the bound cannot break. Otherwise the events stay taken. Only the
-// first call can give anything back.
+// first call can give anything back, and nothing is given back across a
+// SetRate.
 func (r *Reservation) CancelAt(now int64) bool {
 	ok := r.OK && r.before != r.after && now <= r.act
 	r.OK = false
 	if !ok {
 		return false
 	}
-	return cell.Run64(&r.l.tat, func(tat uint64) (uint64, bool, bool) {
-		next, ok := r.l.ps.Undo(gcrastep.State(tat), r.before, r.after)
-		return uint64(next), ok, ok
-	})
+	return r.l.undo(r.id, r.before, r.after)
 }
 
 // ErrDeadline is returned by Wait when the context's deadline comes before

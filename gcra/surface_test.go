@@ -29,8 +29,13 @@ func TestEndOfTime(t *testing.T) {
 	if res, err := l.ReserveNAt(math.MaxInt64, 1); err != nil || res.OK || res.Wait != limit.Never {
 		t.Fatalf("ReserveAt(MaxInt64, 1) = %+v, %v", res, err)
 	}
-	// One second before the end, one event's TAT still fits; a second not.
-	edge := int64(math.MaxInt64 - int64(time.Second))
+	// One second and two steps (of 1 ns here) before the end, one event's
+	// TAT still fits; a second not, nor one a step later on a fresh limiter
+	// (a Limiter keeps the last two steps for SetRate).
+	edge := int64(math.MaxInt64 - int64(time.Second) - 2)
+	if l2, _ := New(1, time.Second, 2); l2.AllowAt(edge + 1) {
+		t.Fatal("admitted a TAT into the last two steps")
+	}
 	if !l.AllowAt(edge) {
 		t.Fatal("refused with the TAT exactly fitting")
 	}

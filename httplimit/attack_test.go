@@ -200,7 +200,7 @@ func TestKeyFuncs(t *testing.T) {
 
 // TestKeyErrors: a KeyFunc's error reaches the error handler as it is and
 // is counted; no key (StringKey("")) is ErrNoKey, never a bucket shared
-// by every keyless client; a full Refuse table answers 503.
+// by every keyless client; a full WithRefuse table answers 503.
 func TestKeyErrors(t *testing.T) {
 	var clk clock
 	boom := errors.New("no api key header")
@@ -242,10 +242,10 @@ func TestKeyErrors(t *testing.T) {
 		t.Fatalf("stats %+v", st)
 	}
 
-	// A full table under keyed.Refuse: a new client is answered 503 and
+	// A full table under keyed.WithRefuse: a new client is answered 503 and
 	// counted, never admitted past the table.
 	lim = mustNew(t, []Policy{{Name: "p", Key: HeaderKey("Api-Key"), Client: Limit{Events: 1, Period: time.Hour, Burst: 2},
-		Table: []keyed.Option{keyed.WithCapacity(8), keyed.WithPolicy(keyed.Refuse)}}}, WithClock(clk.now))
+		Table: []keyed.Option{keyed.WithCapacity(8), keyed.WithRefuse()}}}, WithClock(clk.now))
 	url, c = startServer(t, "tcp4", lim.Wrap(okHandler))
 	full := 0
 	for i := range 40 {

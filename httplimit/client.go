@@ -341,9 +341,6 @@ func (it *elems) next() (string, bool) {
 func (it *elems) cut() int {
 	s := it.rest
 	if !it.forwarded {
-		if strings.IndexByte(s, ',') < 0 { // in assembly: most lines are one element
-			return -1
-		}
 		return strings.LastIndexByte(s, ',')
 	}
 	quoted := false

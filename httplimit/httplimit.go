@@ -49,8 +49,8 @@ type Policy struct {
 	// WithKeyFunc).
 	Key KeyFunc
 	// Client is the limit of each client, kept in a table of package
-	// keyed built with the Table options: its capacity (keyed.WithCapacity
-	// or WithMemory) and what happens when it is full (keyed.WithPolicy);
+	// keyed built with the Table options: its capacity (keyed.WithCapacity)
+	// and what happens when it is full (keyed.WithRefuse, else evict);
 	// the Limiter's clock and IPv6 prefix apply, not a Table option's.
 	Client Limit
 	Table  []keyed.Option

@@ -47,7 +47,7 @@ func WithDenyHandler(f func(w http.ResponseWriter, r *http.Request, d Decision))
 // limit's. The default writes 400 Bad Request for a *ClientError from a
 // proxy header or ErrNoKey, 413 Content Too Large for a cost above a
 // burst (limit.ErrCostExceedsBurst), 503 Service Unavailable for a new
-// client a full table refuses (keyed.ErrFull, under keyed.Refuse in
+// client a full table refuses (keyed.ErrFull, under keyed.WithRefuse in
 // Policy.Table), and 500 Internal Server Error for
 // anything else (an unparsable RemoteAddr, a KeyFunc's own error, a
 // negative cost).

@@ -8,7 +8,6 @@ import (
 
 	"github.com/cellrate/cellrate/atomic128"
 	"github.com/cellrate/cellrate/internal/backoff"
-	"github.com/cellrate/cellrate/internal/gcrastep"
 	"github.com/cellrate/cellrate/limit"
 )
 
@@ -42,14 +41,13 @@ func (t *Table) allow1(h uint64, now int64, live bool) bool {
 			}
 			var next uint64
 			var ok bool
-			if t.k.window {
+			switch {
+			case t.k.window:
 				next, ok = t.k.windowOne(w, now)
-			} else {
-				// A GCRA's step, called without kind's dispatch: it
-				// needs no reference time and raises nothing.
-				var s gcrastep.State
-				s, ok = t.k.g.StepOne(gcrastep.State(w), now)
-				next = uint64(s)
+			case t.k.oneNs:
+				next, ok = t.k.gcraOneNs(w, now)
+			default:
+				next, ok = t.k.gcraOne(w, now)
 			}
 			if !ok {
 				if tg, w2 := atomic128.LoadAligned(p); tg != tag || w2 != w {
@@ -299,7 +297,7 @@ type victim struct {
 
 // choose returns the slot a new key takes: an empty slot, else an idle one
 // (owing nothing since grace before now) from the group with more of them
-// (so groups fill evenly), else (Evict) the slot of the key that owes
+// (so groups fill evenly), else (by default) the slot of the key that owes
 // most; the first of equals.
 func (t *Table) choose(p *probe, tags, words *[2 * groupSlots]uint64, now int64) victim {
 	classes, owes, free := t.classify(p, tags, words, now)
@@ -308,7 +306,7 @@ func (t *Table) choose(p *probe, tags, words *[2 * groupSlots]uint64, now int64)
 		switch {
 		case c == busy:
 			v.held = true
-			if t.policy == Evict && v.class <= busy && (v.class == none || owes[i] > v.owed) {
+			if t.policy == evict && v.class <= busy && (v.class == none || owes[i] > v.owed) {
 				v.i, v.class, v.owed = i, busy, owes[i]
 			}
 		case c > v.class || c == v.class && c >= idle && free[i/groupSlots] > free[v.i/groupSlots]:
@@ -337,6 +335,7 @@ func (t *Table) retry(classes *[2 * groupSlots]int, owes *[2 * groupSlots]uint64
 // each group's count of empty and idle slots.
 func (t *Table) classify(p *probe, tags, words *[2 * groupSlots]uint64, now int64) (classes [2 * groupSlots]int, owes [2 * groupSlots]uint64, free [2]int) {
 	ref := t.k.ref()
+	paid := t.k.paidBy(subSat(now, grace)) // owing at most this is idle
 	for i := range p.s {
 		switch {
 		case tags[i]&pending != 0:
@@ -346,7 +345,7 @@ func (t *Table) classify(p *probe, tags, words *[2 * groupSlots]uint64, now int6
 		default:
 			owes[i] = t.k.owed(words[i], ref)
 			classes[i] = busy
-			if t.k.paid(owes[i], subSat(now, grace)) {
+			if owes[i] <= paid {
 				classes[i] = idle
 			}
 		}

@@ -17,7 +17,7 @@
 // more than a key's own limiter would, never admit more.
 //
 // When a new key finds every slot of its two groups held by keys that
-// still owe something, the default policy (Evict) takes the slot of the one
+// still owe something, by default it takes the slot of the one
 // that owes most and keeps what it owes in a sketch of fixed size; a key
 // that comes back owes at least its own debt. A key that shares both of
 // its sketch registers with other evicted keys' debts starts owing the
@@ -26,8 +26,8 @@
 // something fit the table, only keys that owed nothing lose their slots,
 // and no key is delayed that way (see below). Under
 // a flood far larger than the table, most keys that lose their slot are
-// delayed, by up to a burst (a window: two windows). With the Refuse
-// policy a new key that finds no idle slot is denied with ErrFull instead,
+// delayed, by up to a burst (a window: two windows). With WithRefuse a
+// new key that finds no idle slot is denied with ErrFull instead,
 // and a key whose idle slot was reused is denied for as long as its groups
 // stay busy.
 //
@@ -60,8 +60,8 @@
 // it and giving it to another key are compare-and-swaps of the whole pair,
 // so each is atomic with the state. A key may live in two groups found from
 // its hash; a new key takes an empty slot, else an idle one (a key that
-// owes nothing, whose state decides as a fresh one would), else under Evict
-// the slot of the key that owes most, whose debt (its TAT, or the end of
+// owes nothing, whose state decides as a fresh one would), else (unless
+// WithRefuse) the slot of the key that owes most, whose debt (its TAT, or the end of
 // its window's count) first goes to the sketch.
 //
 // The sketch is one max-register a slot; a key has two, chosen by

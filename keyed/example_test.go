@@ -46,12 +46,12 @@ func ExampleTable_AllowAddrAt() {
 	// 192.0.2.7 true
 }
 
-// With the Refuse policy a new key that finds its group busy is denied
+// With WithRefuse a new key that finds its group busy is denied
 // (fail closed), with the time at which a slot frees: 500ms for the keys
 // to refill, and 10ms more in which they must have owed nothing. No key
 // loses what it has taken.
-func ExampleRefuse() {
-	t, _ := keyed.New(10, time.Second, 5, keyed.WithCapacity(4), keyed.WithPolicy(keyed.Refuse))
+func ExampleWithRefuse() {
+	t, _ := keyed.New(10, time.Second, 5, keyed.WithCapacity(4), keyed.WithRefuse())
 	now := int64(time.Hour)
 	for _, k := range []string{"a", "b", "c", "d"} {
 		t.AllowNAt(k, now, 5) // four keys, each empty for 500ms
@@ -61,18 +61,18 @@ func ExampleRefuse() {
 	r, _ = t.AllowNAt("e", now+int64(r.RetryAfter), 1)
 	fmt.Println(r.OK)
 	s := t.Stats()
-	fmt.Println("reuses", s.Reuses, "refusals", s.Refusals, "evictions", s.Evictions)
+	fmt.Println("refusals", s.Refusals, "evictions", s.Evictions)
 	// Output:
 	// false true 510ms
 	// true
-	// reuses 1 refusals 1 evictions 0
+	// refusals 1 evictions 0
 }
 
-// With the default policy, Evict, a new key that finds its groups busy
+// By default a new key that finds its groups busy
 // takes the slot of the key that owes most, and that key's debt is kept:
 // it comes back owing what it owed, so no flood of new keys gives it a
 // fresh burst.
-func ExampleEvict() {
+func ExampleNew_evict() {
 	t, _ := keyed.New(10, time.Second, 5, keyed.WithCapacity(4))
 	now := int64(time.Hour)
 	for i, k := range []string{"a", "b", "c", "d"} {

@@ -21,6 +21,7 @@ import (
 // evicted key and which a fresh word of a key starts from (see start).
 type kind struct {
 	window bool
+	oneNs  bool // a GCRA whose step is one ns (gcrastep's StepOneNs)
 	g      gcrastep.Params
 	w      packed64core.WindowParams
 	hw     packed64core.HighWater
@@ -41,7 +42,7 @@ func newBucketKind(events int64, period time.Duration, burst int64) (*kind, erro
 		}
 		return nil, err
 	}
-	return &kind{g: p}, nil
+	return &kind{g: p, oneNs: p.OneNs()}, nil
 }
 
 func newWindowKind(lim int64, window time.Duration) (*kind, error) {
@@ -94,6 +95,19 @@ func (k *kind) stepOne(w uint64, now, ref int64) (uint64, bool) {
 	return uint64(next), ok
 }
 
+// gcraOne and gcraOneNs are stepOne for a GCRA, without kind's dispatch:
+// a GCRA needs no reference time and raises nothing. gcraOneNs, for a step
+// of one ns, inlines.
+func (k *kind) gcraOne(w uint64, now int64) (uint64, bool) {
+	s, ok := k.g.StepOne(gcrastep.State(w), now)
+	return uint64(s), ok
+}
+
+func (k *kind) gcraOneNs(w uint64, now int64) (uint64, bool) {
+	s, ok := k.g.StepOneNs(gcrastep.State(w), now)
+	return uint64(s), ok
+}
+
 // windowOne is stepOne for a window word, raising the reference time if
 // the unit is admitted: allow1's window path, out of its line so that the
 // GCRA path keeps its values in registers.
@@ -143,15 +157,17 @@ func (k *kind) owed(w uint64, ref int64) uint64 {
 	return uint64(k.ns(end)) ^ signBit
 }
 
-// paid reports whether a key owing o owes nothing at now: its word decides
-// at now and after as a fresh one would. For a GCRA that is a full bucket
-// (every later decision from o and from 0 agree, as gcra restarts a TAT
-// behind now at now); for a window, a window counting nothing.
-func (k *kind) paid(o uint64, now int64) bool {
+// paidBy returns the most a key may owe and owe nothing at now: a key
+// owing o decides at now and after as a fresh one would iff o <=
+// paidBy(now). For a GCRA that is a full bucket (every later decision from
+// o and from 0 agree, as gcra restarts a TAT behind now at now); for a
+// window, a window counting nothing (a debt at the end of time is never
+// paid).
+func (k *kind) paidBy(now int64) uint64 {
 	if !k.window {
-		return k.g.RemainingAt(gcrastep.State(o), now) == k.g.Burst()
+		return uint64(k.g.FullAt(now))
 	}
-	return o == 0 || int64(o^signBit) <= now && int64(o^signBit) != math.MaxInt64
+	return min(uint64(now)^signBit, math.MaxUint64-1)
 }
 
 // wait returns the ns until a key owing o owes nothing, from now.

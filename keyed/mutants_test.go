@@ -113,23 +113,6 @@ func TestCapacityBounds(t *testing.T) {
 	}
 }
 
-// WithMemory accepts the budgets of the smallest and the largest table and
-// names both in its refusal.
-func TestMemoryBounds(t *testing.T) {
-	for _, bytes := range []int64{groupSlots * slotBytes, maxSlots * slotBytes} {
-		var c config
-		WithMemory(bytes)(&c)
-		if c.slotsErr != nil {
-			t.Errorf("WithMemory(%d): %v", bytes, c.slotsErr)
-		}
-	}
-	var c config
-	WithMemory(groupSlots*slotBytes - 1)(&c)
-	if pe := c.slotsErr; pe == nil || pe.Min != int64(groupSlots*slotBytes) || pe.Max != int64(maxSlots*slotBytes) {
-		t.Errorf("WithMemory(%d): %+v", groupSlots*slotBytes-1, pe)
-	}
-}
-
 // A key's second group is never its first when the table has more than
 // one, also for a hash whose two reductions meet in group 0 of a table of
 // 3 groups.

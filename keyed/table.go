@@ -12,38 +12,28 @@ import (
 	"github.com/cellrate/cellrate/striped"
 )
 
-// ErrFull reports a key refused for want of a slot: under the Refuse
-// policy, a new key whose groups hold no idle slot (the Result's RetryAfter
+// ErrFull reports a key refused for want of a slot: under WithRefuse, a
+// new key whose groups hold no idle slot (the Result's RetryAfter
 // says when one becomes idle if nothing else is admitted meanwhile); and
 // any key of the zero Table, which has no slots (RetryAfter limit.Never).
 var ErrFull = errors.New("keyed: no idle slot for a new key")
 
-// Policy is what a new key does when every slot of its two groups holds a
+// policy is what a new key does when every slot of its two groups holds a
 // key that owes something (a bucket not full, a window counting) or did in
 // the last 10ms.
-type Policy int
+type policy int
 
 const (
-	// Evict takes the slot of the key that owes most and keeps what it
-	// owes in the table's sketch, so that key's bound stays exact. Its cost
-	// falls on innocent keys: a key whose registers both hold other evicted
-	// keys' debts starts owing the least of them, and is delayed until it
-	// is paid (measured in the README's "keyed under attack").
-	Evict Policy = iota
-	// Refuse denies the new key with ErrFull (fails closed) and takes
-	// nothing. Its cost: a well-behaved key whose slot was reused while it
-	// was idle comes back as a new key and is denied while its groups are
-	// busy, so a flood of other keys can deny it for as long as it lasts.
-	Refuse
+	// evict takes the slot of the key that owes most and keeps what it
+	// owes in the table's sketch (the default; see WithRefuse).
+	evict policy = iota
+	// refuse denies the new key with ErrFull (WithRefuse).
+	refuse
 )
 
 // defaultCapacity is the number of slots of a table made without
-// WithCapacity or WithMemory.
+// WithCapacity.
 const defaultCapacity = 1 << 16
-
-// slotBytes is the memory a slot takes: 16 bytes of tag and state, and its
-// one register of the sketch.
-const slotBytes = 24
 
 // groupSlots is the number of slots in a group: one 64-byte cache line.
 const groupSlots = 4
@@ -58,7 +48,7 @@ type Option func(*config)
 type config struct {
 	slots    int64
 	slotsErr *limit.ParamError
-	policy   Policy
+	policy   policy
 	clock    nanotime.Clock
 	clockSet bool
 	v6bits   int
@@ -76,26 +66,23 @@ func WithCapacity(keys int) Option {
 	}
 }
 
-// WithMemory sets the number of slots from a budget of bytes: 24 bytes a
-// slot, in whole groups of 4 (the table takes at most 64 bytes more, for
-// alignment).
-func WithMemory(bytes int64) Option {
-	return func(c *config) {
-		c.slots, c.slotsErr = bytes/slotBytes/groupSlots*groupSlots, nil
-		if c.slots < groupSlots || c.slots > maxSlots {
-			c.slotsErr = &limit.ParamError{Pkg: "keyed", Param: "memory", Value: bytes,
-				Min: int64(groupSlots * slotBytes), Max: int64(maxSlots * slotBytes)}
-		}
-	}
-}
-
 // maxSlots is the most slots a table takes: 2^40, or 2^24 on 32-bit
 // targets.
 const maxSlots = 1 << (24 + 16*(^uint(0)>>63))
 
-// WithPolicy sets what a new key does when its groups hold no idle slot
-// (default Evict).
-func WithPolicy(p Policy) Option { return func(c *config) { c.policy = p } }
+// WithRefuse makes a new key whose groups hold no idle slot (every slot's
+// key owes something, or did in the last 10ms) be denied with ErrFull
+// (fail closed), taking nothing. Its cost: a well-behaved key whose slot was
+// reused while it was idle comes back as a new key and is denied while its
+// groups are busy, so a flood of other keys can deny it for as long as it
+// lasts.
+//
+// By default such a key evicts instead: it takes the slot of the key that
+// owes most and keeps what that key owes in the table's sketch, so its bound
+// stays exact. The cost falls on innocent keys: a key whose registers both
+// hold other evicted keys' debts starts owing the least of them, and is
+// delayed until it is paid (measured in the README's "keyed under attack").
+func WithRefuse() Option { return func(c *config) { c.policy = refuse } }
 
 // WithClock makes the plain (non-At) methods read clock instead of
 // nanotime.Now: for example nanotime.Since(), which follows
@@ -127,7 +114,7 @@ type Table struct {
 	k      *kind
 	seeds  [3]maphash.Seed // one hash a kind of key: bytes, uint64, address
 	clock  nanotime.Clock  // nil: nanotime.Now
-	policy Policy
+	policy policy
 	v6bits int
 	groups uint64
 	slots  []slot // groups*4 slots, each group on one cache line
@@ -194,8 +181,6 @@ func newTable(k *kind, opts []Option) (*Table, error) {
 		return nil, c.slotsErr
 	case c.clockSet && c.clock == nil:
 		return nil, &limit.ParamError{Pkg: "keyed", Param: "clock", Value: c.clock, Reason: "the clock must not be nil"}
-	case c.policy != Evict && c.policy != Refuse:
-		return nil, &limit.ParamError{Pkg: "keyed", Param: "policy", Value: c.policy, Min: Evict, Max: Refuse}
 	case c.v6bits < 1 || c.v6bits > 128:
 		return nil, &limit.ParamError{Pkg: "keyed", Param: "ipv6 prefix", Value: c.v6bits, Min: 1, Max: 128}
 	}
@@ -216,8 +201,8 @@ func alignedSlots(n uint64) []slot {
 	return unsafe.Slice((*slot)(unsafe.Pointer(&raw[off])), n)
 }
 
-// Capacity returns the number of slots: the most keys the table holds.
-func (t *Table) Capacity() int { return len(t.slots) }
+// capacity returns the number of slots: the most keys the table holds.
+func (t *Table) capacity() int { return len(t.slots) }
 
 // now reads the table's clock: nanotime.Now, called directly, when none
 // was set (and in the zero Table, which denies at any time).
@@ -236,15 +221,13 @@ func (t *Table) now() int64 {
 // counts has each decision at hand (package httplimit counts its own).
 type Stats struct {
 	// Keys is the number of slots holding a key, idle or not (at most
-	// Capacity).
+	// the capacity).
 	Keys int64
-	// Reuses counts new keys placed in a slot whose key had owed nothing
-	// for 10ms.
-	Reuses int64
 	// Evictions counts new keys placed in a slot whose key owed something
-	// in the last 10ms (Evict); the sketch keeps what it owed.
+	// in the last 10ms (by default); the sketch keeps what it owed.
 	Evictions int64
-	// Refusals counts new keys denied for want of an idle slot (Refuse).
+	// Refusals counts new keys denied for want of an idle slot
+	// (WithRefuse).
 	Refusals int64
 }
 
@@ -252,7 +235,6 @@ type Stats struct {
 func (t *Table) Stats() Stats {
 	return Stats{
 		Keys:      t.claims.Load() - t.releases.Load(),
-		Reuses:    t.reuses.Load(),
 		Evictions: t.evictions.Load(),
 		Refusals:  t.refusals.Load(),
 	}

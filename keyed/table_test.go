@@ -87,9 +87,7 @@ func TestParamErrors(t *testing.T) {
 		{"window", func() (*Table, error) { return NewWindow(1, 0) }},
 		{"window", func() (*Table, error) { return NewWindow(1, maxWindow+1) }},
 		{"capacity", func() (*Table, error) { return New(1, time.Second, 1, WithCapacity(3)) }},
-		{"memory", func() (*Table, error) { return New(1, time.Second, 1, WithMemory(slotBytes*4-1)) }},
 		{"clock", func() (*Table, error) { return New(1, time.Second, 1, WithClock(nil)) }},
-		{"policy", func() (*Table, error) { return New(1, time.Second, 1, WithPolicy(Policy(2))) }},
 		{"ipv6 prefix", func() (*Table, error) { return NewWindow(1, time.Second, WithIPv6Prefix(0)) }},
 		{"ipv6 prefix", func() (*Table, error) { return NewWindow(1, time.Second, WithIPv6Prefix(129)) }},
 	}
@@ -100,11 +98,11 @@ func TestParamErrors(t *testing.T) {
 			t.Errorf("%s: got %v, %v; want a keyed ParamError", c.param, tb, err)
 		}
 	}
-	if _, err := New(tEvents, tPeriod, tBurst, WithMemory(1<<20), WithIPv6Prefix(128)); err != nil {
+	if _, err := New(tEvents, tPeriod, tBurst, WithCapacity(1<<15), WithIPv6Prefix(128)); err != nil {
 		t.Error(err)
 	}
-	if tb := newBucketTable(t); tb.Capacity() != defaultCapacity {
-		t.Errorf("default capacity %d", tb.Capacity())
+	if tb := newBucketTable(t); tb.capacity() != defaultCapacity {
+		t.Errorf("default capacity %d", tb.capacity())
 	}
 }
 
@@ -112,10 +110,10 @@ func TestCapacityAndAlignment(t *testing.T) {
 	for _, c := range []struct {
 		opt  Option
 		want int
-	}{{WithCapacity(4), 4}, {WithCapacity(5), 8}, {WithCapacity(1000), 1000}, {WithMemory(24 * 1000), 1000}, {WithMemory(24*1000 + 95), 1000}} {
+	}{{WithCapacity(4), 4}, {WithCapacity(5), 8}, {WithCapacity(1000), 1000}} {
 		tb := newBucketTable(t, c.opt)
-		if tb.Capacity() != c.want || len(tb.sk) != c.want {
-			t.Errorf("capacity %d (%d registers), want %d", tb.Capacity(), len(tb.sk), c.want)
+		if tb.capacity() != c.want || len(tb.sk) != c.want {
+			t.Errorf("capacity %d (%d registers), want %d", tb.capacity(), len(tb.sk), c.want)
 		}
 		if p := fmt.Sprintf("%p", &tb.slots[0]); len(tb.slots) == 0 || addr(&tb.slots[0])%64 != 0 {
 			t.Errorf("slots at %s, not on a cache line", p)
@@ -193,10 +191,10 @@ func TestMatchesOwnLimiters(t *testing.T) {
 		if testing.Short() || race.Enabled {
 			seeds = 2
 		}
-		for _, policy := range []Policy{Evict, Refuse} {
+		for _, policy := range []policy{evict, refuse} {
 			for seed := range seeds {
 				r := rand.New(rand.NewPCG(seed, 1))
-				tb := mk(WithCapacity(512), WithPolicy(policy))
+				tb := mk(WithCapacity(512), withPolicy(policy))
 				keys := keyNames(2000)
 				m := newOwn(tb)
 				now := int64(r.Uint64N(1<<50)) - 1<<49
@@ -213,7 +211,7 @@ func TestMatchesOwnLimiters(t *testing.T) {
 					}
 				}
 				s := tb.Stats()
-				if s.Evictions != 0 || s.Refusals != 0 || s.Reuses == 0 || s.Keys != liveSlots(tb) {
+				if s.Evictions != 0 || s.Refusals != 0 || tb.reuses.Load() == 0 || s.Keys != liveSlots(tb) {
 					t.Fatalf("stats %+v (%d slots hold keys)", s, liveSlots(tb))
 				}
 			}
@@ -379,10 +377,10 @@ func TestBound(t *testing.T) {
 	}
 	kinds(t, func(t *testing.T, mk func(...Option) *Table) {
 		for _, shape := range []string{"random", "bursty", "stale", "returning", "shuffled", "whole-burst", "keeper", "ties"} {
-			for _, policy := range []Policy{Evict, Refuse} {
+			for _, policy := range []policy{evict, refuse} {
 				for seed := range uint64(runs) {
 					r := rand.New(rand.NewPCG(seed, 2))
-					tb := mk(WithCapacity(4*(1+r.IntN(3))), WithPolicy(policy))
+					tb := mk(WithCapacity(4*(1+r.IntN(3))), withPolicy(policy))
 					keys := keyNames(2 + r.IntN(60))
 					if shape == "returning" {
 						keys = keys[:min(len(keys), 2+r.IntN(12))]
@@ -394,8 +392,8 @@ func TestBound(t *testing.T) {
 							admitted[u.key] = append(admitted[u.key], bound.Use{At: u.at, Cost: u.n})
 						}
 					}
-					if s := tb.Stats(); policy == Refuse && s.Evictions != 0 {
-						t.Fatal("Refuse evicted")
+					if s := tb.Stats(); policy == refuse && s.Evictions != 0 {
+						t.Fatal("a table with WithRefuse evicted")
 					}
 					checkBound(t, tb, admitted)
 				}
@@ -534,7 +532,7 @@ func TestEvictedDebt(t *testing.T) {
 			if len(errs) > 0 {
 				t.Fatalf("seed %d: %v", seed, errs[0])
 			}
-			if tb.Stats().Evictions+tb.Stats().Reuses == 0 {
+			if tb.Stats().Evictions+tb.reuses.Load() == 0 {
 				t.Fatal("nothing evicted")
 			}
 		}
@@ -612,8 +610,8 @@ func TestConcurrentBound(t *testing.T) {
 		ops = 3000
 	}
 	kinds(t, func(t *testing.T, mk func(...Option) *Table) {
-		for _, policy := range []Policy{Evict, Refuse} {
-			tb := mk(WithCapacity(8), WithPolicy(policy))
+		for _, policy := range []policy{evict, refuse} {
+			tb := mk(WithCapacity(8), withPolicy(policy))
 			keys := keyNames(800)
 			const G = 8
 			var (
@@ -691,3 +689,6 @@ func TestPaidDebtIsNone(t *testing.T) {
 		}
 	})
 }
+
+// withPolicy sets the policy by its value, for tests that run both.
+func withPolicy(p policy) Option { return func(c *config) { c.policy = p } }

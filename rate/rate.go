@@ -174,11 +174,13 @@ func (l *Limiter) Reserve() *Reservation { return l.ReserveN(time.Now(), 1) }
 // there, or when the bucket's debt would pass 2^62 units (bucket's
 // end-of-time rule).
 func (l *Limiter) ReserveN(t time.Time, n int) *Reservation {
-	r := l.reserve(t, n)
-	return &r
+	r := new(Reservation)
+	l.reserve(t, n, r)
+	return r
 }
 
-func (l *Limiter) reserve(t time.Time, n int) Reservation {
+// reserve is ReserveN written into r.
+func (l *Limiter) reserve(t time.Time, n int, r *Reservation) {
 	for {
 		s := l.load()
 		switch s.kind {
@@ -186,13 +188,14 @@ func (l *Limiter) reserve(t time.Time, n int) Reservation {
 			now := s.at(t)
 			br, err := s.b.ReserveNAt(now, int64(n))
 			if err != nil || !br.OK {
-				return Reservation{}
+				*r = Reservation{}
+				return
 			}
-			r := Reservation{act: t.Add(br.Wait), held: br.Held()}
+			*r = Reservation{act: t.Add(br.Wait), held: br.Held()}
 			if !r.held.Live() {
 				r.pool = &okPool // it took nothing
 			}
-			return r
+			return
 		case frozen:
 			ok, open := s.take(n)
 			if !open {
@@ -200,21 +203,26 @@ func (l *Limiter) reserve(t time.Time, n int) Reservation {
 				continue
 			}
 			if !ok {
-				return Reservation{}
+				*r = Reservation{}
+				return
 			}
-			r := Reservation{act: t, pool: s.pool}
+			*r = Reservation{act: t, pool: s.pool}
 			r.held.Units = uint64(n)
-			return r
+			return
 		case infinite:
 			if n < 0 {
-				return Reservation{}
+				*r = Reservation{}
+				return
 			}
-			return Reservation{act: t, pool: &okPool}
+			*r = Reservation{act: t, pool: &okPool}
+			return
 		}
 		if n != 0 || s.burst < 0 {
-			return Reservation{}
+			*r = Reservation{}
+			return
 		}
-		return Reservation{act: t, pool: &okPool}
+		*r = Reservation{act: t, pool: &okPool}
+		return
 	}
 }
 
@@ -259,7 +267,8 @@ func (l *Limiter) WaitN(ctx context.Context, n int) error {
 				return ctx.Err()
 			}
 		}
-		r := l.reserve(t, n)
+		var r Reservation
+		l.reserve(t, n, &r)
 		if !r.ok() {
 			if s.kind == finite && int64(n) > s.b.Params().Burst() {
 				return fmt.Errorf("rate: Wait(n=%d) exceeds the %d tokens the bucket holds at limit %v", n, s.b.Params().Burst(), s.limit)
@@ -312,8 +321,11 @@ func (l *Limiter) SetBurstAt(t time.Time, newBurst int) {
 }
 
 // A Reservation is tokens taken from a Limiter, to be used after a delay.
-// The zero Reservation is not OK.
+// The zero Reservation is not OK. A Reservation must not be copied (go vet
+// reports copies): once a reservation is cancelled and the same tokens are
+// reserved again, a copy's Cancel could give back the new reservation's.
 type Reservation struct {
+	_   noCopy
 	act time.Time // the time to act
 	// pool is where a zero Limit's tokens (held.Units of them) go back;
 	// okPool marks an OK Reservation with nothing (more) to give back, nil
@@ -321,6 +333,12 @@ type Reservation struct {
 	pool *pool
 	held bucketcore.Held // a finite Limit's units
 }
+
+// noCopy makes go vet's copylocks check report copies of a Reservation.
+type noCopy struct{}
+
+func (*noCopy) Lock()   {}
+func (*noCopy) Unlock() {}
 
 // okPool is the pool of OK Reservations that hold nothing to give back.
 var okPool pool

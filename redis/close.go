@@ -37,12 +37,14 @@ func (t *TwoTier) Close(ctx context.Context) error {
 func (t *TwoTier) giveBack(ctx context.Context, key string, e *entry) error {
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	tok := int64(e.word.Swap(0) & tokMask)
+	tok := int64(e.word.Swap(0)&tokMask) + e.res.n - e.res.out
+	e.res.out = e.res.n
+	e.reserving.Store(false)
 	give := min(tok, e.lastM)
 	e.lastM = 0
 	if give == 0 || e.last == "" {
 		return nil
 	}
-	_, _, _, err := t.r.decide(ctx, key, false, 0, 0, true, true, give, e.last)
+	_, _, _, err := t.r.decide(ctx, key, false, 0, 0, true, true, give, 0, e.last)
 	return err
 }

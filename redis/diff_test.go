@@ -118,7 +118,7 @@ func TestGCRAMatchesStep(t *testing.T) {
 					tc, i, now, n, tat, got, gerr, want, werr)
 			}
 			tat = next
-			st := rawState(t, c, l.Key("k"), 3)
+			st := rawState(t, c, l.Key("k"), 8)
 			if st == nil {
 				if tat != 0 {
 					t.Fatalf("case %v step %d: no key, Go's TAT %d", tc, i, tat)
@@ -250,6 +250,7 @@ func TestGiveBackMatchesStep(t *testing.T) {
 		now := time.Date(2026, 11, 23, 0, 0, 0, 0, time.UTC).UnixNano() + rng.Int64N(1e12)
 		var tat uint64
 		last, lastM := "", int64(0)
+		var reserved int64
 		take := func(k, give int64) {
 			t.Helper()
 			// The model: undo give of the last borrow if the key holds its
@@ -264,19 +265,14 @@ func TestGiveBackMatchesStep(t *testing.T) {
 			_, r0, _ := stepGoGCRA(ref, tat, now, 0)
 			m := min(k, r0.Remaining)
 			next, want, _ := stepGoGCRA(ref, tat, now, max(m, 1))
+			want.RetryAfter = 0
+			rcap := 1 + rng.Int64N(k)
 			if m == 0 {
-				next = tat
+				rcap = min(rcap, 4096) // the model takes them one by one
+				next, want, m = reserve(t, ref, gp, tat, q.Uint64(), now, rcap)
+				reserved += m
 			}
-			if m > 0 {
-				// A borrow that empties the key also says when its next
-				// event is there: the wait a denial of one would give.
-				want.RetryAfter = 0
-				if want.Remaining == 0 {
-					_, d, _ := stepGoGCRA(ref, next, now, 1)
-					want.RetryAfter = d.RetryAfter
-				}
-			}
-			got, gm, written, err := l.decide(bg, "k", true, now, k, true, true, give, last)
+			got, gm, written, err := l.decide(bg, "k", true, now, k, true, true, give, rcap, last)
 			if err != nil || gm != m || got.OK != (m > 0) || got.Remaining != want.Remaining || got.RetryAfter != want.RetryAfter {
 				t.Fatalf("case %v at %d: take %d give %d: %+v m %d %v, want m %d %+v", tc, now, k, give, got, gm, err, m, want)
 			}
@@ -285,14 +281,16 @@ func TestGiveBackMatchesStep(t *testing.T) {
 				last = written
 			}
 			lastM = m
-			if st := rawState(t, c, l.Key("k"), 3); st != nil {
+			if st := rawState(t, c, l.Key("k"), 8); st != nil {
 				if g, ok := gp.gcraTAT(int64(st[0]), int64(st[1]), int64(st[2])); !ok || g != tat {
 					t.Fatalf("case %v: state %v = %d, model %d", tc, st, g, tat)
 				}
 			}
 		}
 		for range 60 {
-			now += rng.Int64N(interval*(tc.burst+1) + 1)
+			if rng.IntN(2) == 0 { // else at once: the key empties, a borrow reserves
+				now += rng.Int64N(interval*(tc.burst+1) + 1)
+			}
 			k := 1 + rng.Int64N(tc.burst)
 			switch rng.IntN(4) {
 			case 0: // someone else admits in between
@@ -303,10 +301,47 @@ func TestGiveBackMatchesStep(t *testing.T) {
 				tat = next
 				fallthrough
 			default:
-				take(k, rng.Int64N(lastM+1))
+				give := rng.Int64N(lastM + 1)
+				if rng.IntN(2) == 0 {
+					give = 0
+				}
+				take(k, give)
 			}
 		}
+		if reserved == 0 {
+			t.Errorf("case %v: no borrow reserved", tc)
+		}
 	}
+}
+
+// reserve is the model of a borrow of k that finds nothing at now (q in
+// steps): up to k decisions of one, each at the first time it is admitted,
+// while the TAT stays within two bursts of now; else a denial of one. It returns the state, the Result
+// (the wait is the first's) and the units reserved.
+func reserve(t *testing.T, ref goGCRA, gp gcraParams, tat, q uint64, now, k int64) (uint64, Result, int64) {
+	t.Helper()
+	room := (2*int64(gp.burst*gp.j) - int64(tat-q)) / int64(gp.j)
+	if room < 1 || int64(tat-q) > 2*int64(gp.burst*gp.j) {
+		_, d, _ := stepGoGCRA(ref, tat, now, 1)
+		return tat, d, 0
+	}
+	k = min(k, room)
+	var first time.Duration
+	for i := range k {
+		_, d, _ := stepGoGCRA(ref, tat, now, 1)
+		if d.OK || d.RetryAfter <= 0 {
+			t.Fatalf("event %d of a reservation: %+v, want a denial with a wait", i, d)
+		}
+		next, r, _ := stepGoGCRA(ref, tat, now+int64(d.RetryAfter), 1)
+		if !r.OK {
+			t.Fatalf("event %d of a reservation not admitted after its wait %v", i, d.RetryAfter)
+		}
+		if i == 0 {
+			first = d.RetryAfter
+		}
+		tat = next
+	}
+	return tat, Result{OK: true, RetryAfter: first}, k
 }
 
 func rawKey(t *testing.T, c *goredis.Client, key string) string {

@@ -23,6 +23,11 @@
 // lacks it (a new server, one restarted empty, a node new to the cluster)
 // and called with FCALL; on an older server, or one that will not load it
 // (an ACL without FUNCTION), it runs as a script (EVALSHA).
+// The server keeps each library until FUNCTION DELETE or FLUSH: one per
+// GCRA parameter set (events, period, burst, grace) and one per window
+// length and grace, whatever its limit. Many distinct GCRA rates (a rate
+// per tenant, say) are as many libraries; one deleted is loaded again by
+// the next decision that needs it.
 // A window limiter's limit can change while it runs (SetRate, SetRateAt:
 // what package adaptive's AIMD drives), with the bound stated there. The
 // time of a decision is the Redis server's clock, so the calling machines
@@ -48,12 +53,17 @@
 // ReadTimeout otherwise). After a network error through a ClusterClient
 // the limiter asks go-redis to reload the slot map, so decisions find a
 // promoted replica at once. Redis replicates asynchronously: a failover can
-// lose the last decisions before it, which then count as never made. A
-// Redis restarted without persistence has lost every key: each key of a
-// Limiter is then new, and can admit up to its burst (a window: its limit)
-// more than the bound, once per restart; persistence (appendonly, fsync
-// everysec) narrows this to the decisions of the last second. TwoTier's
-// policies are its own: see its documentation.
+// lose the decisions its replica had not received (its replication lag,
+// usually under a millisecond; all of them if the replica was not yet
+// linked), which then count as never made: a key can admit what they
+// admitted once more, at most its burst (a window: its limit), once per
+// failover. A Redis restarted without persistence has lost every key: each
+// key of a Limiter is then new, and can admit up to its burst (a window:
+// its limit) more than the bound, once per restart; persistence
+// (appendonly, fsync everysec) narrows this to the decisions of the last
+// second. A SIGSTOPped or slow server costs errors, never admissions: a
+// decision whose reply came too late was denied, and the units it took are
+// lost. TwoTier's policies are its own: see its documentation.
 //
 // # Exact arithmetic in Lua
 //

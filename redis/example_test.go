@@ -84,4 +84,26 @@ func ExampleLimiter_SetRateAt() {
 	fmt.Println(ok, err)
 }
 
+// A GCRA limiter whose rate an AIMD adapts: 100 requests a second per
+// client with bursts of 20 at first, plus 5 a second after each good
+// interval, times 0.7 after a bad one, within [10, 400]. A key written at
+// one rate is converted at its next decision under another: what it owed
+// carries over, so a change never frees a burst.
+func ExampleLimiter_SetRateAt_gcra() {
+	c := goredis.NewClient(&goredis.Options{Addr: "localhost:6379", ContextTimeoutEnabled: true})
+	l, err := redis.NewGCRA(c, "rate:", 100, time.Second, 20)
+	if err != nil {
+		panic(err)
+	}
+	a, err := adaptive.NewAIMD(l, 100, 10, 400, 5, 0.7)
+	if err != nil {
+		panic(err)
+	}
+	r, err := l.AllowN(context.Background(), "client-42", 1)
+	if r.OK && err == nil {
+		a.Record(callBackend() == nil)
+	}
+	fmt.Println(r.OK, err)
+}
+
 func callBackend() error { return nil }

@@ -6,6 +6,8 @@ import (
 	"net"
 	"runtime"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -251,4 +253,65 @@ func TestFaultClusterFailover(t *testing.T) {
 		}
 	}
 	t.Logf("%d decisions failed (closed) during the failover", failed)
+}
+
+// TestFaultStoppedBound keeps two goroutines asking a Limiter and a
+// TwoTier while the server is stopped with SIGSTOP and then continued: the
+// calls that timed out were denied, and those the server runs when it
+// continues take units no one is given, so the admissions of the whole run
+// keep the exact bound (the Limiter's rate is one a minute: its burst).
+func TestFaultStoppedBound(t *testing.T) {
+	s := redistest.Start(t)
+	c := faultClient(t, s.Addr)
+	t.Cleanup(func() { c.Close() })
+	const gburst, events, tburst = 5, 2, 20
+	l, _ := NewGCRA(c, "sb", 1, time.Minute, gburst, WithTimeout(faultTimeout))
+	tt, _ := NewTwoTier(c, "sbt", events, time.Second, tburst, WithTimeout(faultTimeout))
+	var gcraOK, errs atomic.Int64
+	var mu sync.Mutex
+	var adm []admission
+	stop := make(chan struct{})
+	var wg sync.WaitGroup
+	for range 2 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for {
+				select {
+				case <-stop:
+					return
+				default:
+				}
+				if ok, err := l.Allow(bg, "k"); ok {
+					gcraOK.Add(1)
+				} else if err != nil {
+					errs.Add(1)
+				}
+				r, at, err := tt.allow(bg, "k", 1)
+				if r.OK {
+					mu.Lock()
+					adm = append(adm, admission{at, 1})
+					mu.Unlock()
+				} else if err != nil {
+					errs.Add(1)
+				}
+				time.Sleep(time.Millisecond)
+			}
+		}()
+	}
+	time.Sleep(200 * time.Millisecond)
+	s.Stop()
+	time.Sleep(500 * time.Millisecond)
+	s.Continue()
+	time.Sleep(300 * time.Millisecond)
+	close(stop)
+	wg.Wait()
+	t.Logf("Limiter: %d admitted (bound %d); TwoTier: %d admitted; %d errors", gcraOK.Load(), gburst, len(adm), errs.Load())
+	if errs.Load() == 0 {
+		t.Error("no call failed while the server was stopped")
+	}
+	if gcraOK.Load() > gburst {
+		t.Errorf("the Limiter admitted %d, over its bound %d", gcraOK.Load(), gburst)
+	}
+	checkBound(t, adm, func(sum, span int64) bool { return sum*1e9 > tburst*1e9+events*span })
 }

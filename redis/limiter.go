@@ -38,7 +38,6 @@ type Limiter struct {
 	max     int64 // a GCRA's burst, the largest n
 	lim     atomic.Pointer[limitArg]
 	w       int64 // a window's length, ns
-	gp      gcraParams
 	cfg     config
 }
 
@@ -113,7 +112,7 @@ func NewGCRA(c Client, prefix string, events int64, period time.Duration, burst 
 	if err != nil {
 		return nil, err
 	}
-	l := &Limiter{c: c, batch: new(batcher), prefix: prefix, alg: algGCRA, max: burst, gp: gp, cfg: cfg}
+	l := &Limiter{c: c, batch: new(batcher), prefix: prefix, alg: algGCRA, max: burst, cfg: cfg}
 	l.prog.Store(gcraProgram(gp, graceMs(cfg.grace)))
 	return l, nil
 }
@@ -212,14 +211,15 @@ var errTime = errors.New("redis: now must be in [-2^62, 2^62) Unix ns")
 // run is every decision: n units (take: up to n) at the server's time,
 // or at now (caller). It returns the Result and the units taken.
 func (l *Limiter) run(ctx context.Context, key string, caller bool, now, n int64, take bool) (Result, int64, error) {
-	r, m, _, err := l.decide(ctx, key, caller, now, n, take, false, 0, "")
+	r, m, _, err := l.decide(ctx, key, caller, now, n, take, false, 0, 0, "")
 	return r, m, err
 }
 
 // decide is run for a TwoTier's borrows (tier, GCRA only): it may also give
 // back give units of the caller's last borrow, whose written value was
-// last, and it returns the value it writes ("" if none).
-func (l *Limiter) decide(ctx context.Context, key string, caller bool, now, n int64, take, tier bool, give int64, last string) (Result, int64, string, error) {
+// last, reserves at most reserve units when none is there, and returns the
+// value it writes ("" if none).
+func (l *Limiter) decide(ctx context.Context, key string, caller bool, now, n int64, take, tier bool, give, reserve int64, last string) (Result, int64, string, error) {
 	lim, r0, err := l.check(caller, now, n, take)
 	if err != nil {
 		return r0, 0, "", err
@@ -228,30 +228,18 @@ func (l *Limiter) decide(ctx context.Context, key string, caller bool, now, n in
 	// the call.
 	b := argPool.Get().(*argBuf)
 	defer argPool.Put(b)
-	args := append(b.args[:0], 0, 0, 0, n, 0)
-	if caller {
-		s := now / 1e9
-		ns := now - s*1e9
-		if ns < 0 {
-			s, ns = s-1, ns+1e9
-		}
-		args[0], args[1], args[2] = 1, s, ns
-	}
-	if take {
-		args[4] = 1
-	}
-	if lim != nil {
-		args = append(args, lim.arg)
-	}
 	giving := tier && l.alg == algGCRA
+	b.args = decisionArgs(b.args[:0], caller, now, n, take)
+	if lim != nil {
+		b.args = append(b.args, lim.arg)
+	}
 	if giving {
-		args = append(args, give, last)
+		b.args = append(b.args, give, last, reserve)
 	}
 	b.keys[0] = l.Key(key)
 	b.prog = l.prog.Load()
 	ctx, cancel := l.ctx(ctx)
 	defer cancel()
-	b.args = args
 	cmd := l.send(ctx, b)
 	var v []int64
 	var written string
@@ -263,14 +251,9 @@ func (l *Limiter) decide(ctx context.Context, key string, caller bool, now, n in
 			v, err = ints(cmd, b.ints[:0])
 		}
 	}
-	clear(args)
+	clear(b.args)
 	if err != nil {
-		var re goredis.Error
-		if cc, ok := l.c.(*goredis.ClusterClient); ok && !errors.As(err, &re) {
-			// A node down or unreachable: its slots may have a new master.
-			// go-redis reloads the slot map only every minute by itself.
-			cc.ReloadState(ctx)
-		}
+		l.failed(ctx, err)
 		return Result{}, 0, "", err
 	}
 	if len(v) != 5 {
@@ -283,17 +266,41 @@ func (l *Limiter) decide(ctx context.Context, key string, caller bool, now, n in
 	return r, v[1], written, nil
 }
 
+// decisionArgs appends a decision's first five arguments to args: mode
+// (1: the caller's time), the caller's now in Unix seconds and ns, n, take.
+func decisionArgs(args []any, caller bool, now, n int64, take bool) []any {
+	args = append(args, 0, 0, 0, n, 0)
+	if caller {
+		s := now / 1e9
+		ns := now - s*1e9
+		if ns < 0 {
+			s, ns = s-1, ns+1e9
+		}
+		args[0], args[1], args[2] = 1, s, ns
+	}
+	if take {
+		args[4] = 1
+	}
+	return args
+}
+
+// failed asks go-redis to reload a cluster's slot map after an error that
+// is not Redis's answer: a node down or unreachable, whose slots may have
+// a new master (go-redis reloads it only every minute by itself).
+func (l *Limiter) failed(ctx context.Context, err error) {
+	var re goredis.Error
+	if cc, ok := l.c.(*goredis.ClusterClient); ok && !errors.As(err, &re) {
+		cc.ReloadState(ctx)
+	}
+}
+
 // check refuses a decision that needs no round trip, and returns a
 // window's limit in force.
 func (l *Limiter) check(caller bool, now, n int64, take bool) (*limitArg, Result, error) {
 	if l == nil || l.c == nil {
 		return nil, zeroResult, ErrZeroValue
 	}
-	max, lim := l.max, (*limitArg)(nil)
-	if l.alg == algWindow {
-		lim = l.lim.Load()
-		max = lim.n
-	}
+	max, lim := l.limit()
 	switch {
 	case n < 0:
 		return nil, Result{RetryAfter: Never}, errNegativeCost
@@ -303,6 +310,16 @@ func (l *Limiter) check(caller bool, now, n int64, take bool) (*limitArg, Result
 		return nil, Result{RetryAfter: Never}, errTime
 	}
 	return lim, Result{}, nil
+}
+
+// limit returns the largest n (a GCRA's burst, a window's limit in force)
+// and, for a window, its limit as the script's argument.
+func (l *Limiter) limit() (int64, *limitArg) {
+	if l.alg != algWindow {
+		return l.max, nil
+	}
+	lim := l.lim.Load()
+	return lim.n, lim
 }
 
 // ints reads the script's integers into v (the buffer of a decision: no

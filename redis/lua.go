@@ -12,6 +12,8 @@ var (
 	luaPrelude string
 	//go:embed lua/gcra.lua
 	luaGCRA string
+	//go:embed lua/setrate.lua
+	luaSetRate string
 	//go:embed lua/window.lua
 	luaWindow string
 )
@@ -26,7 +28,8 @@ type program struct {
 	name   any    // the library's and its function's name, boxed once
 	lib    string // the library: FUNCTION LOAD's argument
 	script *goredis.Script
-	sha    any // script's hash, boxed once
+	sha    any        // script's hash, boxed once
+	gp     gcraParams // a GCRA's parameters
 }
 
 func newProgram(code, run string) *program {
@@ -42,7 +45,9 @@ func u64(x uint64) string { return strconv.FormatUint(x, 10) }
 func gcraProgram(gp gcraParams, graceMs int64) *program {
 	head := "local p, e, j, b, c1, c2, grace = " + u64(gp.p) + ", " + u64(gp.e) + ", " + u64(gp.j) + ", " +
 		u64(gp.burst) + ", " + u64(gp.c1) + ", " + u64(gp.c2) + ", " + strconv.FormatInt(graceMs, 10) + "\n"
-	return newProgram(luaPrelude+head+luaGCRA, "gcra")
+	prog := newProgram(luaPrelude+head+luaSetRate+luaGCRA, "gcra")
+	prog.gp = gp
+	return prog
 }
 
 // windowProgram is the sliding-window program for one window and grace

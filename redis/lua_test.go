@@ -129,31 +129,39 @@ func TestNoFunctions(t *testing.T) {
 }
 
 // TestPipelineLoadsAgain: a pipeline of calls that all find the library
-// missing still decides each of them.
+// missing still decides each of them, as does one sent to a server without
+// FCALL.
 func TestPipelineLoadsAgain(t *testing.T) {
-	s, c := server(t)
-	l, err := NewGCRA(c, "pl:", 7, time.Second, 3)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for round := range 2 { // never loaded, then flushed
-		if round == 1 {
-			if _, err := s.Do("FUNCTION", "FLUSH"); err != nil {
-				t.Fatal(err)
+	for _, old := range []bool{false, true} {
+		var s *redistest.Server
+		if old {
+			s = redistest.StartWith(t, "--rename-command", "FCALL", "")
+		} else {
+			s = redistest.Start(t)
+		}
+		l, err := NewGCRA(s.Client(t), "pl:", 7, time.Second, 3)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for round := range 2 { // never loaded, then flushed
+			if round == 1 {
+				if _, err := s.Do("FUNCTION", "FLUSH"); err != nil {
+					t.Fatal(err)
+				}
 			}
-		}
-		var batch []*argBuf
-		for i := range 3 {
-			b := argPool.New().(*argBuf)
-			b.keys[0] = l.Key(strconv.Itoa(round*3 + i))
-			b.prog = l.prog.Load()
-			b.args = append(b.args, 0, 0, 0, 1, 0)
-			batch = append(batch, b)
-		}
-		l.flush(bg, batch)
-		for i, b := range batch {
-			if v, err := ints(b.cmd, nil); err != nil || len(v) != 5 || v[0] != 1 || v[1] != 1 {
-				t.Fatalf("round %d call %d: %v %v, want 1 admitted", round, i, v, err)
+			var batch []*argBuf
+			for i := range 3 {
+				b := argPool.New().(*argBuf)
+				b.keys[0] = l.Key(strconv.Itoa(round*3 + i))
+				b.prog = l.prog.Load()
+				b.args = append(b.args, 0, 0, 0, 1, 0)
+				batch = append(batch, b)
+			}
+			l.flush(bg, batch)
+			for i, b := range batch {
+				if v, err := ints(b.cmd, nil); err != nil || len(v) != 5 || v[0] != 1 || v[1] != 1 {
+					t.Fatalf("without FCALL %v, round %d call %d: %v %v, want 1 admitted", old, round, i, v, err)
+				}
 			}
 		}
 	}

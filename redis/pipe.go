@@ -77,8 +77,9 @@ func (l *Limiter) send(ctx context.Context, b *argBuf) *goredis.Cmd {
 
 // flush sends the batch: one call alone, more in one pipeline, each call
 // that failed for want of its function or script (a restarted server, a
-// node new to the cluster) sent again alone once it is loaded. The
-// leader's context bounds the batch.
+// node new to the cluster, a server without Functions) sent again alone,
+// which loads it or turns to scripts. The leader's context bounds the
+// batch.
 func (l *Limiter) flush(ctx context.Context, batch []*argBuf) {
 	p, ok := l.c.(pipeliner)
 	if len(batch) == 1 || !ok || l.eval.Load() {
@@ -94,7 +95,7 @@ func (l *Limiter) flush(ctx context.Context, batch []*argBuf) {
 	pipe.Exec(ctx)
 	for _, c := range batch {
 		clear(c.full)
-		if missing(c.cmd.Err()) {
+		if err := c.cmd.Err(); missing(err) || noFunctions(err) {
 			l.runOne(ctx, c)
 		}
 	}

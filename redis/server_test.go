@@ -50,9 +50,10 @@ func TestKeysLeaveWhenFull(t *testing.T) {
 				t.Fatal(err)
 			}
 			// GCRA: full at origin + ceil(t*p/e) ns.
-			st := rawState(t, c, g.Key("k"), 3)
-			full := new(big.Int).Mul(big.NewInt(int64(st[2])), new(big.Int).SetUint64(g.gp.p))
-			full.Add(full, new(big.Int).SetUint64(g.gp.e-1)).Quo(full, new(big.Int).SetUint64(g.gp.e))
+			st := rawState(t, c, g.Key("k"), 8)
+			gp := g.prog.Load().gp
+			full := new(big.Int).Mul(big.NewInt(int64(st[2])), new(big.Int).SetUint64(gp.p))
+			full.Add(full, new(big.Int).SetUint64(gp.e-1)).Quo(full, new(big.Int).SetUint64(gp.e))
 			ns := int64(st[0])*1e9 + int64(st[1]) + full.Int64()
 			if got, want := c.PExpireTime(bg, g.Key("k")).Val(), time.Duration((ns+999999)/1e6+gms)*time.Millisecond; got != want {
 				t.Fatalf("gcra grace %v step %d: expires at %v, want %v", grace, i, got, want)

@@ -1,10 +1,11 @@
 package redis
 
 import (
-	"errors"
 	"math"
 	"math/bits"
 	"time"
+
+	"github.com/cellrate/cellrate/internal/ratio"
 )
 
 // limitArg is a window's limit, and the same boxed once for the script's
@@ -14,23 +15,39 @@ type limitArg struct {
 	arg any
 }
 
-// ErrFixedRate is what SetRate returns for a GCRA Limiter: its keys hold
-// their state in steps of its rate, which a change would reinterpret.
-var ErrFixedRate = errors.New("redis: SetRate changes a window limiter's limit; a GCRA's rate is fixed")
-
-// SetRate makes a window limiter admit events per period from now on: its
-// limit becomes events times the window over period, rounded down, which
-// must be in [1, 2^32-1] (a *limit.ParamError otherwise). The counts a key
-// holds do not depend on the limit, so they carry over unchanged and each
-// decision compares them with the limit in force when it is made (this
-// process's: processes sharing keys may set different limits). The bound
-// becomes: at most L*(ceil(T/W)+1) units in any interval of length T, L
-// the largest limit used by the decisions counted in the fixed windows the
-// interval meets; each fixed window counts at most the largest limit its
-// decisions were made under. A GCRA Limiter returns ErrFixedRate.
+// SetRate makes the limiter admit events per period from now on.
+//
+// A window limiter's limit becomes events times the window over period,
+// rounded down, which must be in [1, 2^32-1] (a *limit.ParamError
+// otherwise). The counts a key holds do not depend on the limit, so they
+// carry over unchanged and each decision compares them with the limit in
+// force when it is made (this process's: processes sharing keys may set
+// different limits). The bound becomes: at most L*(ceil(T/W)+1) units in
+// any interval of length T, L the largest limit used by the decisions
+// counted in the fixed windows the interval meets; each fixed window
+// counts at most the largest limit its decisions were made under.
+//
+// A GCRA limiter keeps its burst; events, period and burst must be what
+// NewGCRA accepts. Each key records the rate it was written at, and the
+// first decision on a key under another rate (this process's after a
+// SetRate, or another process's) converts it at that decision's time: the
+// events the key owed then at its old rate (rounded up to whole events)
+// are owed from then on at the new one. So for each key the bound
+// becomes: at most burst plus the integral, over the interval, of the
+// rate in force on the key (each rate from the decision that converted
+// the key to it), so at most burst + r*t in an interval of length t, r the
+// largest of those rates. Two decisions whose time is behind the key's
+// are denied and write nothing: one under another rate, before the key's
+// latest write (its RetryAfter is the time to that write, after which it
+// is decided at the new rate), and one before the key's last conversion
+// (its RetryAfter is exact). Keys written by versions that did not record
+// their rate are read as the reader's rate.
 func (l *Limiter) SetRate(events int64, per time.Duration) error {
-	if err := l.settable(); err != nil {
-		return err
+	if l == nil || l.c == nil {
+		return ErrZeroValue
+	}
+	if l.alg == algGCRA {
+		return l.setGCRA(events, per)
 	}
 	switch {
 	case events < 1:
@@ -50,29 +67,40 @@ func (l *Limiter) SetRate(events int64, per time.Duration) error {
 	return nil
 }
 
-// SetRateAt is SetRate for perSecond events a second, the shape package
-// adaptive drives (an AIMD's Setter): the limit becomes perSecond times
-// the window in seconds, rounded down. now is not used: the decisions take
-// their time from the Redis server.
-func (l *Limiter) SetRateAt(now int64, perSecond float64) error {
-	if err := l.settable(); err != nil {
+// setGCRA loads a GCRA's program for its new rate. Decisions in flight
+// use the program they loaded: each is exact under its own rate.
+func (l *Limiter) setGCRA(events int64, per time.Duration) error {
+	gp, err := newGCRAParams(events, per, l.max)
+	if err != nil {
 		return err
+	}
+	l.prog.Store(gcraProgram(gp, graceMs(l.cfg.grace)))
+	return nil
+}
+
+// SetRateAt is SetRate for perSecond events a second, the shape package
+// adaptive drives (an AIMD's Setter). A window's limit becomes perSecond
+// times the window in seconds, rounded down; a GCRA's rate is perSecond
+// read as the nearest fraction num/den with den <= 2^32 (as
+// bucket.NewRate reads a float), refused with a *limit.ParamError where
+// SetRate would refuse num per den seconds. now is not used: the decisions
+// take their time from the Redis server.
+func (l *Limiter) SetRateAt(now int64, perSecond float64) error {
+	if l == nil || l.c == nil {
+		return ErrZeroValue
+	}
+	if l.alg == algGCRA {
+		num, den, ok := ratio.Fraction(perSecond)
+		if !ok || den > 1<<32 || num > 1<<62 {
+			return paramError("perSecond", perSecond, nil, nil, "not a finite rate in range")
+		}
+		return l.setGCRA(int64(num), time.Duration(den)*time.Second)
 	}
 	f := math.Floor(perSecond * float64(l.w) / 1e9)
 	if !(f >= 1 && f <= 1<<32-1) {
 		return paramError("perSecond", perSecond, nil, nil, "the limit, perSecond times the window, must be in [1, 2^32-1]")
 	}
 	l.lim.Store(&limitArg{n: int64(f), arg: int64(f)})
-	return nil
-}
-
-func (l *Limiter) settable() error {
-	switch {
-	case l == nil || l.c == nil:
-		return ErrZeroValue
-	case l.alg != algWindow:
-		return ErrFixedRate
-	}
 	return nil
 }
 

@@ -112,9 +112,27 @@ func TestSetRateErrors(t *testing.T) {
 	if r, err := w.AllowN(bg, "k", 8); err != nil || !r.OK || r.Remaining != 0 {
 		t.Fatalf("8 of a limit of 8: %+v %v", r, err)
 	}
-	g, _ := NewGCRA(c, "se:", 7, time.Second, 3)
-	if err := g.SetRate(1, time.Second); err != ErrFixedRate {
-		t.Errorf("GCRA SetRate: %v", err)
+	g, _ := NewGCRA(c, "sg:", 8, time.Second, 3)
+	for _, tc := range []struct {
+		events int64
+		per    time.Duration
+	}{{0, time.Second}, {1, 0}, {2, 1}, {1, 1 << 62}, {3, 1<<49 + 1}} {
+		if err := g.SetRate(tc.events, tc.per); !errors.As(err, &pe) {
+			t.Errorf("GCRA SetRate(%d, %v) = %v, want a ParamError", tc.events, tc.per, err)
+		}
+	}
+	for _, r := range []float64{0, -1, 1e-12, 1 << 63, 0.0 / zero} {
+		if err := g.SetRateAt(0, r); !errors.As(err, &pe) {
+			t.Errorf("GCRA SetRateAt(%v) = %v, want a ParamError", r, err)
+		}
+	}
+	// Still 8/s, burst 3: the fourth at one instant waits 1/8 s.
+	now := time.Now().UnixNano()
+	for i := range 4 {
+		r, err := g.AllowNAt(bg, "k", now, 1)
+		if err != nil || r.OK != (i < 3) || (i == 3 && r.RetryAfter != time.Second/8) {
+			t.Fatalf("decision %d after refused changes: %+v %v", i, r, err)
+		}
 	}
 	var z Limiter
 	var nl *Limiter
@@ -159,5 +177,40 @@ func TestAIMDDrivesWindow(t *testing.T) {
 	}
 	if n != want {
 		t.Fatalf("admitted %d in a row, the AIMD's limit is %d", n, want)
+	}
+}
+
+// TestAIMDDrivesGCRA: an adaptive.AIMD drives a GCRA limiter through
+// SetRateAt; after failures its rate is lower, and the server enforces it:
+// an idle key admits its burst at once, then one event per new interval.
+func TestAIMDDrivesGCRA(t *testing.T) {
+	_, c := server(t)
+	g, _ := NewGCRA(c, "ag:", 100, time.Second, 5)
+	a, err := adaptive.NewAIMD(g, 100, 5, 200, 10, 0.5, adaptive.WithInterval(time.Millisecond), adaptive.WithMinSamples(1))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for range 20 {
+		a.Record(false)
+		time.Sleep(2 * time.Millisecond)
+	}
+	rate := a.Rate()
+	if rate >= 100 || rate < 5 {
+		t.Fatalf("rate after failures: %v", rate)
+	}
+	now := time.Now().UnixNano()
+	for i := range 6 {
+		r, err := g.AllowNAt(bg, "k", now, 1)
+		if err != nil || r.OK != (i < 5) {
+			t.Fatalf("decision %d: %+v %v", i, r, err)
+		}
+		if i == 5 {
+			// The wait for one event at the AIMD's rate (within the ns the
+			// fraction and the rounding up take).
+			want := time.Duration(float64(time.Second) / rate)
+			if d := r.RetryAfter - want; d < -2 || d > 2 {
+				t.Fatalf("the sixth waits %v, one event at %v/s is %v", r.RetryAfter, rate, want)
+			}
+		}
 	}
 }

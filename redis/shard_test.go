@@ -62,6 +62,7 @@ func TestFaultShardDown(t *testing.T) {
 			time.Sleep(10 * time.Millisecond)
 		}
 	}
+	held := tt.pool(dead)
 	master(dead).Kill()
 
 	var mu sync.Mutex
@@ -106,15 +107,19 @@ func TestFaultShardDown(t *testing.T) {
 		t.Fatalf("the healthy key got %d ErrUnavailable and %d other errors while another master was down", n, m)
 	}
 	// The dead master's key: a few round trips fail, then it is not asked
-	// for the retry span, again and again; it admits at most the 9 units
-	// it held.
-	if d, u := deadErrs.Load(), deadUnavailable.Load(); d == 0 || u < 10*d || deadOK.Load() > 9 {
-		t.Fatalf("the dead master's key: %d errors from round trips, %d ErrUnavailable, %d admitted", d, u, deadOK.Load())
+	// for the retry span, again and again; it admits at most the units it
+	// held.
+	if d, u := deadErrs.Load(), deadUnavailable.Load(); d == 0 || u < 10*d || deadOK.Load() > held {
+		t.Fatalf("the dead master's key: %d errors from round trips, %d ErrUnavailable, %d admitted, %d held", d, u, deadOK.Load(), held)
 	}
 	checkBound(t, adm, func(sum, span int64) bool { return sum*1e9 > burst*1e9+events*span })
 	want := float64(burst) + float64(events)*span.Seconds()
-	if float64(len(adm)) < 0.8*want {
-		t.Fatalf("the healthy key got %d admissions in %v, under 80%% of its bound %.0f", len(adm), span, want)
+	floor := 0.8 // of the bound; under -short (beside -race runs) a stalled goroutine may lose more
+	if testing.Short() {
+		floor = 0.5
+	}
+	if float64(len(adm)) < floor*want {
+		t.Fatalf("the healthy key got %d admissions in %v, under %.0f%% of its bound %.0f", len(adm), span, 100*floor, want)
 	}
 	t.Logf("healthy key: %d admitted in %v (bound %.0f), %d round trips past their timeout; dead master's key: %d failed round trips, %d ErrUnavailable",
 		len(adm), span, want, slowTrips.Load(), deadErrs.Load(), deadUnavailable.Load())

@@ -53,8 +53,8 @@ const (
 // TwoTier is a GCRA shared through Redis that answers most requests
 // without a round trip: each process borrows units from Redis in batches
 // sized to its own demand, and admits from them with one atomic
-// compare-and-swap; a process that Redis leaves without units denies
-// locally until the next unit could be there. Use it when a round trip per
+// compare-and-swap; a process that finds the key empty reserves the next
+// units and denies locally until each is there. Use it when a round trip per
 // request costs too much; call Close when the process stops, so the units
 // it holds go to the others. It is safe for concurrent use.
 //
@@ -74,6 +74,17 @@ const (
 // spending: the bound assumes they run at the same rate (not that they
 // agree), as clocks on one machine or under NTP do.
 //
+// A borrow that finds the key empty reserves units to come: Redis admits
+// them one at a time, each at the first time it is there, as that many
+// requests of one in a row would be (so no other request is admitted
+// before them, and the bound above counts them at those times), and
+// returns the wait for the first. The process admits each from the time
+// it is there at the latest (the wait and the rate's refill, counted from
+// after the reply) until a lease after it at the earliest (counted from
+// before the request): the argument above holds unit by unit. The line of
+// reservations ends two Redis bursts ahead of now; a borrow finding it
+// longer is denied.
+//
 // Units left unspent when a lease ends are void in the process, and go
 // back to Redis with its next borrow of the key if nothing was admitted
 // on the key since its last borrow: the script then undoes that many
@@ -88,10 +99,12 @@ const (
 // lower by ceil(events*lease/period), and units a process holds cannot
 // serve another. Each process borrows about what it spends in half a
 // lease (see WithBatch), so a light process holds little; units left when
-// a lease ends go back as above or are lost. A process that Redis leaves
-// without units denies locally until the next unit could be there (later
-// when several processes compete for them), with no round trip. Close
-// gives back what a process holds when it stops.
+// a lease ends go back as above or are lost. A process that finds the key
+// empty reserves what the rate refills in half a lease (at least two
+// units, at most the batch), and holds the line no longer than that: a
+// round trip comes back without units only when the line of reservations
+// is two Redis bursts long. Close gives back what a process holds when it
+// stops, reserved units too.
 //
 // # Faults
 //
@@ -102,23 +115,36 @@ const (
 // Stats). After three failures in a row on one Redis node, for WithRetry
 // no round trip is made to that node: a TwoTier failing closed denies its
 // keys with ErrUnavailable, one failing open decides them on its local
-// limit. Units already borrowed are spent as usual. Then it asks the node
-// again; a success resets its count. The count is kept per node (per
-// master of a ClusterClient, per shard of a Ring), so a node's failure is
-// felt only by the keys it serves.
+// limit. Units already borrowed are spent as usual, reserved ones at their
+// times. Then it asks the node again; a success resets its count. The
+// count is kept per node (per master of a ClusterClient, per shard of a
+// Ring), so a node's failure is felt only by the keys it serves.
 //
 // A Redis restarted empty (without persistence) has forgotten every key.
 // The first process to borrow a key afterwards rebuilds it from the state
 // its own last borrow wrote, so what is forgotten is only what other
 // processes borrowed of the key after that: nothing when one process uses
-// the key, and never more than the Redis burst. Over the bound, a restart
-// can admit at most that much per key, once.
+// the key, and never more than two Redis bursts (a full bucket and a full
+// line of reservations). Over the bound, a restart can admit at most that
+// much per key, once.
+//
+// A failover to a replica that had not received the last writes forgets
+// the borrows in them while their units are spent: over the bound, at
+// most two Redis bursts per key (a full bucket and a full line of
+// reservations), once per failover, and in practice what was borrowed in
+// the replication lag. A borrow whose reply is lost (past the timeout, or
+// a connection cut after the server ran it) may have taken units that no
+// process spends: they are lost to every process, never admitted; a lost
+// reservation lengthens the line of the key until its units' times pass.
+// So after a failure on a node, a borrow asks only the units its request
+// needs, until one succeeds.
 type TwoTier struct {
 	r         *Limiter
 	events    int64
 	period    time.Duration
 	burst     int64 // of the whole, as given
 	batch     int64
+	half      int64 // the units the rate refills in half a lease, at least 1
 	lease     int64 // ns
 	retry     int64 // ns
 	share     float64
@@ -141,8 +167,17 @@ type entry struct {
 	at, got   int64         // when the last borrow was asked, and the units it brought (under mu)
 	size      int64         // the units the next borrow asks (under mu)
 	zeros     int64         // borrows that found none, halved by each that found some (under mu)
+	res       reservation   // units Redis admitted at times to come (under mu)
+	reserving atomic.Bool   // res holds units not yet in the pool
 	fb        atomic.Pointer[localLimiter]
 }
+
+// reservation is what a borrow that found the key empty holds: n units
+// Redis admitted one at a time, each at the first time it was there. Unit i
+// may be spent from base+refill(i) (when it is there, at the latest) until
+// end+refill(i)-1 (a lease from its time, at the earliest); out are in the
+// pool already.
+type reservation struct{ n, out, base, end int64 }
 
 // Stats counts a TwoTier's round trips to Redis, the errors among them and
 // the decisions made on the fail-open limit.
@@ -219,6 +254,7 @@ func NewTwoTier(c Client, prefix string, events int64, period time.Duration, bur
 	}
 	t := &TwoTier{r: r, events: events, period: period, burst: burst, batch: cfg.batch,
 		lease: int64(cfg.lease), retry: int64(cfg.retry), share: cfg.share}
+	t.half = max(1, t.units(t.lease/2))
 	return t, nil
 }
 
@@ -239,9 +275,13 @@ func (t *TwoTier) Allow(ctx context.Context, key string) (bool, error) {
 
 // AllowN takes n units for key if all n are available. Remaining is the
 // units left in this process's pool for key (not the global count);
-// RetryAfter is the wait Redis gave, or an estimate from the rate when the
-// pool held some units but fewer than n. n above the Redis burst returns
-// limit.ErrCostExceedsBurst.
+// RetryAfter is the wait Redis gave, the wait until units reserved make n,
+// or an estimate from the rate when the pool held some units but fewer
+// than n. n above the Redis burst returns limit.ErrCostExceedsBurst. On a
+// key that others keep empty, n units must be in the pool together, each
+// within its lease: n above what the rate refills in a lease may wait
+// until the others ask less (with NewGCRA too, small requests take units
+// as they come).
 func (t *TwoTier) AllowN(ctx context.Context, key string, n int64) (Result, error) {
 	r, _, err := t.allow(ctx, key, n)
 	return r, err
@@ -323,7 +363,7 @@ func (t *TwoTier) slow(ctx context.Context, e *entry, key string, n int64) (Resu
 		return Result{RetryAfter: time.Duration(until - now)}, 0, nil
 	}
 	h := t.nodes.of(ctx, t.r.c, t.r.Key(key))
-	if now < h.downUntil.Load() {
+	if now < h.downUntil.Load() && !e.reserving.Load() {
 		return t.fallback(e, h, now, n, ErrUnavailable)
 	}
 	e.mu.Lock()
@@ -331,23 +371,35 @@ func (t *TwoTier) slow(ctx context.Context, e *entry, key string, n int64) (Resu
 	if t.closed.Load() {
 		return zeroResult, 0, ErrClosed
 	}
-	// Another caller may have borrowed while this one waited.
+	// Another caller may have borrowed while this one waited, or units
+	// reserved may be there.
+	now = monotonic()
+	t.release(e, now)
 	if r, at, ok := e.spend(n); ok {
 		return r, at, nil
 	}
 	now = monotonic()
+	if e.res.out < e.res.n {
+		return t.awaiting(e, now, n), 0, nil
+	}
 	if until := e.denyUntil.Load(); now < until {
 		return Result{RetryAfter: time.Duration(until - now)}, 0, nil
 	}
 	if now < h.downUntil.Load() {
 		return t.fallback(e, h, now, n, ErrUnavailable)
 	}
+	return t.roundTrip(ctx, e, h, key, n, now)
+}
+
+// roundTrip borrows for key (under e.mu) and decides the request from
+// what comes back, counting the node's failures.
+func (t *TwoTier) roundTrip(ctx context.Context, e *entry, h *health, key string, n, now int64) (Result, int64, error) {
 	if t.trips.Add(1)%sweepEvery == 0 {
 		t.sweep(now)
 	}
-	want := max(e.resize(now, t.lease, t.batch), n)
+	want, reserve := t.sizes(e, h, now, n)
 	give := e.reclaim(now)
-	r, m, err := t.borrow(ctx, e, key, want, give)
+	r, m, err := t.borrow(ctx, e, key, want, reserve, give)
 	if err != nil {
 		t.errs.Add(1)
 		now = monotonic()
@@ -361,10 +413,26 @@ func (t *TwoTier) slow(ctx context.Context, e *entry, key string, n int64) (Resu
 	return t.received(e, r, m, n, now)
 }
 
-// borrow asks Redis for up to want units, giving back give units of the
-// last borrow, and keeps the receipt of this one.
-func (t *TwoTier) borrow(ctx context.Context, e *entry, key string, want, give int64) (Result, int64, error) {
-	r, m, written, err := t.r.decide(ctx, key, false, 0, want, true, true, give, e.last)
+// sizes returns how many units to borrow if the key has them, and how
+// many to reserve if it is empty: no more than the rate refills in half a
+// lease, so that one process holds the line for no longer, and at least 2
+// (within the batch), so that a round trip brings two. After the node
+// failed, only the request's: a borrow whose reply is lost takes units no
+// one spends.
+func (t *TwoTier) sizes(e *entry, h *health, now, n int64) (want, reserve int64) {
+	if h.failing.Load() > 0 {
+		return n, n
+	}
+	want = e.resize(now, t.lease, t.batch)
+	reserve = min(max(2, min(want, t.half)), t.batch)
+	return max(want, n), max(reserve, n)
+}
+
+// borrow asks Redis for up to want units, or if none is there for up to
+// reserve units to come, giving back give units of the last borrow, and
+// keeps the receipt of this one.
+func (t *TwoTier) borrow(ctx context.Context, e *entry, key string, want, reserve, give int64) (Result, int64, error) {
+	r, m, written, err := t.r.decide(ctx, key, false, 0, want, true, true, give, reserve, e.last)
 	if give > 0 || err != nil {
 		e.lastM = 0 // given back, or lost: never twice
 	}
@@ -377,13 +445,14 @@ func (t *TwoTier) borrow(ctx context.Context, e *entry, key string, want, give i
 	return r, m, err
 }
 
-// received puts the m units borrowed at ls in the pool and decides the
-// request from them. When Redis is left without a whole unit, or had none,
-// a denial is kept until its next unit could be there, later when other
-// processes compete for the units: zeros counts the borrows that found
-// none (halved by each borrow that found some), each standing for a process that
-// takes a unit before this one, so that processes drawing from an empty
-// key do not all ask for each unit.
+// received puts the m units borrowed at ls in the pool, or holds them as a
+// reservation when Redis admitted them at times to come (RetryAfter is then
+// the wait for the first), and decides the request from them. A borrow
+// finds none only when the line of reservations is two Redis bursts long:
+// a denial is then kept until its next unit could be there, later when
+// other processes compete for the units: zeros counts the borrows that
+// found none (halved by each borrow that found some), each standing for a
+// process that takes a unit before this one.
 func (t *TwoTier) received(e *entry, r Result, m, n, ls int64) (Result, int64, error) {
 	now := monotonic()
 	if m == 0 {
@@ -392,16 +461,51 @@ func (t *TwoTier) received(e *entry, r Result, m, n, ls int64) (Result, int64, e
 		e.denyUntil.Store(satAdd(now, wait))
 		return Result{Remaining: int64(e.word.Load() & tokMask), RetryAfter: time.Duration(wait)}, 0, nil
 	}
-	e.add(m, ls+t.lease)
 	e.zeros /= 2
-	if r.Remaining == 0 {
-		e.denyUntil.Store(satAdd(now, satAdd(int64(r.RetryAfter), t.refill(e.zeros))))
+	if w := int64(r.RetryAfter); w > 0 {
+		// Redis decided at a time in [ls, now] here: the first unit is
+		// there by now+w and its lease runs from ls+w at the earliest.
+		e.res = reservation{n: m, base: satAdd(now, w), end: satAdd(ls+w, t.lease)}
+		e.reserving.Store(true)
+		t.release(e, now)
+		return t.awaiting(e, now, n), 0, nil
 	}
+	e.add(m, ls+t.lease)
 	if r, at, ok := e.spend(n); ok {
 		return r, at, nil
 	}
 	tok := int64(e.word.Load() & tokMask)
 	return Result{Remaining: tok, RetryAfter: time.Duration(t.refill(max(1, n-tok)))}, 0, nil
+}
+
+// release puts in the pool the reserved units whose times have come, each
+// with the end of its own lease (the pool keeps the earliest end of those
+// it holds), and keeps a denial until the next one's time. Units whose
+// lease has ended go in at once: void, for reclaim to give back.
+func (t *TwoTier) release(e *entry, now int64) {
+	rs := &e.res
+	for rs.out < rs.n {
+		at := satAdd(rs.base, t.refill(rs.out))
+		end := satAdd(rs.end, t.refill(rs.out)-1)
+		if now < at && now < end {
+			e.denyUntil.Store(at)
+			return
+		}
+		// The units due by now, at least this one, at most all.
+		k := min(rs.n-rs.out, 1+t.units(now-at))
+		e.add(k, end)
+		rs.out += k
+	}
+	e.reserving.Store(false)
+}
+
+// awaiting is the denial of a request for n units while a reservation's
+// units are still to come: the wait is until n could be in the pool.
+func (t *TwoTier) awaiting(e *entry, now, n int64) Result {
+	tok := int64(e.word.Load() & tokMask)
+	i := min(e.res.out+max(0, n-tok), e.res.n) - 1
+	wait := max(1, satAdd(e.res.base, t.refill(max(i, e.res.out)))-now)
+	return Result{Remaining: tok, RetryAfter: time.Duration(wait)}
 }
 
 // resize returns how many units to borrow: what this process spent per
@@ -447,6 +551,19 @@ func satAdd(a, b int64) int64 {
 	return a + b
 }
 
+// units returns how many whole units the rate refills in d ns (d >= 0).
+func (t *TwoTier) units(d int64) int64 {
+	if d <= 0 {
+		return 0
+	}
+	hi, lo := bits.Mul64(uint64(d), uint64(t.events))
+	if hi >= uint64(t.period) {
+		return math.MaxInt64
+	}
+	q, _ := bits.Div64(hi, lo, uint64(t.period))
+	return int64(min(q, math.MaxInt64))
+}
+
 // refill returns the ns the rate takes to refill k units, rounded up.
 func (t *TwoTier) refill(k int64) int64 {
 	hi, lo := bits.Mul64(uint64(k), uint64(t.period))
@@ -475,10 +592,10 @@ func (t *TwoTier) sweep(now int64) {
 	defer t.sweeping.Unlock()
 	t.swept.Store(now)
 	t.entries.Range(func(k, v any) bool {
-		e := v.(*entry)
-		w := e.word.Load()
-		if (w&tokMask == 0 || int64(w>>tokBits)*1e6 <= now) && e.denyUntil.Load() <= now && e.mu.TryLock() {
-			t.entries.Delete(k)
+		if e := v.(*entry); e.idle(now) && e.mu.TryLock() {
+			if !e.reserving.Load() {
+				t.entries.Delete(k)
+			}
 			e.mu.Unlock()
 		}
 		return true
@@ -491,6 +608,12 @@ func (t *TwoTier) sweep(now int64) {
 		}
 		return true
 	})
+}
+
+// idle reports whether e holds no live units and no cached denial.
+func (e *entry) idle(now int64) bool {
+	w := e.word.Load()
+	return (w&tokMask == 0 || int64(w>>tokBits)*1e6 <= now) && e.denyUntil.Load() <= now
 }
 
 // fallback decides while Redis fails: deny with err (fail closed), or on

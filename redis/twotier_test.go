@@ -265,3 +265,70 @@ func spend(t *testing.T, tt *TwoTier, max int64) int64 {
 
 // pool returns the units this process holds for key.
 func (t *TwoTier) pool(key string) int64 { return int64(t.entry(key).word.Load() & tokMask) }
+
+// TestTwoTierReserves: a process that empties the key reserves the next
+// units with one round trip and admits each only once its time has come:
+// denied without a round trip before, admitted without one after, also
+// while Redis is down.
+func TestTwoTierReserves(t *testing.T) {
+	s := redistest.Start(t)
+	c := faultClient(t, s.Addr)
+	t.Cleanup(func() { c.Close() })
+	// 2/s, burst 20: a lease of 2.5s, a Redis burst of 15, reservations of
+	// 2 (half a lease's refill), a unit every 500ms.
+	tt, err := NewTwoTier(c, "rv", 2, time.Second, 20, WithTimeout(time.Second))
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The denial that ends the spending is the borrow that reserves.
+	if got := spend(t, tt, 100); got != tt.RedisBurst() {
+		t.Fatalf("spent %d of a Redis burst of %d", got, tt.RedisBurst())
+	}
+	trips := tt.Stats().RoundTrips
+	r, err := tt.AllowN(bg, "k", 1)
+	if err != nil || r.OK || r.RetryAfter <= 0 || r.RetryAfter > 500*time.Millisecond {
+		t.Fatalf("after a borrow of the empty key: %+v %v", r, err)
+	}
+	// Reserved units are borrowed: they are spent while Redis is down and
+	// its node is not asked (as after three failures in a row).
+	s.Kill()
+	tt.nodes.def.downUntil.Store(monotonic() + int64(time.Hour))
+	if _, err := tt.Allow(bg, "other"); !errors.Is(err, ErrUnavailable) {
+		t.Fatalf("Redis down: %v, want ErrUnavailable", err)
+	}
+	for i := range 2 {
+		if ok, _ := tt.Allow(bg, "k"); ok {
+			t.Fatalf("unit %d admitted before its time", i)
+		}
+		time.Sleep(r.RetryAfter)
+		if ok, err := tt.Allow(bg, "k"); !ok || err != nil {
+			t.Fatalf("reserved unit %d not admitted at its time: %v", i, err)
+		}
+		r, _ = tt.AllowN(bg, "k", 1)
+		if r.OK || (i == 0 && r.RetryAfter > 500*time.Millisecond) {
+			t.Fatalf("after reserved unit %d: %+v", i, r)
+		}
+	}
+	if got := tt.Stats().RoundTrips - trips; got != 0 {
+		t.Fatalf("%d round trips to spend a reservation", got)
+	}
+}
+
+// TestTwoTierLineShort: processes that spend the burst fast (their
+// borrows grow) and then find the key empty reserve at most half a lease's
+// refill each (at least 2), not what they last borrowed: the line of
+// reservations behind the empty bucket stays that short.
+func TestTwoTierLineShort(t *testing.T) {
+	s, c := server(t)
+	const procs, events = 2, 2
+	adm, tts := hammer(t, s, procs, 2, 300*time.Millisecond, func(c Client) (*TwoTier, error) {
+		return NewTwoTier(c, "ls", events, time.Second, 50, WithTimeout(5*time.Second))
+	})
+	checkBound(t, adm, func(sum, span int64) bool { return sum*1e9 > 50*1e9+events*span })
+	tt := tts[0]
+	line := c.PTTL(bg, tt.r.Key("k")).Val() // the TAT less now: full again then
+	res := max(2, tt.half)
+	if most := time.Duration(tt.RedisBurst()+procs*res+1) * time.Second / events; line > most {
+		t.Fatalf("the key is full again in %v, over an empty bucket and %d reservations of %d (%v)", line, procs, res, most)
+	}
+}

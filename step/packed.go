@@ -9,9 +9,9 @@ import (
 
 // The largest parameters a packed word holds (package packed64's limits).
 const (
-	MaxPackedBurst       = packed64core.MaxBurst       // a PackedBucket's burst
-	MaxPackedWindowLimit = packed64core.MaxWindowLimit // a PackedWindow's limit
-	MaxPackedWindow      = packed64core.MaxWindow      // a PackedWindow's window
+	MaxPackedBurst       = 1<<15 - 1              // a PackedBucket's burst
+	MaxPackedWindowLimit = 1<<18 - 1              // a PackedWindow's limit
+	MaxPackedWindow      = time.Duration(1) << 62 // a PackedWindow's window
 )
 
 // PackedBucket is the rate and burst of package packed64's token bucket,

@@ -46,8 +46,8 @@ func (k *KeyedKey) AllowNAt(now, n int64) (limit.Result, error) {
 // KeyedBound runs goroutines deciding on keys drawn from nkeys (a few of
 // them hot), at most 2 (and burst) units at a time, with times that move
 // forward in steps of step ns and arrive up to stale ns late, for d, and
-// runs check on each key's admissions.
-func KeyedBound(tb *keyed.Table, burst int64, nkeys, goroutines int, d time.Duration, step, stale int64, seed uint64,
+// runs check on each key's admissions; tb has the given number of slots.
+func KeyedBound(tb *keyed.Table, slots int, burst int64, nkeys, goroutines int, d time.Duration, step, stale int64, seed uint64,
 	check func(uses []bound.Use) error) error {
 	var (
 		mu   sync.Mutex
@@ -85,8 +85,8 @@ func KeyedBound(tb *keyed.Table, burst int64, nkeys, goroutines int, d time.Dura
 	}
 	wg.Wait()
 	s := tb.Stats()
-	if s.Keys > int64(tb.Capacity()) {
-		return fmt.Errorf("%d keys in %d slots", s.Keys, tb.Capacity())
+	if s.Keys > int64(slots) {
+		return fmt.Errorf("%d keys in %d slots", s.Keys, slots)
 	}
 	for k, u := range uses {
 		if err := check(u); err != nil {

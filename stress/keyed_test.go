@@ -14,9 +14,9 @@ import (
 // slots shared with a hundred times as many keys under the given policy,
 // each keeping the key's bound exact (gcra's, as the subjects above);
 // without, with gcra's pure step as the model for linearizability.
-func keyedSubject(name string, events int64, period time.Duration, burst int64, churn int, policy keyed.Policy) Subject {
+func keyedSubject(name string, events int64, period time.Duration, burst int64, churn int, refuse bool) Subject {
 	mk := func() *keyed.Table {
-		return must(keyed.New(events, period, burst, keyed.WithCapacity(8), keyed.WithPolicy(policy)))
+		return must(keyed.New(events, period, burst, keyedOpts(8, refuse)...))
 	}
 	s := gcraSubject(name, events, period, burst)
 	s.New = func() limit.Limiter { return &KeyedKey{T: mk(), Key: "k", Churn: churn} }
@@ -26,12 +26,12 @@ func keyedSubject(name string, events int64, period time.Duration, burst int64, 
 	return s
 }
 
-func keyedWindowSubject(name string, lim int64, w time.Duration, churn int, policy keyed.Policy) Subject {
+func keyedWindowSubject(name string, lim int64, w time.Duration, churn int, refuse bool) Subject {
 	s := packedWindowSubject(name, lim, w)
 	s.New = func() limit.Limiter {
-		return &KeyedKey{T: must(keyed.NewWindow(lim, w, keyed.WithCapacity(8), keyed.WithPolicy(policy))), Key: "k", Churn: churn}
+		return &KeyedKey{T: must(keyed.NewWindow(lim, w, keyedOpts(8, refuse)...)), Key: "k", Churn: churn}
 	}
-	if policy == keyed.Evict {
+	if !refuse {
 		s.Init, s.Step = nil, nil // the sketch may delay the key: its bound holds, not its own step
 	}
 	return s
@@ -39,11 +39,11 @@ func keyedWindowSubject(name string, lim int64, w time.Duration, churn int, poli
 
 func init() {
 	subjects = append(subjects,
-		keyedSubject("keyed-bucket-1000-per-1ms-burst-3", 1000, time.Millisecond, 3, 0, keyed.Evict),
-		keyedSubject("keyed-bucket-1000-per-1s-burst-50-churn", 1000, time.Second, 50, 800, keyed.Evict),
-		keyedSubject("keyed-bucket-1000-per-1s-burst-50-churn-refuse", 1000, time.Second, 50, 800, keyed.Refuse),
-		keyedWindowSubject("keyed-window-50-per-1s-churn", 50, time.Second, 800, keyed.Evict),
-		keyedWindowSubject("keyed-window-50-per-1s-churn-refuse", 50, time.Second, 800, keyed.Refuse),
+		keyedSubject("keyed-bucket-1000-per-1ms-burst-3", 1000, time.Millisecond, 3, 0, false),
+		keyedSubject("keyed-bucket-1000-per-1s-burst-50-churn", 1000, time.Second, 50, 800, false),
+		keyedSubject("keyed-bucket-1000-per-1s-burst-50-churn-refuse", 1000, time.Second, 50, 800, true),
+		keyedWindowSubject("keyed-window-50-per-1s-churn", 50, time.Second, 800, false),
+		keyedWindowSubject("keyed-window-50-per-1s-churn-refuse", 50, time.Second, 800, true),
 	)
 }
 
@@ -53,18 +53,18 @@ func init() {
 func TestKeyedBound(t *testing.T) {
 	const events, period, burst = 10, time.Millisecond, 4
 	for _, path := range Paths() {
-		for _, policy := range []keyed.Policy{keyed.Refuse, keyed.Evict} {
+		for _, refuse := range []bool{true, false} {
 			restore := path.Use()
-			tb := must(keyed.New(events, period, burst, keyed.WithCapacity(16), keyed.WithPolicy(policy)))
-			err := KeyedBound(tb, burst, 1600, crowd(), runFor(t), 3000, int64(2*time.Millisecond), seed(t), func(u []bound.Use) error {
+			tb := must(keyed.New(events, period, burst, keyedOpts(16, refuse)...))
+			err := KeyedBound(tb, 16, burst, 1600, crowd(), runFor(t), 3000, int64(2*time.Millisecond), seed(t), func(u []bound.Use) error {
 				return bound.Check(u, burst, events, uint64(period))
 			})
 			restore()
 			if err != nil {
-				t.Fatalf("%s, policy %d: %v", path.Name, policy, err)
+				t.Fatalf("%s, refuse %t: %v", path.Name, refuse, err)
 			}
 			s := tb.Stats()
-			t.Logf("%s, policy %d: %+v", path.Name, policy, s)
+			t.Logf("%s, refuse %t: %+v", path.Name, refuse, s)
 		}
 	}
 }
@@ -101,3 +101,12 @@ func TestKeyedAttack(t *testing.T) {
 }
 
 func frac(a, b int64) float64 { return float64(a) / float64(max(b, 1)) }
+
+// keyedOpts are a table's options: slots, and WithRefuse if refuse.
+func keyedOpts(slots int, refuse bool) []keyed.Option {
+	opts := []keyed.Option{keyed.WithCapacity(slots)}
+	if refuse {
+		opts = append(opts, keyed.WithRefuse())
+	}
+	return opts
+}

@@ -163,20 +163,15 @@ func TestPacerHammer(t *testing.T) {
 }
 
 // TestAdaptiveHammer: a crowd counts requests and accepts across bucket
-// boundaries on a real clock; the window's counts never go negative or
-// above what was counted.
+// boundaries on a real clock; the rejection probability the window's counts
+// give stays in [0, 1) (the counts themselves are checked by the package's
+// own tests).
 func TestAdaptiveHammer(t *testing.T) {
 	th := must(adaptive.New(2, time.Millisecond, adaptive.WithClock(nanotime.Now)))
-	var total atomic.Int64
 	err := Hammer(runFor(t), crowd(), seed(t), func(r *rand.Rand, _ int) error {
 		th.Allow()
-		total.Add(1)
 		if r.IntN(2) == 0 {
 			th.Accepted()
-		}
-		req, acc := th.Counts()
-		if req < 0 || acc < 0 || req > total.Load()+int64(crowd()) {
-			return fmt.Errorf("counts %d %d of %d", req, acc, total.Load())
 		}
 		if p := th.RejectProbability(); p < 0 || p >= 1 {
 			return fmt.Errorf("probability %v", p)

@@ -21,7 +21,14 @@ import (
 // t(K-1) · s · sqrt(1/K + 1/K) of this one's at the stated level, if the
 // processes' estimates are normal (they are means of rounds; heavy tails
 // widen s too). Fewer than two processes give no interval.
-func Runs(d [][]float64, level float64) Estimate {
+//
+// What moves a whole run alike (its stretch of time on a shared machine:
+// the other load then, the host's state) is not sampled by its
+// processes; runSD is its standard deviation, in d's units, known from
+// earlier reruns, and each run's error adds it as a known variance: the
+// half width is the root of the sum of the squares of the t part above
+// and of z · runSD · sqrt(2), z the normal quantile. Zero leaves it out.
+func Runs(d [][]float64, level, runSD float64) Estimate {
 	e := Estimate{Level: level, Lo: math.Inf(-1), Hi: math.Inf(1), Center: math.NaN()}
 	var est []float64
 	for _, p := range d {
@@ -47,22 +54,27 @@ func Runs(d [][]float64, level float64) Estimate {
 	for _, v := range est {
 		ss += (v - e.Center) * (v - e.Center)
 	}
-	half := tQuantile((1+level)/2, len(est)-1) * math.Sqrt(ss/(k-1)) * math.Sqrt(2/k)
+	procs := tQuantile((1+level)/2, len(est)-1) * math.Sqrt(ss/(k-1)) * math.Sqrt(2/k)
+	run := zQuantile((1+level)/2) * runSD * math.Sqrt2
+	half := math.Hypot(procs, run)
 	e.Lo, e.Hi, e.Achieved = e.Center-half, e.Center+half, level
 	return e
 }
 
 // RatioRuns is Runs on the rounds' log ratios num/den, process by
-// process, brought back by exp.
-func RatioRuns(num, den [][]float64, level float64) Estimate {
-	e := Runs(perRound(num, den, func(a, b float64) float64 { return math.Log(a / b) }), level)
+// process, brought back by exp; runSD is relative (0.01 for 1%).
+func RatioRuns(num, den [][]float64, level, runSD float64) Estimate {
+	e := Runs(perRound(num, den, func(a, b float64) float64 { return math.Log(a / b) }), level, runSD)
 	e.Center, e.Lo, e.Hi = math.Exp(e.Center), math.Exp(e.Lo), math.Exp(e.Hi)
 	return e
 }
 
-// DiffRuns is Runs on the rounds' differences a-b, process by process.
-func DiffRuns(a, b [][]float64, level float64) Estimate {
-	return Runs(perRound(a, b, func(x, y float64) float64 { return x - y }), level)
+// DiffRuns is Runs on the rounds' differences a-b, process by process;
+// runSD is relative to the difference (a run that slows both a and b by
+// 1% moves a-b by 1%).
+func DiffRuns(a, b [][]float64, level, runSD float64) Estimate {
+	d := perRound(a, b, func(x, y float64) float64 { return x - y })
+	return Runs(d, level, runSD*math.Abs(Runs(d, level, 0).Center))
 }
 
 func perRound(a, b [][]float64, f func(x, y float64) float64) [][]float64 {
@@ -106,6 +118,9 @@ func tBisect(q float64, df int) float64 {
 	}
 	return (lo + hi) / 2
 }
+
+// zQuantile returns the q quantile of the standard normal distribution.
+func zQuantile(q float64) float64 { return math.Sqrt2 * math.Erfinv(2*q-1) }
 
 // tCDF returns P(T <= t) for t >= 0: 1 - I_x(df/2, 1/2)/2 with
 // x = df/(df+t²), I the regularized incomplete beta function.

@@ -8,8 +8,7 @@
 // Allow: reservations (Reserve, Wait), a rate or burst changed while it runs
 // (SetRate, SetBurst), fractional rates and costs, or tokens lent in batches
 // (TakeUpTo, GiveBack). For Allow alone, package gcra is cheaper; for
-// golang.org/x/time/rate's API, package rate is built on this one. See
-// ExampleLimiter, ExampleReservation and ExampleLoan.
+// golang.org/x/time/rate's API, package rate is built on this one.
 //
 // A denial writes nothing. There is no floating point on any hot path: a
 // token is a whole number of units and the bucket refills a whole number of

@@ -272,6 +272,18 @@ func (ps *Params) remaining(tat State, a at) int64 {
 	return 0
 }
 
+// FullAt returns the greatest State whose bucket is full at now: s has its
+// whole burst at now (RemainingAt(s, now) == Burst()) iff s <= FullAt(now),
+// for a caller comparing many States against one now.
+func (ps *Params) FullAt(now int64) State {
+	if ps.J == 0 {
+		return ^State(0) // the zero Params: RemainingAt is 0, its burst
+	}
+	uh, ul := bits.Mul64(uint64(now)^signBit, ps.e)
+	q, _ := bits.Div64(uh, ul, ps.p) // floor(now) in steps, as remaining reads it
+	return State(q)
+}
+
 // RemainingAt returns the whole events a request at now could take from s.
 func (ps Params) RemainingAt(s State, now int64) int64 {
 	a := ps.At(now, 0)
@@ -342,17 +354,24 @@ func (ps Params) Undo(s, before, after State) (State, bool) {
 // exactly as Step(s, now, 1) does, without computing a Result, for tables
 // that keep many States (package keyed).
 func (ps *Params) StepOne(s State, now int64) (State, bool) {
+	if ps.J == 0 {
+		return s, false // the zero Params: Step refuses every n > 0
+	}
 	if ps.p == 1 {
-		return ps.oneNs(s, now)
+		return ps.StepOneNs(s, now)
 	}
 	return ps.admit(s, ps.At(now, ps.J), ps.J)
 }
 
-// oneNs is StepOne when a step is one ns (p = e = 1: an interval of whole
-// ns), where admit's 128-bit products are 64-bit: wait iff tat > u + bj - j;
-// else the TAT, restarted at now if behind it, moves j steps on, unless
-// that passes the end of int64 time.
-func (ps *Params) oneNs(s State, now int64) (State, bool) {
+// OneNs reports whether a step is one ns (p = e = 1: an interval of whole
+// ns), where StepOneNs is StepOne.
+func (ps *Params) OneNs() bool { return ps.p == 1 }
+
+// StepOneNs is StepOne when OneNs holds, and inlines (StepOne does not):
+// admit's 128-bit products are 64-bit: wait iff tat > u + bj - j; else the
+// TAT, restarted at now if behind it, moves j steps on, unless that passes
+// the end of int64 time.
+func (ps *Params) StepOneNs(s State, now int64) (State, bool) {
 	u, tat := uint64(now)^signBit, uint64(s)
 	if tat > u && tat-u > ps.BJ-ps.J {
 		return s, false

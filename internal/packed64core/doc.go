@@ -1,11 +1,9 @@
-// Package packed64 holds a token bucket and a sliding-window counter whose
-// whole state is one uint64. Use it to keep many limiters in fixed memory
-// (Buckets and Windows: 8 bytes a limiter, the parameters shared), to keep
-// limiter states in a store of your own (the pure steps on a 16-byte
-// BucketState or WindowState), or where only a 64-bit compare-and-swap is
-// lock-free. For one limiter in process, package gcra or bucket is simpler;
-// for per-key limits, package keyed is built on this one. See ExampleBucket,
-// ExampleBuckets and ExampleBucketParams_Step.
+// Package packed64core is package packed64's implementation: its limiters
+// and tables, and the pure steps on 16-byte BucketState and WindowState
+// (and on 8-byte words beside a shared HighWater) that they run. Package
+// packed64 shows users the limiters, package step the steps, and package
+// keyed uses the window's steps whole. What follows is what package
+// packed64 promises, with the names this package gives the parts.
 //
 // Bucket and Window are single limiters, Buckets and Windows tables of them
 // indexed by int. A denial writes nothing. Time is int64 nanoseconds on a

@@ -9,6 +9,7 @@ import (
 	"github.com/cellrate/cellrate/adaptive"
 	"github.com/cellrate/cellrate/bucket"
 	"github.com/cellrate/cellrate/coalesce"
+	"github.com/cellrate/cellrate/concurrency"
 	"github.com/cellrate/cellrate/debounce"
 	"github.com/cellrate/cellrate/gcra"
 	"github.com/cellrate/cellrate/limit"
@@ -37,6 +38,9 @@ func TestNilOption(t *testing.T) {
 		"adaptive": func() (any, error) { return adaptive.New(2, time.Second, adaptive.WithBuckets(2), nil) },
 		"debounce": func() (any, error) { return debounce.New(time.Second, func() {}, debounce.WithMaxWait(0), nil) },
 		"coalesce": func() (any, error) { return coalesce.New(fn, coalesce.WithDelay(0), nil) },
+		"concurrency": func() (any, error) {
+			return concurrency.New(concurrency.WithClock(time.Now().UnixNano), nil)
+		},
 	} {
 		v, err := make()
 		var pe *limit.ParamError

@@ -2,7 +2,8 @@
 --
 -- KEYS[1]: the key. ARGV: mode (0: the server's TIME, 1: the caller's),
 -- the caller's now in Unix seconds and nanoseconds, n, take (0: n or
--- nothing; 1: up to n). The Params are locals the Go side puts before
+-- nothing; 1: up to n now, or if none is there up to ARGV[8] reserved, see
+-- below). The Params are locals the Go side puts before
 -- this text, one library (or script) per parameter set: p, e, j, b (burst),
 -- c1 (1e9 mod p), c2 (2^63 mod p) and grace (ms). gcra is the run function.
 --
@@ -13,16 +14,16 @@
 -- far below 2^53. The origin moves to the grid point at or before now on
 -- each write; no key is a full limiter, as the TAT 0 is in Go.
 --
--- Two more ARGV, from a TwoTier: units to give back and the key's value its
--- last borrow wrote. If the key still holds that value (nothing was
+-- Three more ARGV, from a TwoTier: units to give back, the key's value its
+-- last borrow wrote, and the most units a take may reserve. If the key still holds that value (nothing was
 -- admitted since), those units of that borrow are undone, as if it had
 -- taken fewer: the state is then exactly the one that smaller borrow would
 -- have left. A missing key is rebuilt from that value.
 --
 -- Returns {ok, admitted, remaining, retry seconds, retry ns}: the wait is
--- retry seconds*1e9 + retry ns (for a take that left no whole event, the
--- wait for the next one); with the two ARGV, also the value written ("" if
--- none).
+-- retry seconds*1e9 + retry ns (0 for units taken now; for a reservation,
+-- the wait for its first event); with the TwoTier's ARGV, also the value
+-- written ("" if none).
 local bj = b * j
 
 -- store writes the TAT t (from the origin OS s + ON ns; t >= q, x is now -
@@ -40,7 +41,7 @@ local function store(key, x, OS, ON, t, mode, S, N)
   end
   local os, on = norm(OS, ON + k * p)
   local fs, fns = norm(os, on + f)
-  local v = pack('<ddd', os, on, t - k * e)
+  local v = pack('<dddddddd', os, on, t - k * e, math.max(hd, x) - k * p, math.max(cd - k * p, -CAP), p, e, j)
   expire(key, v, mode, fs, fns, S, N, grace)
   return v
 end
@@ -60,6 +61,8 @@ local function gcra(KEYS, ARGV)
   local giving = ARGV[6] ~= nil
 
   local OS, ON, t
+  local conv -- the events owed, when the key was written at another rate
+  hd, cd = -CAP, -CAP
   local raw = redis.call('GET', KEYS[1])
   if not raw and giving and ARGV[7] ~= '' then
     -- No key, and this process's last borrow wrote one: Redis restarted
@@ -68,7 +71,19 @@ local function gcra(KEYS, ARGV)
     raw = ARGV[7]
   end
   if raw then
-    OS, ON, t = unpack('<ddd', raw)
+    local wp, we, wj
+    OS, ON, t, wp, we, wj = readkey(raw)
+    if wp ~= p or we ~= e or wj ~= j then
+      local deny
+      conv, deny = rekey(S, N, OS, ON, t, wp, we, wj)
+      if deny then
+        if n == 0 then deny = {1, 0, 0, 0, 0} end
+        return reply(deny, '', giving)
+      end
+      raw = false
+    end
+  end
+  if raw then
     local ds = S - OS
     if ds > BIG then
       raw = false -- so far ahead that the limiter is full (t < 2^50 steps)
@@ -80,6 +95,7 @@ local function gcra(KEYS, ARGV)
       if take == 0 then k = n end
       local w, wr = smuldiv(t - (bj - k * j), p, e)
       if wr > 0 then w = w + 1 end
+      if cd > w then w = cd end -- before the key's last change of rate
       return {0, 0, 0, OS - S, ON - N + w}
     end
   end
@@ -96,11 +112,22 @@ local function gcra(KEYS, ARGV)
     local off = fmod(r1 + N + c2, p)
     OS, ON = norm(S, N - off)
     x, t = off, 0
+    hd, cd = -CAP, -CAP
+    if conv then hd, cd = x, x end
   end
 
   -- q = floor(now in steps - O's) and its remainder: now*e = q*p + r.
   local q, r = x, 0
   if p ~= 1 then q, r = smuldiv(x, e, p) end
+  if conv and conv > 0 then
+    t = q + conv * j -- the events owed, from the first step at or after now
+    if r > 0 then t = t + 1 end
+  end
+  if x < cd and n > 0 then
+    local c = n * j
+    if take == 1 then c = j end
+    return reply(before(t, q, c, OS, ON, S, N), '', giving)
+  end
 
   -- Give back (TwoTier): at most what keeps the TAT at or after now; more
   -- would refill nothing.
@@ -126,7 +153,33 @@ local function gcra(KEYS, ARGV)
     if given then return reply({1, 0, rem, 0, 0}, store(KEYS[1], x, OS, ON, t, mode, S, N), giving) end
     return reply({1, 0, rem, 0, 0}, '', giving)
   end
-  if m == 0 then m = 1 end -- take found nothing: the wait is for one event
+  if m == 0 then
+    -- A take (a TwoTier's borrow) that found nothing reserves up to ARGV[8]
+    -- of the next events: each admitted at the first time it is there, as
+    -- that many decisions of one in a row would be, so the state is theirs;
+    -- the wait returned is for the first. The TAT may then pass now by at
+    -- most two bursts (rem == 0 here, so t - q > bj - j).
+    local room = floor((2 * bj - (t - q)) / j)
+    if room >= 1 then
+      local w, wr = smuldiv(t - (bj - j), p, e)
+      if wr > 0 then w = w + 1 end
+      local q1, r1 = w, 0
+      if p ~= 1 then q1, r1 = smuldiv(w, e, p) end
+      if t < q1 or (t == q1 and r1 > 0) then
+        t = q1 + j
+        if r1 > 0 then t = t + 1 end
+      else
+        t = t + j
+      end
+      -- With k > 1, room > 1, so b > 1 and bj - j >= j: each next event is
+      -- there before the TAT (its time is below t - (bj - j) + one ns, a ns
+      -- at most j steps), so it adds j, with no restart.
+      local k = math.min(tonumber(ARGV[8]) or n, room)
+      t = t + (k - 1) * j
+      return reply({1, k, 0, OS - S, ON - N + w}, store(KEYS[1], x, OS, ON, t, mode, S, N), giving)
+    end
+    m = 1 -- the wait is for one event
+  end
 
   local c = m * j
   local sl = bj - c
@@ -136,7 +189,7 @@ local function gcra(KEYS, ARGV)
     local w, wr = smuldiv(t - sl, p, e)
     if wr > 0 then w = w + 1 end
     local v = ''
-    if given then v = store(KEYS[1], x, OS, ON, t, mode, S, N) end
+    if given or conv then v = store(KEYS[1], x, OS, ON, t, mode, S, N) end
     return reply({0, 0, rem, OS - S, ON - N + w}, v, giving)
   end
 
@@ -150,13 +203,6 @@ local function gcra(KEYS, ARGV)
   rem = 0
   if t - q < bj then rem = floor((bj - (t - q)) / j) end
 
-  if take == 1 and rem == 0 then
-    -- A borrow that emptied the key: also the wait for its next whole event,
-    -- as a denial of one would give it.
-    local w, wr = smuldiv(t - (bj - j), p, e)
-    if wr > 0 then w = w + 1 end
-    return reply({1, m, rem, OS - S, ON - N + w}, store(KEYS[1], x, OS, ON, t, mode, S, N), giving)
-  end
   local v = store(KEYS[1], x, OS, ON, t, mode, S, N)
   if giving then return {1, m, rem, 0, 0, v} end
   return {1, m, rem, 0, 0}

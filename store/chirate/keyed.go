@@ -38,7 +38,7 @@ func newTable(window time.Duration, capacity int) (*table, error) {
 	if err != nil {
 		return nil, err
 	}
-	t, err := keyed.NewWindow(MaxCount, window, keyed.WithCapacity(capacity), keyed.WithPolicy(keyed.Refuse))
+	t, err := keyed.NewWindow(MaxCount, window, keyed.WithCapacity(capacity), keyed.WithRefuse())
 	if err != nil {
 		return nil, err
 	}

@@ -33,8 +33,8 @@ func newTable(tokens uint64, interval time.Duration, capacity int) (*table, erro
 }
 
 // take takes one token of key at now; wait is when one token is there
-// again after a denial. A new key refused a slot (a table with the Refuse
-// policy) is a denial, as an empty bucket is.
+// again after a denial. A new key refused a slot (a table made with
+// keyed.WithRefuse) is a denial, as an empty bucket is.
 func (t *table) take(key string, now int64) (ok bool, remaining uint64, wait int64, err error) {
 	r, err := t.t.AllowNAt(key, now, 1)
 	if err != nil && !errors.Is(err, keyed.ErrFull) {

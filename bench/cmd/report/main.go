@@ -55,6 +55,7 @@ func main() {
 	flag.StringVar(&o.in, "in", "", "re-render this saved results.json instead of measuring")
 	flag.StringVar(&o.readme, "readme", "", "rewrite the figures block of this README from the report")
 	flag.BoolVar(&o.http, "http", true, "run the sections over real loopback connections (vegeta) and the memory run")
+	flag.BoolVar(&o.conc, "conc", true, "run the adaptive concurrency bed")
 	agree := flag.Bool("agree", false, "compare two results.json, named as arguments: how many of the second's figures fall within the first's intervals")
 	workerCfg := flag.String(workerFlag, "", "(internal) measure every pair once, with this config, as one of the run's processes")
 	proc := flag.Int("proc", 0, "(internal) with -"+workerFlag+": which process this is")
@@ -92,16 +93,19 @@ func main() {
 
 type options struct {
 	out, in, readme string
-	http            bool
+	http, conc      bool
 	cfg             config
 }
 
 // config sizes a run.
 type config struct {
 	Quick bool `json:"quick"`
-	// Procs is how many processes measure each pair, one after another;
-	// Rounds and Turn are each pair's paired.Config in each of them.
+	// Procs is how many processes measure each pair, one after another
+	// (in results.json, how many did); Rounds and Turn are each pair's
+	// paired.Config in each of them. Budget is the time past which no
+	// further process starts once there are minProcs.
 	Procs  int           `json:"procs,omitempty"`
+	Budget time.Duration `json:"budget,omitempty"`
 	Rounds int           `json:"rounds"`
 	Turn   time.Duration `json:"turn"`
 	// KeyCounts are the keyed sections' key populations; Requests the
@@ -111,8 +115,8 @@ type config struct {
 }
 
 var (
-	full     = config{Procs: 5, Rounds: 6, Turn: 6 * time.Millisecond, KeyCounts: []int{1000, 1_000_000}, Requests: 200_000}
-	quickCfg = config{Quick: true, Procs: 4, Rounds: 4, Turn: 2 * time.Millisecond, KeyCounts: []int{1000, 100_000}, Requests: 20_000}
+	full     = config{Procs: 5, Budget: 7 * time.Minute, Rounds: 6, Turn: 6 * time.Millisecond, KeyCounts: []int{1000, 1_000_000}, Requests: 200_000}
+	quickCfg = config{Quick: true, Procs: 4, Budget: 2 * time.Minute, Rounds: 4, Turn: 2 * time.Millisecond, KeyCounts: []int{1000, 100_000}, Requests: 20_000}
 )
 
 // results is everything a report is rendered from; results.json holds it.
@@ -122,6 +126,7 @@ type results struct {
 	Groups  []group      `json:"groups"`
 	Acc     []accRow     `json:"accuracy"`
 	HTTP    *httpResults `json:"http,omitempty"`
+	Conc    *concResults `json:"concurrency,omitempty"`
 }
 
 // machine is what the run ran on, and when.
@@ -204,14 +209,22 @@ func measureAll(ctx context.Context, o options) (results, error) {
 	}}
 	log.Printf("%d processes of %d rounds of %v turns a pair, GOMAXPROCS %d, %d usable CPUs, load average %s",
 		o.cfg.Procs, o.cfg.Rounds, o.cfg.Turn, res.Machine.GOMAXPROCS, res.Machine.CPUs, res.Machine.LoadBefore)
-	var err error
-	if res.Groups, err = runProcs(ctx, o.cfg); err != nil {
+	work, err := workers(o.cfg)
+	if err != nil {
+		return res, err
+	}
+	if res.Groups, res.Config.Procs, err = runProcs(ctx, o.cfg, work); err != nil {
 		return res, err
 	}
 	res.Acc = accuracy(o.cfg.Requests)
 	if o.http {
 		if res.HTTP, err = runHTTPSection(o.cfg.Quick); err != nil {
 			return res, fmt.Errorf("HTTP middleware: %w", err)
+		}
+	}
+	if o.conc && ctx.Err() == nil {
+		if res.Conc, err = runConcSection(o.cfg.Quick); err != nil {
+			return res, fmt.Errorf("adaptive concurrency bed: %w", err)
 		}
 	}
 	if err := ctx.Err(); err != nil {

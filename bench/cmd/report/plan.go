@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"net/http"
 	"runtime"
+	"sync"
 
 	"github.com/cellrate/cellrate/bench"
 	"github.com/cellrate/cellrate/bench/paired"
@@ -159,9 +160,7 @@ func planKeyed(keyCounts []int) []groupSpec {
 	}
 	build := func(name string, keys []string) paired.Case {
 		l := impls[name].New(len(keys))
-		for _, k := range keys {
-			l.Allow(k)
-		}
+		primeAll(l, keys)
 		return bench.KeyedCase(name, l, keys)
 	}
 	var out []groupSpec
@@ -205,6 +204,25 @@ func planKeyed(keyCounts []int) []groupSpec {
 	return out
 }
 
+// primeAll decides once for each key, on one goroutine per P, each a
+// share of the keys: priming a million keys for each peer in each
+// process is most of a run's time, and on a loaded machine more threads
+// get more of the CPUs.
+func primeAll(l bench.KeyedLimiter, keys []string) {
+	p := runtime.GOMAXPROCS(0)
+	var wg sync.WaitGroup
+	for i := range p {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for _, k := range keys[i*len(keys)/p : (i+1)*len(keys)/p] {
+				l.Allow(k)
+			}
+		}()
+	}
+	wg.Wait()
+}
+
 // storeKeys is how many keys the stores decide for.
 const storeKeys = 1000
 
@@ -223,9 +241,7 @@ func planStores() []groupSpec {
 		if err != nil {
 			return paired.Case{}, err
 		}
-		for _, k := range keys {
-			l.Allow(k)
-		}
+		primeAll(l, keys)
 		return bench.KeyedCase(name, l, keys), nil
 	}
 	for _, p := range bench.StorePairs() {

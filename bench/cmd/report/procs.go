@@ -48,9 +48,52 @@ func plan(cfg config) []groupSpec {
 	return append(specs, planHTTP()...)
 }
 
-// runProcs runs cfg.Procs workers in turn, each a fresh process of this
-// command, and pools their groups.
-func runProcs(ctx context.Context, cfg config) ([]group, error) {
+// minProcs is the fewest processes a run stops at when it is over its
+// budget: two leave a single degree of freedom, whose t quantile (12.7)
+// makes every interval useless.
+const minProcs = 3
+
+// runProcs runs up to cfg.Procs workers in turn, each a fresh process of
+// this command, and pools their groups. On a machine so loaded that
+// another process would take the run past cfg.Budget (judged by the
+// slowest so far), it stops after minProcs: the intervals then come
+// from fewer processes and are wider, as they should be. It returns the
+// processes run.
+func runProcs(ctx context.Context, cfg config, work func(ctx context.Context, p int) ([]group, error)) ([]group, int, error) {
+	var out []group
+	begin := time.Now()
+	var slowest time.Duration
+	n := 0
+	for p := range cfg.Procs {
+		if p >= minProcs && cfg.Budget > 0 && time.Since(begin)+slowest > cfg.Budget {
+			log.Printf("stopping at %d processes of %d: another would take the run past %v", p, cfg.Procs, cfg.Budget)
+			break
+		}
+		start := time.Now()
+		gs, err := work(ctx, p)
+		if err != nil {
+			return nil, 0, fmt.Errorf("process %d of %d: %w", p+1, cfg.Procs, err)
+		}
+		if out, err = pool(out, gs, p); err != nil {
+			return nil, 0, err
+		}
+		n++
+		slowest = max(slowest, time.Since(start))
+		log.Printf("process %d of %d took %v", p+1, cfg.Procs, time.Since(start).Round(time.Second))
+	}
+	for i := range out {
+		for j := range out[i].Rows {
+			r := &out[i].Rows[j]
+			r.Ours.AllocsPerOp /= float64(n)
+			r.Base.AllocsPerOp /= float64(n)
+		}
+	}
+	return out, n, nil
+}
+
+// workers returns what runs process p: this command with -worker, its
+// groups read from its standard output.
+func workers(cfg config) (func(ctx context.Context, p int) ([]group, error), error) {
 	exe, err := os.Executable()
 	if err != nil {
 		return nil, err
@@ -59,35 +102,22 @@ func runProcs(ctx context.Context, cfg config) ([]group, error) {
 	if err != nil {
 		return nil, err
 	}
-	var out []group
-	for p := range cfg.Procs {
-		start := time.Now()
-		cmd := exec.CommandContext(ctx, exe, "-"+workerFlag+"="+string(js), fmt.Sprintf("-proc=%d", p))
-		var stdout bytes.Buffer
-		cmd.Stdout, cmd.Stderr = &stdout, os.Stderr
-		if err := cmd.Run(); err != nil {
-			if ctx.Err() != nil {
-				return nil, ctx.Err()
-			}
-			return nil, fmt.Errorf("process %d of %d: %w", p+1, cfg.Procs, err)
+	return func(ctx context.Context, p int) ([]group, error) { return runWorker(ctx, exe, string(js), p) }, nil
+}
+
+func runWorker(ctx context.Context, exe, cfg string, p int) ([]group, error) {
+	cmd := exec.CommandContext(ctx, exe, "-"+workerFlag+"="+cfg, fmt.Sprintf("-proc=%d", p))
+	var stdout bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, os.Stderr
+	if err := cmd.Run(); err != nil {
+		if ctx.Err() != nil {
+			return nil, ctx.Err()
 		}
-		var gs []group
-		if err := json.Unmarshal(stdout.Bytes(), &gs); err != nil {
-			return nil, fmt.Errorf("process %d of %d: %w", p+1, cfg.Procs, err)
-		}
-		if out, err = pool(out, gs, p); err != nil {
-			return nil, err
-		}
-		log.Printf("process %d of %d took %v", p+1, cfg.Procs, time.Since(start).Round(time.Second))
+		return nil, err
 	}
-	for i := range out {
-		for j := range out[i].Rows {
-			r := &out[i].Rows[j]
-			r.Ours.AllocsPerOp /= float64(cfg.Procs)
-			r.Base.AllocsPerOp /= float64(cfg.Procs)
-		}
-	}
-	return out, nil
+	var gs []group
+	err := json.Unmarshal(stdout.Bytes(), &gs)
+	return gs, err
 }
 
 // pool appends process p's groups to those of the processes before it:

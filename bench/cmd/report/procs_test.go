@@ -2,11 +2,14 @@ package main
 
 import (
 	"bytes"
+	"context"
+	"errors"
 	"math"
 	"math/rand/v2"
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/cellrate/cellrate/bench/paired"
 )
@@ -81,8 +84,9 @@ func TestEstimateOverProcesses(t *testing.T) {
 	}
 	agreeing := pooled(2, 2, 2, 2)
 	e, _ := estimate(speedup, agreeing)
-	if e.Procs != 4 || e.Lo > 2 || e.Hi < 2 || e.Hi/e.Lo > 1.05 {
-		t.Fatalf("four processes agreeing on 2x: %+v", e)
+	// About the run-to-run part alone: ±runFloor, in logs.
+	if e.Procs != 4 || e.Lo > 2 || e.Hi < 2 || math.Log(e.Hi/e.Lo) < 2*runFloor() || math.Log(e.Hi/e.Lo) > 2*runFloor()+0.02 {
+		t.Fatalf("four processes agreeing on 2x: %+v, want 2 ± %.3f (in logs)", e, runFloor())
 	}
 	split := pooled(1.6, 2.5, 1.6, 2.5)
 	e, _ = estimate(speedup, split)
@@ -155,7 +159,8 @@ func TestMethodSaysProcesses(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if md := string(files["README.md"]); !strings.Contains(md, "measured in 4 fresh processes, one after another, 6 rounds in each") || !strings.Contains(md, "where a rerun of this report on this machine lands, 19 times in 20") {
+	if md := string(files["README.md"]); !strings.Contains(md, "measured in 4 fresh processes, one after another, 6 rounds in each") || !strings.Contains(md, "where a rerun of this report on this machine lands, 19 times in 20") ||
+		!strings.Contains(md, "a run-to-run spread of 1.5% (a relative standard deviation)") || !strings.Contains(md, "no interval is narrower than ±4.2%") {
 		t.Errorf("method:\n%s", md[:2000])
 	}
 	if fig := string(files["figures.md"]); !strings.Contains(fig, "the 95% interval a rerun lands in (from 4 processes)") {
@@ -164,5 +169,30 @@ func TestMethodSaysProcesses(t *testing.T) {
 	files, _ = render(synthetic())
 	if md := string(files["README.md"]); !strings.Contains(md, "not between runs") {
 		t.Errorf("a one-process report does not say its interval is within the process:\n%s", md[:2000])
+	}
+}
+
+// TestBudget: runProcs runs every process within its budget, and past it
+// stops at minProcs, not before, pooling what ran.
+func TestBudget(t *testing.T) {
+	r := rand.New(rand.NewPCG(11, 12))
+	calls := 0
+	work := func(_ context.Context, p int) ([]group, error) {
+		calls++
+		time.Sleep(20 * time.Millisecond)
+		return procRun(r, 2), nil
+	}
+	gs, n, err := runProcs(t.Context(), config{Procs: 5}, work)
+	if err != nil || n != 5 || calls != 5 || gs[0].Rows[0].procs() != 5 {
+		t.Fatalf("no budget: %d processes, %d calls (%v)", n, calls, err)
+	}
+	calls = 0
+	gs, n, err = runProcs(t.Context(), config{Procs: 8, Budget: time.Millisecond}, work)
+	if err != nil || n != minProcs || calls != minProcs || gs[0].Rows[0].procs() != minProcs {
+		t.Fatalf("over budget: %d processes, %d calls, want %d (%v)", n, calls, minProcs, err)
+	}
+	boom := errors.New("boom")
+	if _, _, err := runProcs(t.Context(), config{Procs: 3}, func(context.Context, int) ([]group, error) { return nil, boom }); !errors.Is(err, boom) {
+		t.Fatalf("a failed process: %v", err)
 	}
 }
