@@ -154,8 +154,9 @@ func TestEndOfTimeMarkers(t *testing.T) {
 	}
 }
 
-// TestSetRateBoundStaleDecisions: TestSetRateBound's schedules with a
-// third of the decisions made at a stale now (up to 2µs back, never before
+// TestSetRateBoundStaleDecisions: random single-goroutine schedules of
+// admissions and changes of rate, the bound of the rates in force checked
+// exactly on every interval; a third of the decisions made at a stale now (up to 2µs back, never before
 // the last change, as SetRateAt's bound requires), in half the runs
 // reservations (counted at their time to act unless a change follows,
 // which the bound then leaves out), and in half the runs changes at a stale
