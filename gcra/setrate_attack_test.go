@@ -156,14 +156,14 @@ func TestEndOfTimeMarkers(t *testing.T) {
 
 // TestSetRateBoundStaleDecisions: random single-goroutine schedules of
 // admissions and changes of rate, the bound of the rates in force checked
-// exactly on every interval; a third of the decisions made at a stale now (up to 2µs back, never before
-// the last change, as SetRateAt's bound requires), in half the runs
-// reservations (counted at their time to act unless a change follows,
-// which the bound then leaves out), and in half the runs changes at a stale
-// now (each allowed its lag behind the latest decision times its new
-// rate): the bound holds on every interval between two admissions, sorted
-// by their now. Counting the reservations across a change, or no allowance
-// for a stale change, fails it.
+// exactly on every interval; a third of the decisions made at a stale now
+// (up to 2µs back, never before the last change, as SetRateAt's bound
+// requires), in half the runs reservations (counted at their time to act
+// unless a change follows, which the bound then leaves out), and in half
+// the runs changes at a stale now (each allowed its lag behind the latest
+// decision times its new rate): the bound holds on every interval between
+// two admissions, sorted by their now. Counting the reservations across a
+// change, or no allowance for a stale change, fails it.
 func TestSetRateBoundStaleDecisions(t *testing.T) {
 	rng := rand.New(rand.NewPCG(13, 14))
 	runs := 200
