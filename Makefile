@@ -98,11 +98,11 @@ bench-quick: ## the same with fewer, shorter rounds, into bench/out/quick/ (not 
 # with another report than bench/report.
 bench-agree: ## count how many figures of a rerun fall within the report's intervals (QUICK=1: two quick runs)
 ifdef QUICK
-	cd bench && $(GO) run ./cmd/report -quick -http=false -out out/agree-a
-	cd bench && $(GO) run ./cmd/report -quick -http=false -out out/agree-b
+	cd bench && $(GO) run ./cmd/report -quick -http=false -conc=false -out out/agree-a >/dev/null
+	cd bench && $(GO) run ./cmd/report -quick -http=false -conc=false -out out/agree-b >/dev/null
 	cd bench && $(GO) run ./cmd/report -agree out/agree-a/results.json out/agree-b/results.json
 else
-	cd bench && $(GO) run ./cmd/report -http=false -out out/rerun
+	cd bench && $(GO) run ./cmd/report -http=false -conc=false -out out/rerun >/dev/null
 	cd bench && $(GO) run ./cmd/report -agree $(or $(AGREE_WITH),report/results.json) out/rerun/results.json
 endif
 

@@ -85,3 +85,17 @@ func TestAIMDRateBounds(t *testing.T) {
 		t.Errorf("maxRate 0: %v", err)
 	}
 }
+
+// An option of the other constructor is refused with a reason that names
+// the constructor it belongs to.
+func TestOptionOfTheOtherConstructor(t *testing.T) {
+	_, err := NewAIMD(&recorder{}, 100, 10, 200, 5, 0.5, WithBuckets(3))
+	var pe *limit.ParamError
+	if !errors.As(err, &pe) || pe.Param != "option" || pe.Reason != "a Throttle's option, for New" {
+		t.Errorf("NewAIMD with WithBuckets: %v", err)
+	}
+	_, err = New(2, time.Second, WithTolerance(0.1))
+	if !errors.As(err, &pe) || pe.Param != "option" || pe.Reason != "an AIMD's option, for NewAIMD" {
+		t.Errorf("New with WithTolerance: %v", err)
+	}
+}

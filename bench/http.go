@@ -87,9 +87,10 @@ var HTTPLimitBare = HTTPImpl{"httplimit-bare", func(clients int) (func(http.Hand
 		Name:   "perip",
 		Client: httplimit.Limit{Events: KeyedEvents, Period: KeyedPeriod, Burst: KeyedEvents},
 		Table:  []keyed.Option{keyed.WithCapacity(max(KeyedCapacity(clients), 1024))},
-	}}, httplimit.WithDenialHeadersOnly(), httplimit.WithKeyFunc(func(r *http.Request) (httplimit.Key, error) {
-		return httplimit.StringKey(r.Header.Get("X-Forwarded-For")), nil
-	}))
+		Key: func(r *http.Request) (httplimit.Key, error) {
+			return httplimit.StringKey(r.Header.Get("X-Forwarded-For")), nil
+		},
+	}}, httplimit.WithDenialHeadersOnly())
 	if err != nil {
 		return nil, err
 	}
@@ -110,7 +111,8 @@ func newHTTPLimitCap(capacity int) (func(http.Handler) http.Handler, error) {
 		Name:   "perip",
 		Client: httplimit.Limit{Events: KeyedEvents, Period: KeyedPeriod, Burst: KeyedEvents},
 		Table:  []keyed.Option{keyed.WithCapacity(capacity)},
-	}}, httplimit.WithKeyFunc(key))
+		Key:    key,
+	}})
 	if err != nil {
 		return nil, err
 	}

@@ -202,7 +202,10 @@ func (r *Reservation) Cancel() bool {
 // had never been made, so the bound cannot break. Otherwise the tokens stay
 // taken: later reservations already wait for them, and handing them to a new
 // caller would let it act at the same time as those. Only the first call to
-// Cancel or CancelAt can give anything back.
+// Cancel or CancelAt can give anything back. A copy of a Reservation is
+// the same reservation: cancel it through one copy only, since a second
+// copy's cancel after the same tokens were reserved again at the same
+// instant would give back that later reservation's tokens.
 func (r *Reservation) CancelAt(now int64) bool {
 	r.OK = false
 	return r.r.CancelAt(now)

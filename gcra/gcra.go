@@ -343,7 +343,10 @@ func (r *Reservation) Cancel() bool {
 // it); the limiter is then exactly as if the reservation had never been
 // made, so the bound cannot break. Otherwise the events stay taken. Only the
 // first call can give anything back, and nothing is given back across a
-// SetRate.
+// SetRate. A copy of a Reservation is the same reservation: cancel it
+// through one copy only, since a second copy's cancel after the same events
+// were reserved again at the same instant would give back that later
+// reservation's events.
 func (r *Reservation) CancelAt(now int64) bool {
 	ok := r.OK && r.before != r.after && now <= r.act
 	r.OK = false

@@ -106,8 +106,12 @@ func (l *Limiter) SetRate(rate float64) error { return l.SetRateAt(l.now(), rate
 // in a closed interval is at most burst plus the integral, over that
 // interval, of the rate in force (each rate from its SetRateAt's now on),
 // for decisions whose now is not before the last change made when they
-// run. Reservations made before a change keep their time to act (the old
-// rate's schedule); Refund and Reservation.Cancel give nothing back across
+// run. A change whose now is L before a decision already made (a clock
+// read before that decision's) counts those L as events owed and converts
+// them too: up to L times the new rate more. Reservations made before a
+// change keep their time to act (the old rate's schedule) and are outside
+// the bound, which counts the events they took as owed at the new rate
+// from the change; Refund and Reservation.Cancel give nothing back across
 // a change.
 func (l *Limiter) SetRateAt(now int64, rate float64) error {
 	g, _ := l.live()

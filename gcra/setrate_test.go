@@ -3,8 +3,6 @@ package gcra
 import (
 	"errors"
 	"math"
-	"math/big"
-	"math/rand/v2"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -41,102 +39,6 @@ func TestSetRateCarriesDebt(t *testing.T) {
 	for i := range 4 {
 		if l.AllowAt(10*s) != (i < 3) {
 			t.Fatalf("full limiter after a change: event %d", i)
-		}
-	}
-}
-
-// TestSetRateBound: random single-goroutine schedules of admissions and
-// changes of rate, now never going back; every interval between two
-// admissions holds at most the burst plus the integral of the rates in
-// force, checked exactly.
-func TestSetRateBound(t *testing.T) {
-	rng := rand.New(rand.NewPCG(3, 4))
-	runs := 200
-	if testing.Short() {
-		runs = 40
-	}
-	for run := range runs {
-		type change struct {
-			at   int64
-			rate *big.Rat // events per ns
-		}
-		b := 1 + rng.Int64N(4)
-		// A rate of ev events per per ns, and the same as a float per
-		// second (read back exactly: its denominator is small).
-		mk := func() (float64, *big.Rat) {
-			ev := 1 + rng.Int64N(5)
-			per := time.Duration(ev + rng.Int64N(3000))
-			ps, err := NewParams(ev, per, b)
-			f := float64(ev) * 1e9 / float64(per)
-			if rp, _ := RateParams(f, b); err != nil || rp != ps {
-				t.Fatalf("%d per %v: %v, or %v/s read back as other Params", ev, per, err, f)
-			}
-			return f, big.NewRat(ev, int64(per))
-		}
-		f, r := mk()
-		ps, _ := RateParams(f, b)
-		l, _ := NewFromParams(ps)
-		now := rng.Int64() >> 1 // far from the ends: the schedule only moves forward
-		if run%4 == 0 {
-			now = -1 << 62 // near no end
-		}
-		changes := []change{{now, r}}
-		type use struct{ at, n int64 }
-		var uses []use
-		for range 300 {
-			now += rng.Int64N(800)
-			switch k := rng.IntN(20); {
-			case k == 0:
-				f, r = mk()
-				if err := l.SetRateAt(now, f); err != nil {
-					t.Fatal(err)
-				}
-				changes = append(changes, change{now, r})
-			case k < 5:
-				n := 1 + rng.Int64N(b)
-				if res, err := l.AllowNAt(now, n); err != nil {
-					t.Fatal(err)
-				} else if res.OK {
-					uses = append(uses, use{now, n})
-				}
-			default:
-				if l.AllowAt(now) {
-					uses = append(uses, use{now, 1})
-				}
-			}
-		}
-		// F[i] is the integral of the rate in force up to uses[i].at (each
-		// rate from its change's now on): the bound between uses i and j is
-		// the burst plus F[j] - F[i].
-		F := make([]*big.Rat, len(uses))
-		fl := make([]float64, len(uses))
-		for i, u := range uses {
-			F[i] = new(big.Rat)
-			for k, c := range changes {
-				end := u.at
-				if k+1 < len(changes) {
-					end = min(end, changes[k+1].at)
-				}
-				if end > c.at {
-					F[i].Add(F[i], new(big.Rat).Mul(c.rate, new(big.Rat).SetInt64(end-c.at)))
-				}
-			}
-			fl[i], _ = F[i].Float64()
-		}
-		for i := range uses {
-			var sum int64
-			for j := i; j < len(uses); j++ {
-				sum += uses[j].n
-				most := b
-				if float64(sum) < float64(most)+fl[j]-fl[i]-1e-3 {
-					continue // clear of the bound; check the close ones exactly
-				}
-				allow := new(big.Rat).Sub(F[j], F[i])
-				allow.Add(allow, new(big.Rat).SetInt64(most))
-				if new(big.Rat).SetInt64(sum).Cmp(allow) > 0 {
-					t.Fatalf("run %d: %d events in [%d, %d], bound %s; changes %+v", run, sum, uses[i].at, uses[j].at, allow.FloatString(3), changes)
-				}
-			}
 		}
 	}
 }

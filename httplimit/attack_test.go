@@ -223,8 +223,8 @@ func TestKeyErrors(t *testing.T) {
 			t.Fatalf("no key: %d", res.StatusCode)
 		}
 	}
-	if len(got) != 3 || got[0] != boom || lim.Stats()[0].Errors != 3 || lim.Stats()[0].Admitted != 0 {
-		t.Fatalf("handler got %v, stats %+v", got, lim.Stats()[0])
+	if len(got) != 3 || got[0] != boom || lim.Stats()["p"].Errors != 3 || lim.Stats()["p"].Admitted != 0 {
+		t.Fatalf("handler got %v, stats %+v", got, lim.Stats()["p"])
 	}
 
 	// StringKey("") by default: 400 each time, none admitted, counted.
@@ -238,7 +238,7 @@ func TestKeyErrors(t *testing.T) {
 	if res := get(t, c, url, "Api-Key", "k"); res.StatusCode != 200 {
 		t.Fatalf("keyed: %d", res.StatusCode)
 	}
-	if st := lim.Stats()[0]; st.Errors != 3 || st.Admitted != 1 {
+	if st := lim.Stats()["p"]; st.Errors != 3 || st.Admitted != 1 {
 		t.Fatalf("stats %+v", st)
 	}
 
@@ -257,7 +257,7 @@ func TestKeyErrors(t *testing.T) {
 			t.Fatalf("client %d: %d", i, res.StatusCode)
 		}
 	}
-	if st := lim.Stats()[0]; full < 32 || st.Errors != int64(full) || st.Admitted != int64(40-full) {
+	if st := lim.Stats()["p"]; full < 32 || st.Errors != int64(full) || st.Admitted != int64(40-full) {
 		t.Fatalf("%d refused by a full table of 8, stats %+v", full, st)
 	}
 }

@@ -149,32 +149,42 @@ func HeaderKey(name string) KeyFunc {
 	}
 }
 
-// ClientError reports a client that cannot be named from the request: an
-// unparsable RemoteAddr, or a malformed, overlong or too deep proxy header
-// from a trusted proxy.
-type ClientError struct {
-	// Source is where the address was read: "RemoteAddr", "Forwarded" or
-	// "X-Forwarded-For".
-	Source string
-	// Value is the offending value, cut to 64 bytes.
-	Value string
-	// Reason says what is wrong with it.
-	Reason string
+// ErrProxyHeader is matched (errors.Is) by the error of a request whose
+// proxy header, as a trusted proxy passed it on, names no client: an
+// element that is not an address, an overlong one, or more trusted
+// proxies than ProxyKey walks. Its Error names the header and quotes the
+// value. The default error handler answers it 400 Bad Request.
+var ErrProxyHeader = errors.New("httplimit: the proxy header names no client")
+
+// clientError is a client that cannot be named from the request: an
+// unparsable RemoteAddr (the server's setup, not the client's fault), or
+// a proxy header (ErrProxyHeader).
+type clientError struct {
+	source string // "RemoteAddr", "Forwarded" or "X-Forwarded-For"
+	value  string // the offending value, cut to 64 bytes
+	reason string
 }
 
-func (e *ClientError) Error() string {
-	return "httplimit: " + e.Source + " " + strconv.Quote(e.Value) + ": " + e.Reason
+func (e *clientError) Error() string {
+	return "httplimit: " + e.source + " " + strconv.Quote(e.value) + ": " + e.reason
 }
 
-func clientError(src, v, reason string) *ClientError {
+// Is matches ErrProxyHeader for an error read from a proxy header.
+func (e *clientError) Is(target error) bool {
+	return target == ErrProxyHeader && e.source != remoteAddr
+}
+
+const remoteAddr = "RemoteAddr"
+
+func newClientError(src, v, reason string) *clientError {
 	if len(v) > 64 {
 		v = v[:64]
 	}
-	return &ClientError{Source: src, Value: v, Reason: reason}
+	return &clientError{source: src, value: v, reason: reason}
 }
 
 // maxHops is the most proxy header elements a ProxyKey walks through: a
-// chain of more trusted proxies is refused with a ClientError.
+// chain of more trusted proxies is refused with ErrProxyHeader.
 const maxHops = 32
 
 // maxElem is the longest element of a proxy header read as an address
@@ -183,7 +193,8 @@ const maxElem = 128
 
 // PeerAddr is the default KeyFunc: the address of the connection's peer
 // (r.RemoteAddr, "host:port", or a bare address). A RemoteAddr that is
-// neither (a Unix socket's "@", an empty one) is a *ClientError.
+// neither (a Unix socket's "@", an empty one) is an error the default
+// error handler answers 500: the server's setup, not the client, is wrong.
 func PeerAddr(r *http.Request) (Key, error) {
 	a, err := peer(r.RemoteAddr)
 	if err != nil {
@@ -202,7 +213,7 @@ func peer(s string) (netip.Addr, error) {
 	if a, err := netip.ParseAddr(s); err == nil {
 		return a, nil
 	}
-	return netip.Addr{}, clientError("RemoteAddr", s, "not an IP address with or without a port")
+	return netip.Addr{}, newClientError(remoteAddr, s, "not an IP address with or without a port")
 }
 
 // ProxyKey returns a KeyFunc for a server behind proxies: it starts at the
@@ -219,7 +230,8 @@ func peer(s string) (netip.Addr, error) {
 //
 // An element the walk reaches that is not an address (malformed,
 // "unknown", an obfuscated Forwarded node, longer than 128 bytes) or a walk
-// of more than 32 elements is a *ClientError: a trusted proxy sent
+// of more than 32 elements is an error that matches ErrProxyHeader: a
+// trusted proxy sent
 // what no client address can be read from. Elements left of the client's
 // are never read. A Forwarded element's for= value may be a quoted string,
 // and a port is ignored in either header. An address with a zone
@@ -274,7 +286,7 @@ func oneHop(peer netip.Addr, name, line string) (Key, error) {
 	}
 	a, reason := node(e, false)
 	if reason != "" {
-		return Key{}, clientError(name, e, reason)
+		return Key{}, newClientError(name, e, reason)
 	}
 	return AddrKey(a), nil
 }
@@ -289,7 +301,7 @@ func walk(a netip.Addr, name string, vals []string, forwarded bool, trusted *tru
 			break
 		}
 		if hops == maxHops {
-			return Key{}, clientError(name, e, "more than 32 trusted proxies")
+			return Key{}, newClientError(name, e, "more than 32 trusted proxies")
 		}
 		var reason string
 		if forwarded {
@@ -298,7 +310,7 @@ func walk(a netip.Addr, name string, vals []string, forwarded bool, trusted *tru
 			a, reason = node(e, false)
 		}
 		if reason != "" {
-			return Key{}, clientError(name, e, reason)
+			return Key{}, newClientError(name, e, reason)
 		}
 	}
 	return AddrKey(a), nil

@@ -2,6 +2,7 @@ package httplimit
 
 import (
 	"errors"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"net/netip"
@@ -40,10 +41,10 @@ func TestPeerAddr(t *testing.T) {
 		r := httptest.NewRequest("GET", "/", nil)
 		r.RemoteAddr = c.remote
 		k, err := PeerAddr(r)
-		var ce *ClientError
+		var ce *clientError
 		switch {
-		case c.want == "" && (!errors.As(err, &ce) || ce.Source != "RemoteAddr"):
-			t.Errorf("%q: %v, %v; want a RemoteAddr ClientError", c.remote, k, err)
+		case c.want == "" && (!errors.As(err, &ce) || ce.source != "RemoteAddr" || errors.Is(err, ErrProxyHeader)):
+			t.Errorf("%q: %v, %v; want a RemoteAddr error, not ErrProxyHeader", c.remote, k, err)
 		case c.want != "" && (err != nil || k.String() != c.want):
 			t.Errorf("%q: %v, %v; want %s", c.remote, k, err, c.want)
 		}
@@ -57,7 +58,7 @@ func TestProxyKey(t *testing.T) {
 		h      string
 		remote string
 		vals   []string
-		want   string // "" for a ClientError
+		want   string // "" for ErrProxyHeader
 	}{
 		{"untrusted peer ignores the header", xff, "192.0.2.9:1", []string{"1.2.3.4"}, "192.0.2.9"},
 		{"untrusted peer ignores garbage", xff, "192.0.2.9:1", []string{"garbage,,"}, "192.0.2.9"},
@@ -104,10 +105,10 @@ func TestProxyKey(t *testing.T) {
 			r.Header.Add(c.h, v)
 		}
 		k, err := mustProxy(t, c.h, trusted...)(r)
-		var ce *ClientError
+		var ce *clientError
 		switch {
-		case c.want == "" && (!errors.As(err, &ce) || ce.Source != c.h || len(ce.Value) > 64):
-			t.Errorf("%s: %v, %v; want a %s ClientError", c.name, k, err, c.h)
+		case c.want == "" && (!errors.Is(err, ErrProxyHeader) || !errors.As(err, &ce) || ce.source != c.h || len(ce.value) > 64):
+			t.Errorf("%s: %v, %v; want ErrProxyHeader from %s", c.name, k, err, c.h)
 		case c.want != "" && (err != nil || k.String() != c.want):
 			t.Errorf("%s: %v, %v; want %s", c.name, k, err, c.want)
 		}
@@ -190,4 +191,32 @@ func FuzzParse4(f *testing.F) {
 		checkParse4(t, s)
 		checkParse4Port(t, s)
 	})
+}
+
+// TestDefaultErrorStatus: the default error handler answers a proxy
+// header that names no client (ErrProxyHeader, wrapped or not) 400 with
+// its reason, and an unparsable RemoteAddr, the server's fault, 500.
+func TestDefaultErrorStatus(t *testing.T) {
+	hdr := newClientError("X-Forwarded-For", "junk", "not an address")
+	cases := []struct {
+		err  error
+		code int
+		body string
+	}{
+		{hdr, 400, "Bad Request: client address: not an address\n"},
+		{fmt.Errorf("key: %w", hdr), 400, "Bad Request: client address: not an address\n"},
+		{newClientError(remoteAddr, "@", "not an IP address"), 500, "Internal Server Error\n"},
+		{ErrNoKey, 400, "Bad Request: no client key\n"},
+		{ErrProxyHeader, 400, "Bad Request: client address: unreadable proxy header\n"},
+	}
+	for _, c := range cases {
+		w := httptest.NewRecorder()
+		defaultError(w, httptest.NewRequest("GET", "/", nil), c.err)
+		if w.Code != c.code || w.Body.String() != c.body {
+			t.Errorf("%v: %d %q, want %d %q", c.err, w.Code, w.Body.String(), c.code, c.body)
+		}
+	}
+	if errors.Is(newClientError(remoteAddr, "@", "x"), ErrProxyHeader) || !errors.Is(hdr, ErrProxyHeader) {
+		t.Fatal("only a proxy header's error matches ErrProxyHeader")
+	}
 }

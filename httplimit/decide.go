@@ -42,15 +42,15 @@ func (l *Limiter) decide(w http.ResponseWriter, r *http.Request, d *Decision, h 
 		}
 		return l.fail(w, r, p, err)
 	}
-	cost := p.cost
-	if p.costFunc != nil {
-		cost = p.costFunc(r)
+	cost := int64(1)
+	if p.cost != nil {
+		cost = p.cost(r)
 	}
 	now := l.cfg.clock()
-	d.Policy, d.Cost = p.name, cost
+	d.Policy = p.name
 	if (p.flights != nil || p.inFlight != nil) && !p.takeFlight(h, &d.Key, now) {
 		p.busy.Add(1)
-		d.Busy, d.RetryAfter, d.Reset = true, time.Second, 1
+		d.Busy, d.RetryAfter, d.reset = true, time.Second, 1
 		p.fields.busy(w.Header())
 		return denied
 	}
@@ -62,7 +62,6 @@ func (l *Limiter) decide(w http.ResponseWriter, r *http.Request, d *Decision, h 
 	if err != nil {
 		return l.fail(w, r, p, err)
 	}
-	d.OK = v.ok
 	if p.table == nil && p.global == nil {
 		p.admitted.Add(1)
 		return serve
@@ -133,8 +132,8 @@ func (p *policy) report(v *verdict, d *Decision) *limitSpec {
 	if v.askedC && (!v.askedG || v.client.Remaining <= v.global.Remaining) {
 		s, rem = &p.client, v.client.Remaining
 	}
-	d.Limit, d.Quota, d.Window, d.Remaining = s.name, s.quota, s.window, max(rem, 0)
-	d.Reset = s.fullIn(s.quota - d.Remaining)
+	d.Limit, d.remaining = s.name, max(rem, 0)
+	d.reset = s.fullIn(s.quota - d.remaining)
 	return s
 }
 
@@ -162,8 +161,8 @@ func (p *policy) explain(v *verdict, now, n int64, d *Decision) *limitSpec {
 			s, wait = &p.gl, g.RetryAfter
 		}
 	}
-	d.Limit, d.Quota, d.Window, d.Remaining = s.name, s.quota, s.window, max(rem, 0)
+	d.Limit, d.remaining = s.name, max(rem, 0)
 	d.RetryAfter = wait
-	d.Reset = retrySeconds(wait)
+	d.reset = retrySeconds(wait)
 	return s
 }

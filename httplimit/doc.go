@@ -11,7 +11,7 @@
 // A Limiter applies the first of its Policies that matches a request; a
 // request no policy matches passes unlimited. A policy has a per-client
 // limit, a global limit, or both; each is a token bucket (Events per
-// Period, up to Burst). A request of cost n (Policy.Cost or CostFunc) is
+// Period, up to Burst). A request of cost n (Policy.Cost) is
 // admitted only if the client's bucket and the global one both hold n, and
 // then takes n from each: one all-or-nothing decision, in which a denied
 // request takes nothing from either. So a client cannot spend the global
@@ -33,9 +33,9 @@
 //
 // # Clients
 //
-// A KeyFunc names the client: Policy.Key, else the Limiter's (WithKeyFunc;
-// default PeerAddr, the connection's peer address). An IPv6 client is its
-// /64 (WithIPv6Prefix). Keys of different kinds (an address, a string, a
+// A KeyFunc names the client: Policy.Key (default PeerAddr, the
+// connection's peer address). An IPv6 client is its /64 (WithIPv6Prefix).
+// Keys of different kinds (an address, a string, a
 // joined key) never name the same client. Behind proxies, ProxyKey reads
 // X-Forwarded-For or Forwarded (RFC 7239) right to left, and only across
 // peers in a trusted set of prefixes, so a header sent by a client that
@@ -79,5 +79,5 @@
 // that changes a field replaces it (Header.Set, Add or Del), and never
 // writes into the slice it finds.
 //
-// Stats counts admitted, denied and failed requests per policy.
+// Stats counts admitted, denied and failed requests by policy name.
 package httplimit

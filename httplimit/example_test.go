@@ -83,3 +83,37 @@ func ExampleJoinKeys() {
 	// Output:
 	// 192.0.2.1+"/items/7" <nil>
 }
+
+// A deny handler that answers in the API's own format, from the Decision:
+// the limit that denied and when to retry. Uploads cost 2 of a client's
+// burst of 3, so the second upload at once is denied.
+func ExampleWithDenyHandler() {
+	lim, err := httplimit.New([]httplimit.Policy{{
+		Name:   "upload",
+		Cost:   func(*http.Request) int64 { return 2 },
+		Client: httplimit.Limit{Events: 1, Period: time.Second, Burst: 3},
+	}}, httplimit.WithClock(func() int64 { return 0 }), httplimit.WithDenyHandler(
+		func(w http.ResponseWriter, r *http.Request, d httplimit.Decision) {
+			w.WriteHeader(http.StatusTooManyRequests)
+			fmt.Fprintf(w, `{"limit":%q,"client":%q,"retry_ms":%d}`, d.Limit, d.Key, d.RetryAfter.Milliseconds())
+		}))
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	h := lim.Wrap(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {}))
+	for range 2 {
+		w := httptest.NewRecorder()
+		r := httptest.NewRequest("POST", "/upload", nil)
+		r.RemoteAddr = "192.0.2.1:1234"
+		h.ServeHTTP(w, r)
+		if w.Code == http.StatusOK {
+			fmt.Println(w.Code)
+			continue
+		}
+		fmt.Println(w.Code, w.Header().Get("Retry-After"), w.Body.String())
+	}
+	// Output:
+	// 200
+	// 429 1 {"limit":"upload","client":"192.0.2.1","retry_ms":1000}
+}

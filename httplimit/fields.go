@@ -136,8 +136,8 @@ func newFields(p *policy) fields {
 
 func (f *fields) admitted(h http.Header, s *limitSpec, d *Decision, legacy bool) {
 	h[hdrPolicy] = f.policy
-	if d.Remaining < int64(len(s.admit)) {
-		h[hdrRateLimit] = s.admit[d.Remaining : d.Remaining+1 : d.Remaining+1]
+	if d.remaining < int64(len(s.admit)) {
+		h[hdrRateLimit] = s.admit[d.remaining : d.remaining+1 : d.remaining+1]
 	} else {
 		h[hdrRateLimit] = fresh(s, d, false)
 	}
@@ -148,7 +148,7 @@ func (f *fields) admitted(h http.Header, s *limitSpec, d *Decision, legacy bool)
 
 func (f *fields) denied(h http.Header, s *limitSpec, d *Decision, legacy bool) {
 	h[hdrPolicy] = f.policy
-	if t := d.Reset; d.Remaining == 0 && t < cached {
+	if t := d.reset; d.remaining == 0 && t < cached {
 		h[hdrRateLimit] = s.deny[t : t+1 : t+1]
 		h[hdrRetryAfter] = s.retry[t : t+1 : t+1]
 	} else {
@@ -176,10 +176,10 @@ func fresh(s *limitSpec, d *Decision, retry bool) []string {
 		buf [48]byte
 	})
 	b := append(f.buf[:0], s.prefix...)
-	b = strconv.AppendInt(b, d.Remaining, 10)
+	b = strconv.AppendInt(b, d.remaining, 10)
 	b = append(b, ";t="...)
 	t := len(b)
-	b = strconv.AppendInt(b, d.Reset, 10)
+	b = strconv.AppendInt(b, d.reset, 10)
 	v := unsafe.String(unsafe.SliceData(b), len(b))
 	f.vs[0], f.vs[1] = v, v[t:]
 	if retry {
@@ -190,8 +190,8 @@ func fresh(s *limitSpec, d *Decision, retry bool) []string {
 
 func setLegacy(h http.Header, s *limitSpec, d *Decision) {
 	h[hdrXLimit] = []string{strconv.FormatInt(s.quota, 10)}
-	h[hdrXRemaining] = []string{strconv.FormatInt(d.Remaining, 10)}
-	h[hdrXReset] = []string{strconv.FormatInt(time.Now().Unix()+d.Reset, 10)}
+	h[hdrXRemaining] = []string{strconv.FormatInt(d.remaining, 10)}
+	h[hdrXReset] = []string{strconv.FormatInt(time.Now().Unix()+d.reset, 10)}
 }
 
 // The default denial's fields and body; the value slices are shared and
@@ -221,10 +221,9 @@ func denyTooMany(w http.ResponseWriter, _ *http.Request, d Decision) {
 }
 
 func defaultError(w http.ResponseWriter, _ *http.Request, err error) {
-	var ce *ClientError
 	switch {
-	case errors.As(err, &ce) && ce.Source != "RemoteAddr":
-		http.Error(w, "Bad Request: client address: "+ce.Reason, http.StatusBadRequest)
+	case errors.Is(err, ErrProxyHeader):
+		http.Error(w, "Bad Request: client address: "+proxyReason(err), http.StatusBadRequest)
 	case errors.Is(err, ErrNoKey):
 		http.Error(w, "Bad Request: no client key", http.StatusBadRequest)
 	case errors.Is(err, limit.ErrCostExceedsBurst):
@@ -234,4 +233,12 @@ func defaultError(w http.ResponseWriter, _ *http.Request, err error) {
 	default:
 		http.Error(w, "Internal Server Error", http.StatusInternalServerError)
 	}
+}
+
+// proxyReason says what is wrong with the proxy header of err.
+func proxyReason(err error) string {
+	if ce := (*clientError)(nil); errors.As(err, &ce) {
+		return ce.reason
+	}
+	return "unreadable proxy header"
 }

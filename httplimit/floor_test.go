@@ -68,7 +68,7 @@ func floorHandler(tb testing.TB, clients int, proxied bool) (http.Handler, []str
 		}
 	}
 	lim := mustNew(tb, []Policy{{Name: "perip", Client: Limit{Events: 100, Period: time.Second, Burst: 100},
-		Table: []keyed.Option{keyed.WithCapacity(max(clients*5/4, 1024))}}}, WithKeyFunc(key))
+		Table: []keyed.Option{keyed.WithCapacity(max(clients*5/4, 1024))}, Key: key}})
 	h := lim.Wrap(floorOK)
 	addrs := make([]string, clients)
 	for i := range addrs {

@@ -41,12 +41,11 @@ type Policy struct {
 	// that path and the subtree below it ("/api" matches "/api" and
 	// "/api/x", not "/apiary").
 	PathPrefix string
-	// Cost is the units a request takes (0 means 1); CostFunc, if set,
-	// returns it per request instead.
-	Cost     int64
-	CostFunc func(*http.Request) int64
-	// Key names the client of a request (nil: the Limiter's KeyFunc, see
-	// WithKeyFunc).
+	// Cost returns the units a request takes (nil: 1 each). A cost that
+	// is negative or above a limit's burst goes to the error handler.
+	Cost func(*http.Request) int64
+	// Key names the client of a request (nil: PeerAddr, the connection's
+	// peer address; ProxyKey for a server behind proxies).
 	Key KeyFunc
 	// Client is the limit of each client, kept in a table of package
 	// keyed built with the Table options: its capacity (keyed.WithCapacity)
@@ -68,39 +67,28 @@ type Policy struct {
 	InFlight       *concurrency.Limiter
 }
 
-// Decision is what the middleware decided for one request; the deny
-// handler (WithDenyHandler) gets it.
+// Decision is a denial, as the deny handler (WithDenyHandler) gets it:
+// what a response or a log line needs. The rate-limit header fields and
+// Retry-After are set on the response before the handler is called.
 type Decision struct {
 	// Policy is the name of the policy that matched.
 	Policy string
 	// Key is the client's key.
 	Key Key
-	// Cost is the units the request asked for.
-	Cost int64
-	// OK reports whether the request was admitted.
-	OK bool
-	// Busy reports a denial by a cap on requests in flight (503), not by
-	// a rate limit (429); the fields below describe no limit then.
-	Busy bool
-	// Limit is the name of the limit reported in the RateLimit field:
-	// when denied, the one with the longest wait; when admitted, the one
-	// with the fewest units left.
+	// Limit is the name of the limit that waits longest, as the RateLimit
+	// field reports it; empty for a denial by a cap in flight (Busy).
 	Limit string
-	// Quota and Window are that limit's q and w: its burst, and the whole
-	// seconds (rounded up, at least 1) it takes to refill the burst.
-	Quota  int64
-	Window int64
-	// Remaining is the units a next request of the client at the same
-	// instant can take: the least left in any limit of the policy.
-	Remaining int64
-	// RetryAfter is, when denied, the wait until every limit of the
-	// policy admits the request (if no other request is admitted
-	// meanwhile); 0 when admitted.
+	// Busy reports a denial by a cap on requests in flight (503), not by
+	// a rate limit (429).
+	Busy bool
+	// RetryAfter is the wait until every limit of the policy admits the
+	// request (if no other request is admitted meanwhile); Retry-After is
+	// it in whole seconds, rounded up, at least 1. It is 1 s for Busy:
+	// a slot frees when a request ends, which no limit can tell.
 	RetryAfter time.Duration
-	// Reset is the RateLimit field's t, in whole seconds: on a denial
-	// RetryAfter rounded up (at least 1), the Retry-After value; when
-	// admitted, the most the limit takes to be full again.
-	Reset int64
+
+	remaining int64 // the RateLimit field's r: the least left in any limit
+	reset     int64 // its t: RetryAfter in seconds, or when admitted the seconds to full
 }
 
 // Limiter is the middleware: Wrap puts it in front of a handler. It is
@@ -124,13 +112,11 @@ func (*noCopy) Unlock() {}
 // returns a *limit.ParamError for no policies or a policy it cannot build
 // (Param names the field, as "policies[1].Client.Burst").
 func New(policies []Policy, opts ...Option) (*Limiter, error) {
-	c := config{key: PeerAddr, clock: nanotime.Now, v6bits: 64, admitHdrs: true}
+	c := config{clock: nanotime.Now, v6bits: 64, admitHdrs: true}
 	for _, o := range opts {
 		o(&c)
 	}
 	switch {
-	case c.key == nil:
-		return nil, &limit.ParamError{Pkg: "httplimit", Param: "key func", Value: c.key, Reason: "the KeyFunc must not be nil"}
 	case c.clock == nil:
 		return nil, &limit.ParamError{Pkg: "httplimit", Param: "clock", Value: c.clock, Reason: "the clock must not be nil"}
 	case c.v6bits < 1 || c.v6bits > 128:

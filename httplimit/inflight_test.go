@@ -2,6 +2,7 @@ package httplimit
 
 import (
 	"net/http"
+	"net/http/httptest"
 	"strconv"
 	"sync"
 	"sync/atomic"
@@ -100,7 +101,7 @@ func TestClientInFlight(t *testing.T) {
 	if n := lim.policies[0].flights.held(); n != 0 {
 		t.Fatalf("%d slots held after a rate denial", n)
 	}
-	if st := lim.Stats()[0]; st.Busy != 2 || st.Admitted != 4 || st.Denied != 1 {
+	if st := lim.Stats()["p"]; st.Busy != 2 || st.Admitted != 4 || st.Denied != 1 {
 		t.Fatalf("stats %+v", st)
 	}
 }
@@ -205,5 +206,37 @@ func TestFlightsSketch(t *testing.T) {
 	wg.Wait()
 	if most.Load() > 3 || g.held() != 0 {
 		t.Fatalf("%d in flight at once under a cap of 3, %d left held", most.Load(), g.held())
+	}
+}
+
+// TestBusyDecision: a denial by a cap in flight reaches the deny handler
+// as Busy, naming no limit, with a wait of 1 s, and the client's key.
+func TestBusyDecision(t *testing.T) {
+	var got []Decision
+	lim := mustNew(t, []Policy{{Name: "p", Key: HeaderKey("K"), ClientInFlight: 1,
+		Client: Limit{Events: 1, Period: time.Hour, Burst: 3}}},
+		WithDenyHandler(func(w http.ResponseWriter, r *http.Request, d Decision) {
+			got = append(got, d)
+			w.WriteHeader(http.StatusServiceUnavailable)
+		}))
+	var h http.Handler
+	inner := httptest.NewRecorder()
+	h = lim.Wrap(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/outer" { // holds the client's one slot meanwhile
+			r := httptest.NewRequest("GET", "/inner", nil)
+			r.Header.Set("K", "a")
+			h.ServeHTTP(inner, r)
+		}
+	}))
+	r := httptest.NewRequest("GET", "/outer", nil)
+	r.Header.Set("K", "a")
+	outer := httptest.NewRecorder()
+	h.ServeHTTP(outer, r)
+	if outer.Code != 200 || inner.Code != 503 || inner.Header().Get("Retry-After") != "1" {
+		t.Fatalf("outer %d, inner %d %v", outer.Code, inner.Code, inner.Header())
+	}
+	if len(got) != 1 || !got[0].Busy || got[0].Limit != "" || got[0].RetryAfter != time.Second ||
+		got[0].Policy != "p" || got[0].Key.String() != "a" {
+		t.Fatalf("decisions %+v", got)
 	}
 }

@@ -10,7 +10,6 @@ import (
 type Option func(*config)
 
 type config struct {
-	key       KeyFunc
 	clock     nanotime.Clock
 	v6bits    int
 	deny      func(http.ResponseWriter, *http.Request, Decision)
@@ -19,10 +18,6 @@ type config struct {
 	admitHdrs bool
 	legacy    bool
 }
-
-// WithKeyFunc sets how clients are named by the policies that set no Key
-// (default PeerAddr; see ProxyKey for servers behind proxies).
-func WithKeyFunc(f KeyFunc) Option { return func(c *config) { c.key = f } }
 
 // WithClock sets the clock the limits read (default nanotime.Now); a nil
 // clock is a *limit.ParamError from New.
@@ -44,8 +39,8 @@ func WithDenyHandler(f func(w http.ResponseWriter, r *http.Request, d Decision))
 // WithErrorHandler sets what writes the response to a request that could
 // not be decided: the KeyFunc failed (without WithFailOpen), or the cost
 // is negative or above a limit's burst; err is the KeyFunc's error or the
-// limit's. The default writes 400 Bad Request for a *ClientError from a
-// proxy header or ErrNoKey, 413 Content Too Large for a cost above a
+// limit's. The default writes 400 Bad Request for ErrProxyHeader or
+// ErrNoKey, 413 Content Too Large for a cost above a
 // burst (limit.ErrCostExceedsBurst), 503 Service Unavailable for a new
 // client a full table refuses (keyed.ErrFull, under keyed.WithRefuse in
 // Policy.Table), and 500 Internal Server Error for

@@ -4,7 +4,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"hash/maphash"
-	"math"
+
 	"net/http"
 	"net/netip"
 	"strconv"
@@ -21,8 +21,7 @@ type policy struct {
 	name     string
 	methods  []string // upper case; with HEAD when GET is there
 	prefix   string
-	cost     int64
-	costFunc func(*http.Request) int64
+	cost     func(*http.Request) int64 // nil: 1
 	key      KeyFunc
 	v6bits   int
 	seed     maphash.Seed // of joined keys
@@ -51,13 +50,10 @@ func newPolicy(i int, ps Policy, c *config) (*policy, error) {
 	if ps.ClientInFlight < 0 {
 		return nil, perr("ClientInFlight", ps.ClientInFlight, "a cap is not negative")
 	}
-	if ps.Cost < 0 {
-		return nil, perr("Cost", ps.Cost, "a cost is not negative")
-	}
-	p := &policy{name: ps.Name, prefix: ps.PathPrefix, cost: max(ps.Cost, 1), costFunc: ps.CostFunc,
+	p := &policy{name: ps.Name, prefix: ps.PathPrefix, cost: ps.Cost,
 		key: ps.Key, v6bits: c.v6bits}
 	if p.key == nil {
-		p.key = c.key
+		p.key = PeerAddr
 	}
 	for j, m := range ps.Methods {
 		if !token(m) {
@@ -78,10 +74,6 @@ func newPolicy(i int, ps Policy, c *config) (*policy, error) {
 	p.inFlight = ps.InFlight
 	if err := p.limits(ps, field); err != nil {
 		return nil, err
-	}
-	if b := min(burstOr(ps.Client), burstOr(ps.Global)); ps.Cost > b {
-		return nil, &limit.ParamError{Pkg: "httplimit", Param: field + "Cost", Value: ps.Cost, Min: int64(0), Max: b,
-			Reason: "a cost above a limit's burst is never admitted"}
 	}
 	p.fields = newFields(p)
 	return p, nil
@@ -128,14 +120,6 @@ func token(m string) bool {
 		}
 	}
 	return true
-}
-
-// burstOr returns l's burst, or the most an int64 holds for no limit.
-func burstOr(l Limit) int64 {
-	if !l.set() {
-		return math.MaxInt64
-	}
-	return l.Burst
 }
 
 // restamp names the policy field in a limiter package's ParamError.

@@ -28,7 +28,7 @@ type twin struct {
 func newTwin(t *testing.T, ps Policy) *twin {
 	tw := &twin{}
 	ps.Key = HeaderKey("K")
-	ps.CostFunc = func(r *http.Request) int64 { n, _ := strconv.ParseInt(r.Header.Get("N"), 10, 64); return n }
+	ps.Cost = func(r *http.Request) int64 { n, _ := strconv.ParseInt(r.Header.Get("N"), 10, 64); return n }
 	lim := mustNew(t, []Policy{ps}, WithClock(tw.clk.now), WithDenyHandler(func(w http.ResponseWriter, r *http.Request, d Decision) {
 		tw.last = d
 		denyTooMany(w, r, d)
@@ -143,7 +143,7 @@ func checkWait(t *testing.T, ps Policy, hist []step, s step, d Decision, w *http
 	t.Helper()
 	wait := int64(d.RetryAfter)
 	ra, err := strconv.ParseInt(w.Header().Get("Retry-After"), 10, 64)
-	if err != nil || ra != reset || ra != max(1, (wait+1e9-1)/1e9) || d.Reset != ra {
+	if err != nil || ra != reset || ra != max(1, (wait+1e9-1)/1e9) || d.reset != ra {
 		t.Fatalf("denial %+v: Retry-After %q, t=%d, wait %v", s, w.Header().Get("Retry-After"), reset, d.RetryAfter)
 	}
 	at := func(dt int64) bool { return admits(t, ps, hist, step{at: s.at + dt, key: s.key, cost: s.cost}) }

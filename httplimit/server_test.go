@@ -132,7 +132,7 @@ func TestExactOverSchedule(t *testing.T) {
 			clk.ns.Store(1e12)
 			var cost atomic.Int64
 			lim := mustNew(t, []Policy{{Name: "api", Client: Limit{Events: events, Period: period, Burst: burst},
-				Global: Limit{Events: 6, Period: period, Burst: 3}, CostFunc: func(*http.Request) int64 { return cost.Load() }}},
+				Global: Limit{Events: 6, Period: period, Burst: 3}, Cost: func(*http.Request) int64 { return cost.Load() }}},
 				WithClock(clk.now))
 			url, c := startServer(t, network, lim.Wrap(okHandler))
 			twinT, _ := keyed.New(events, period, burst)
@@ -193,7 +193,7 @@ func TestExactOverSchedule(t *testing.T) {
 			if err := bound.CheckSlack(uses, burst, 1<<20, events, uint64(period)); err != nil {
 				t.Fatal(err)
 			}
-			st := lim.Stats()[0]
+			st := lim.Stats()["api"]
 			if st.Admitted != int64(admitted) || st.Denied != int64(300-admitted) {
 				t.Fatalf("stats %+v, want %d admitted", st, admitted)
 			}
@@ -257,8 +257,8 @@ func (m *twinGlobal) Refund(rc limit.Receipt) {
 func TestManyClientsConcurrently(t *testing.T) {
 	const clients, burst, steps = 64, 3, 3
 	var clk clock
-	lim := mustNew(t, []Policy{{Name: "perip", Client: Limit{Events: 1, Period: time.Second, Burst: burst}}},
-		WithClock(clk.now), WithKeyFunc(mustProxy(t, xff, loopback...)))
+	lim := mustNew(t, []Policy{{Name: "perip", Client: Limit{Events: 1, Period: time.Second, Burst: burst},
+		Key: mustProxy(t, xff, loopback...)}}, WithClock(clk.now))
 	url4, c4 := startServer(t, "tcp4", lim.Wrap(okHandler))
 	url6, c6 := url4, c4
 	if loopbackWorks("tcp6") {
@@ -303,8 +303,8 @@ func TestManyClientsConcurrently(t *testing.T) {
 	// A global limit below the clients' sum, and the same /64 grouped.
 	clk.ns.Store(0)
 	lim = mustNew(t, []Policy{{Name: "perip", Client: Limit{Events: 1, Period: time.Second, Burst: burst},
-		Global: Limit{Events: 1, Period: time.Second, Burst: 50}}},
-		WithClock(clk.now), WithKeyFunc(mustProxy(t, xff, loopback...)))
+		Global: Limit{Events: 1, Period: time.Second, Burst: 50}, Key: mustProxy(t, xff, loopback...)}},
+		WithClock(clk.now))
 	url, c := startServer(t, "tcp4", lim.Wrap(okHandler))
 	var total atomic.Int64
 	per := make([]atomic.Int64, clients)
@@ -345,8 +345,8 @@ func TestSpoofing(t *testing.T) {
 				} else {
 					tr = []netip.Prefix{netip.MustParsePrefix("10.0.0.0/8")}
 				}
-				lim := mustNew(t, []Policy{{Name: "p", Client: Limit{Events: 1, Period: time.Second, Burst: 2}}},
-					WithClock(clk.now), WithKeyFunc(mustProxy(t, h, tr...)))
+				lim := mustNew(t, []Policy{{Name: "p", Client: Limit{Events: 1, Period: time.Second, Burst: 2},
+					Key: mustProxy(t, h, tr...)}}, WithClock(clk.now))
 				url, c := startServer(t, network, lim.Wrap(okHandler))
 				ok := 0
 				for i := range 10 {
@@ -380,7 +380,7 @@ func TestHeaders(t *testing.T) {
 	var denials []Decision
 	var mu sync.Mutex
 	lim := mustNew(t, []Policy{
-		{Name: "writes", Methods: []string{"post"}, PathPrefix: "/api", Cost: 2, Client: Limit{Events: 1, Period: 8 * time.Second, Burst: 4}},
+		{Name: "writes", Methods: []string{"post"}, PathPrefix: "/api", Cost: fixedCost(2), Client: Limit{Events: 1, Period: 8 * time.Second, Burst: 4}},
 		{Name: "api", PathPrefix: "/api/", Client: Limit{Name: "per-client", Events: 1, Period: time.Second, Burst: 8},
 			Global: Limit{Events: 100, Period: time.Second, Burst: 100}},
 	}, WithClock(clk.now), WithLegacyHeaders(), WithDenyHandler(func(w http.ResponseWriter, r *http.Request, d Decision) {
@@ -437,11 +437,16 @@ func TestHeaders(t *testing.T) {
 		t.Fatalf("on time: %d", res.StatusCode)
 	}
 	mu.Lock()
-	if len(denials) != 2 || denials[0].Policy != "writes" || denials[0].Cost != 2 || denials[0].RetryAfter != 16*time.Second ||
+	if len(denials) != 2 || denials[0].Policy != "writes" || denials[0].Limit != "writes" || denials[0].RetryAfter != 16*time.Second ||
 		denials[0].Key.String() != "127.0.0.1" || denials[1].RetryAfter != time.Millisecond {
 		t.Fatalf("OnDeny got %+v", denials)
 	}
 	mu.Unlock()
+	// Each policy's counts under its own name.
+	if st := lim.Stats(); len(st) != 2 || st["writes"].Admitted != 3 || st["writes"].Denied != 2 ||
+		st["api"].Admitted != 1 || st["api"].Denied != 0 || st["api"].Clients.Keys != 1 {
+		t.Fatalf("stats %+v", st)
+	}
 
 	// A custom deny handler, and no fields on admitted responses.
 	lim = mustNew(t, []Policy{{Name: "p", Client: Limit{Events: 1, Period: 64 * time.Second, Burst: 1}}}, WithClock(clk.now),
@@ -464,11 +469,11 @@ func TestHeaders(t *testing.T) {
 func TestBadInput(t *testing.T) {
 	var clk clock
 	pol := []Policy{{Name: "p", Client: Limit{Events: 1, Period: time.Second, Burst: 3},
-		CostFunc: func(r *http.Request) int64 {
+		Cost: func(r *http.Request) int64 {
 			n, _ := strconv.ParseInt(r.URL.Query().Get("cost"), 10, 64)
 			return max(n, 1) - 2*boolInt(r.URL.Query().Has("neg"))
 		}}}
-	lim := mustNew(t, pol, WithClock(clk.now), WithKeyFunc(mustProxy(t, xff, loopback...)))
+	lim := mustNew(t, keyedBy(mustProxy(t, xff, loopback...), pol), WithClock(clk.now))
 	url, c := startServer(t, "tcp4", lim.Wrap(okHandler))
 	for _, tc := range []struct {
 		name, path, xff string
@@ -486,7 +491,7 @@ func TestBadInput(t *testing.T) {
 			t.Errorf("%s: %d, want %d", tc.name, res.StatusCode, tc.status)
 		}
 	}
-	if st := lim.Stats()[0]; st.Errors != 6 || st.Admitted != 1 {
+	if st := lim.Stats()["p"]; st.Errors != 6 || st.Admitted != 1 {
 		t.Errorf("stats %+v", st)
 	}
 	// A KeyFunc's own error, then fail open.
@@ -498,7 +503,7 @@ func TestBadInput(t *testing.T) {
 		return Key{}, boom
 	}
 	var gotErr error
-	lim = mustNew(t, pol, WithClock(clk.now), WithKeyFunc(kf))
+	lim = mustNew(t, keyedBy(kf, pol), WithClock(clk.now))
 	url, c = startServer(t, "tcp4", lim.Wrap(okHandler))
 	if res := get(t, c, url); res.StatusCode != 500 {
 		t.Errorf("KeyFunc error: %d", res.StatusCode)
@@ -508,7 +513,7 @@ func TestBadInput(t *testing.T) {
 			t.Errorf("api key request %d: %d", i, res.StatusCode)
 		}
 	}
-	lim = mustNew(t, pol, WithClock(clk.now), WithKeyFunc(kf), WithFailOpen(),
+	lim = mustNew(t, keyedBy(kf, pol), WithClock(clk.now), WithFailOpen(),
 		WithErrorHandler(func(w http.ResponseWriter, r *http.Request, err error) { gotErr = err; w.WriteHeader(418) }))
 	url, c = startServer(t, "tcp4", lim.Wrap(okHandler))
 	for range 5 {
@@ -519,7 +524,7 @@ func TestBadInput(t *testing.T) {
 	if res := get(t, c, url+"?cost=9", "Api-Key", "k"); res.StatusCode != 418 || !errors.Is(gotErr, limit.ErrCostExceedsBurst) {
 		t.Errorf("error handler: %d %v", res.StatusCode, gotErr)
 	}
-	if st := lim.Stats()[0]; st.Unnamed != 5 || st.Errors != 1 {
+	if st := lim.Stats()["p"]; st.Unnamed != 5 || st.Errors != 1 {
 		t.Errorf("stats %+v", st)
 	}
 	// RemoteAddr that no TCP server gives: empty, a Unix socket's.
@@ -573,9 +578,6 @@ func TestNewErrors(t *testing.T) {
 		{"policies[0].Name", []Policy{{Client: ok}}, nil},
 		{"policies[0].Name", []Policy{{Name: "é", Client: ok}}, nil},
 		{"policies[0].Client", []Policy{{Name: "a"}}, nil},
-		{"policies[0].Cost", []Policy{{Name: "a", Client: ok, Cost: -1}}, nil},
-		{"policies[0].Cost", []Policy{{Name: "a", Client: ok, Cost: 2}}, nil},
-		{"policies[0].Cost", []Policy{{Name: "a", Client: Limit{Events: 1, Period: time.Second, Burst: 5}, Global: ok, Cost: 2}}, nil},
 		{"policies[0].Client.Burst", []Policy{{Name: "a", Client: Limit{Events: 1, Period: time.Second, Burst: 1 << 40}}}, nil},
 		{"policies[0].Client.Capacity", []Policy{{Name: "a", Client: ok, Table: []keyed.Option{keyed.WithCapacity(2)}}}, nil},
 		{"policies", nil, nil},
@@ -586,7 +588,6 @@ func TestNewErrors(t *testing.T) {
 		{"policies[0].Client.Name", []Policy{{Name: "a", Client: Limit{Name: "\n", Events: 1, Period: time.Second, Burst: 1}}}, nil},
 		{"policies[1].Name", []Policy{{Name: "a", Client: ok}, {Name: "a", Client: ok}}, nil},
 		{"clock", []Policy{{Name: "a", Client: ok}}, []Option{WithClock(nil)}},
-		{"key func", []Policy{{Name: "a", Client: ok}}, []Option{WithKeyFunc(nil)}},
 		{"ipv6 prefix", []Policy{{Name: "a", Client: ok}}, []Option{WithIPv6Prefix(0)}},
 	}
 	for _, c := range cases {
@@ -607,7 +608,7 @@ func TestStatsJSON(t *testing.T) {
 		h.ServeHTTP(httptest.NewRecorder(), r)
 	}
 	s := expvar.Func(func() any { return lim.Stats() }).String()
-	if !strings.Contains(s, `[{"Policy":"p","Admitted":1,"Denied":2`) {
+	if !strings.Contains(s, `{"p":{"Admitted":1,"Denied":2`) {
 		t.Fatalf("Var %s", s)
 	}
 }
@@ -672,4 +673,18 @@ func BenchmarkServe(b *testing.B) {
 			}
 		})
 	}
+}
+
+// fixedCost is a Policy.Cost of n units for every request.
+func fixedCost(n int64) func(*http.Request) int64 {
+	return func(*http.Request) int64 { return n }
+}
+
+// keyedBy returns ps, each keyed by f.
+func keyedBy(f KeyFunc, ps []Policy) []Policy {
+	out := append([]Policy(nil), ps...)
+	for i := range out {
+		out[i].Key = f
+	}
+	return out
 }

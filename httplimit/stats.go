@@ -5,13 +5,11 @@ import (
 )
 
 // Stats are one policy's counts since New, each read on its own: they add
-// up once the requests they count have been decided. A Stats slice is
-// JSON for expvar as it is:
+// up once the requests they count have been decided. Limiter.Stats' map
+// is JSON for expvar as it is:
 //
 //	expvar.Publish("httplimit", expvar.Func(func() any { return lim.Stats() }))
 type Stats struct {
-	// Policy is the policy's name.
-	Policy string
 	// Admitted and Denied count the requests decided; Busy those a cap on
 	// requests in flight denied.
 	Admitted, Denied, Busy int64
@@ -24,19 +22,20 @@ type Stats struct {
 	Clients keyed.Stats
 }
 
-// Stats returns each policy's counts, in the policies' order (none for
-// the zero Limiter).
-func (l *Limiter) Stats() []Stats {
+// Stats returns each policy's counts by its name (none for the zero
+// Limiter).
+func (l *Limiter) Stats() map[string]Stats {
 	if l == nil || len(l.policies) == 0 {
 		return nil
 	}
-	out := make([]Stats, len(l.policies))
-	for i, p := range l.policies {
-		out[i] = Stats{Policy: p.name, Admitted: p.admitted.Load(), Denied: p.denied.Load(), Busy: p.busy.Load(),
+	out := make(map[string]Stats, len(l.policies))
+	for _, p := range l.policies {
+		s := Stats{Admitted: p.admitted.Load(), Denied: p.denied.Load(), Busy: p.busy.Load(),
 			Errors: p.errored.Load(), Unnamed: p.unnamed.Load()}
 		if p.table != nil {
-			out[i].Clients = p.table.Stats()
+			s.Clients = p.table.Stats()
 		}
+		out[p.name] = s
 	}
 	return out
 }

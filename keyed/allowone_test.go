@@ -1,8 +1,11 @@
 package keyed
 
 import (
+	"fmt"
 	"math/rand/v2"
+	"sync"
 	"testing"
+	"time"
 
 	"github.com/cellrate/cellrate/internal/bound"
 	"github.com/cellrate/cellrate/internal/race"
@@ -53,5 +56,62 @@ func TestBoundAllowOne(t *testing.T) {
 				}
 			}
 		}
+	})
+}
+
+// TestConcurrentBoundAllowOne: TestConcurrentBound's goroutines with the
+// hot keys decided through AllowAt (the fast path's one load, step and
+// compare-and-swap racing floods that take their slots): each key within
+// its own exact bound.
+func TestConcurrentBoundAllowOne(t *testing.T) {
+	ops := 20000
+	switch {
+	case race.Enabled:
+		ops = 1500
+	case testing.Short():
+		ops = 3000
+	}
+	kinds(t, func(t *testing.T, mk func(...Option) *Table) {
+		tb := mk(WithCapacity(8))
+		keys := keyNames(800)
+		var (
+			mu       sync.Mutex
+			admitted = map[string][]bound.Use{}
+			wg       sync.WaitGroup
+		)
+		var base int64 = 1 << 40
+		for g := range 8 {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				r := rand.New(rand.NewPCG(uint64(g), 9))
+				mine := map[string][]bound.Use{}
+				for i := range ops {
+					now := base + int64(i)*int64(10*time.Microsecond) - int64(r.Uint64N(uint64(time.Millisecond)))
+					switch r.IntN(4) {
+					case 0, 1:
+						key := keys[r.IntN(8)] // a few hot keys
+						if tb.AllowAt(key, now) {
+							mine[key] = append(mine[key], bound.Use{At: now, Cost: 1})
+						}
+						continue
+					}
+					key, n := keys[r.IntN(len(keys))], int64(1+r.IntN(2))
+					if r.IntN(2) == 0 {
+						key, n = fmt.Sprint("flood", g, "-", i), tb.burst()
+					}
+					if res, err := tb.AllowNAt(key, now, n); res.OK && err == nil {
+						mine[key] = append(mine[key], bound.Use{At: now, Cost: n})
+					}
+				}
+				mu.Lock()
+				for k, u := range mine {
+					admitted[k] = append(admitted[k], u...)
+				}
+				mu.Unlock()
+			}()
+		}
+		wg.Wait()
+		checkBound(t, tb, admitted)
 	})
 }

@@ -3,6 +3,7 @@ package redis_test
 import (
 	"context"
 	"fmt"
+	"math"
 	"time"
 
 	goredis "github.com/redis/go-redis/v9"
@@ -88,14 +89,16 @@ func ExampleLimiter_SetRateAt() {
 // client with bursts of 20 at first, plus 5 a second after each good
 // interval, times 0.7 after a bad one, within [10, 400]. A key written at
 // one rate is converted at its next decision under another: what it owed
-// carries over, so a change never frees a burst.
+// carries over, so a change never frees a burst. The rates are rounded to
+// whole events a second: each distinct rate is a Function library on the
+// server, so at most 391 of them here.
 func ExampleLimiter_SetRateAt_gcra() {
 	c := goredis.NewClient(&goredis.Options{Addr: "localhost:6379", ContextTimeoutEnabled: true})
 	l, err := redis.NewGCRA(c, "rate:", 100, time.Second, 20)
 	if err != nil {
 		panic(err)
 	}
-	a, err := adaptive.NewAIMD(l, 100, 10, 400, 5, 0.7)
+	a, err := adaptive.NewAIMD(wholeRates{l}, 100, 10, 400, 5, 0.7)
 	if err != nil {
 		panic(err)
 	}
@@ -104,6 +107,13 @@ func ExampleLimiter_SetRateAt_gcra() {
 		a.Record(callBackend() == nil)
 	}
 	fmt.Println(r.OK, err)
+}
+
+// wholeRates sets its Limiter's rate rounded to whole events a second.
+type wholeRates struct{ *redis.Limiter }
+
+func (w wholeRates) SetRateAt(now int64, perSecond float64) error {
+	return w.Limiter.SetRateAt(now, math.Round(perSecond))
 }
 
 func callBackend() error { return nil }

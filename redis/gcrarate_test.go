@@ -1,7 +1,9 @@
 package redis
 
 import (
+	"encoding/binary"
 	"fmt"
+	"math"
 	"math/big"
 	"math/rand/v2"
 	"sort"
@@ -294,5 +296,61 @@ func TestGCRAStaleAcrossChange(t *testing.T) {
 	}
 	if r := allow(fast, "b", t0+100*s, 3); !r.OK {
 		t.Fatalf("3 fast after 1 slow at one time: %+v", r)
+	}
+}
+
+// TestGCRAChangeFar: a key written at one rate, read at another more than
+// 2^22 s (the scripts' "far") ahead, is full; read as far behind, it is
+// denied until its latest write.
+func TestGCRAChangeFar(t *testing.T) {
+	_, c := server(t)
+	a, _ := NewGCRA(c, "sf:", 10, time.Second, 3, WithGrace(time.Hour))
+	b, _ := NewGCRA(c, "sf:", 3, time.Second, 3, WithGrace(time.Hour))
+	t0 := time.Now().UnixNano()
+	if r, err := a.AllowNAt(bg, "k", t0, 3); err != nil || !r.OK {
+		t.Fatal(r, err)
+	}
+	if r, err := b.AllowNAt(bg, "k", t0-1e16, 1); err != nil || r.OK || r.RetryAfter != time.Duration(1e16) {
+		t.Fatalf("far behind at another rate: %+v %v", r, err)
+	}
+	if r, err := b.AllowNAt(bg, "k", t0+1e16, 3); err != nil || !r.OK {
+		t.Fatalf("far ahead at another rate: %+v %v", r, err)
+	}
+	if r, err := b.AllowNAt(bg, "k", t0+1e16, 1); err != nil || r.OK || r.RetryAfter != time.Second/3+1 {
+		t.Fatalf("then at 3/s: %+v %v", r, err)
+	}
+}
+
+// TestGCRALegacyKey: a key of 24 bytes (origin and TAT only, as keys were
+// before they carried their rate) is read as the reader's rate, decision
+// for decision as package gcra's Step on its TAT.
+func TestGCRALegacyKey(t *testing.T) {
+	_, c := server(t)
+	l, _ := NewGCRA(c, "sl:", 7, time.Second, 4, WithGrace(time.Hour))
+	ref, _ := newGoGCRA(7, time.Second, 4)
+	now := time.Now().UnixNano()
+	if _, err := l.AllowNAt(bg, "k", now, 3); err != nil {
+		t.Fatal(err)
+	}
+	st := rawState(t, c, l.Key("k"), 8)
+	gp := l.prog.Load().gp
+	tat, ok := gp.gcraTAT(int64(st[0]), int64(st[1]), int64(st[2]))
+	if !ok {
+		t.Fatal(st)
+	}
+	raw := make([]byte, 24)
+	for i, f := range st[:3] {
+		binary.LittleEndian.PutUint64(raw[8*i:], math.Float64bits(f))
+	}
+	if err := c.Set(bg, l.Key("k"), raw, time.Hour).Err(); err != nil {
+		t.Fatal(err)
+	}
+	for i, at := range []int64{now, now + 1e8, now + 2e8} {
+		next, want, _ := stepGoGCRA(ref, tat, at, 1)
+		got, err := l.AllowNAt(bg, "k", at, 1)
+		if err != nil || got != want {
+			t.Fatalf("decision %d on a 24-byte key: %+v %v, gcra.Step %+v", i, got, err, want)
+		}
+		tat = next
 	}
 }

@@ -36,12 +36,16 @@ type limitArg struct {
 // becomes: at most burst plus the integral, over the interval, of the
 // rate in force on the key (each rate from the decision that converted
 // the key to it), so at most burst + r*t in an interval of length t, r the
-// largest of those rates. Two decisions whose time is behind the key's
-// are denied and write nothing: one under another rate, before the key's
-// latest write (its RetryAfter is the time to that write, after which it
-// is decided at the new rate), and one before the key's last conversion
-// (its RetryAfter is exact). Keys written by versions that did not record
-// their rate are read as the reader's rate.
+// largest of those rates. Two decisions (of n > 0) whose time is behind
+// the key's are denied and write nothing: one under another rate, before
+// the key's latest write (its RetryAfter is the time to that write, after
+// which it is decided at the new rate), and one before the key's last
+// conversion (its RetryAfter is exact). Keys written by versions that did
+// not record their rate are read as the reader's rate, and such a version
+// reads any key as its own rate: change a GCRA's rate only once every
+// process sharing its keys runs this one. Each rate is a parameter set of
+// its own, so a library on the server (see the package doc): round the
+// rates an AIMD sets to a few distinct values.
 func (l *Limiter) SetRate(events int64, per time.Duration) error {
 	if l == nil || l.c == nil {
 		return ErrZeroValue

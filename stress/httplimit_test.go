@@ -27,9 +27,10 @@ func TestHTTPLimitFields(t *testing.T) {
 		Name:   `api "v1" \ x`,
 		Client: httplimit.Limit{Events: 1, Period: time.Second, Burst: 3},
 		Global: httplimit.Limit{Events: 5, Period: time.Second, Burst: 4},
-	}}, httplimit.WithClock(now.Load), httplimit.WithKeyFunc(func(r *http.Request) (httplimit.Key, error) {
-		return httplimit.StringKey(r.Header.Get("User")), nil
-	}))
+		Key: func(r *http.Request) (httplimit.Key, error) {
+			return httplimit.StringKey(r.Header.Get("User")), nil
+		},
+	}}, httplimit.WithClock(now.Load))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -41,7 +41,10 @@ local function store(key, x, OS, ON, t, mode, S, N)
   end
   local os, on = norm(OS, ON + k * p)
   local fs, fns = norm(os, on + f)
-  local v = pack('<dddddddd', os, on, t - k * e, math.max(hd, x) - k * p, math.max(cd - k * p, -CAP), p, e, j)
+  local h, c = hd, cd - k * p -- see setrate.lua
+  if x > h then h = x end
+  if c < -CAP then c = -CAP end
+  local v = pack('<dddddddd', os, on, t - k * e, h - k * p, c, p, e, j)
   expire(key, v, mode, fs, fns, S, N, grace)
   return v
 end
@@ -71,8 +74,12 @@ local function gcra(KEYS, ARGV)
     raw = ARGV[7]
   end
   if raw then
-    local wp, we, wj
-    OS, ON, t, wp, we, wj = readkey(raw)
+    local wp, we, wj = p, e, j -- a key of 24 bytes: written before keys carried their rate
+    if #raw == 24 then
+      OS, ON, t = unpack('<ddd', raw)
+    else
+      OS, ON, t, hd, cd, wp, we, wj = unpack('<dddddddd', raw)
+    end
     if wp ~= p or we ~= e or wj ~= j then
       local deny
       conv, deny = rekey(S, N, OS, ON, t, wp, we, wj)

@@ -12,21 +12,10 @@
 -- before its latest write (its wait is to that write), and one before the
 -- key's last change (its wait is to that change or to when its cost fits,
 -- the later). A key of 24 bytes (written before keys carried their rate)
--- is read as this rate's.
+-- is read as this rate's. gcra.lua reads and writes the key.
 local CAP = 4503599627370496 -- 2^52 ns: no change known (a time before
 -- the origin by more is "far", see BIG)
 local hd, cd -- this call's key: h and c, ns from its origin
-
--- readkey returns a key's origin, TAT and writer's p, e, j, and sets hd, cd.
-local function readkey(raw)
-  if #raw == 24 then
-    local OS, ON, t = unpack('<ddd', raw)
-    return OS, ON, t, p, e, j
-  end
-  local OS, ON, t, h, c, wp, we, wj = unpack('<dddddddd', raw)
-  hd, cd = h, c
-  return OS, ON, t, wp, we, wj
-end
 
 -- rekey converts a key written with wp, we, wj: it returns the events
 -- owed at now, or nil and the denial of a decision before the key's
