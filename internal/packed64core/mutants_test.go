@@ -1,10 +1,13 @@
 package packed64core
 
 import (
+	"errors"
 	"math"
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/cellrate/cellrate/limit"
 )
 
 // TestTokensAtPartial: TokensAt of a partly used bucket is what is left,
@@ -68,5 +71,29 @@ func TestReadWaitsOutARefund(t *testing.T) {
 	h.t.Store(1000 ^ bias)
 	if g := <-done; g.w != 42 || g.ref != 1005 {
 		t.Errorf("read = %d, %d; want 42, 1005", g.w, g.ref)
+	}
+}
+
+// TestBusyWholeBurst: while a Refund holds the mark, a request of the
+// whole burst (or limit) is denied for the instant, not refused as too
+// large, and one above it is refused.
+func TestBusyWholeBurst(t *testing.T) {
+	b, err := NewBucket(1, time.Second, 3)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w, err := NewWindow(3, time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b.c.hw.t.Store(locked)
+	w.c.hw.t.Store(locked)
+	for name, allowN := range map[string]func(now, n int64) (limit.Result, error){"bucket": b.AllowNAt, "window": w.AllowNAt} {
+		if r, err := allowN(0, 3); err != nil || r.OK || r.RetryAfter != 1 {
+			t.Errorf("%s: AllowNAt(0, 3) while held = %+v, %v; want a denial for 1ns", name, r, err)
+		}
+		if _, err := allowN(0, 4); !errors.Is(err, limit.ErrCostExceedsBurst) {
+			t.Errorf("%s: AllowNAt(0, 4) while held: %v, want ErrCostExceedsBurst", name, err)
+		}
 	}
 }
