@@ -32,9 +32,10 @@
 // stay busy.
 //
 // A key never seen before is denied only by the sketch, that is only for
-// other keys' debts, and never while the keys that owed something in the
-// last 10ms fit the table (a slot is reused as idle only once its key has
-// owed nothing for 10ms): under the plain forms (Allow, AllowN, ...), which
+// other keys' debts, and not while the keys that owed something in the
+// last 10ms fill at most about half the table (a slot is reused as idle
+// only once its key has owed nothing for 10ms; fuller, a key can find all
+// its candidate slots busy and take one whose key still owes): under the plain forms (Allow, AllowN, ...), which
 // read the table's clock after consulting the sketch, with any number of
 // goroutines, as long as the clock never goes back; under the ...At forms,
 // which decide at the time given, as long as no time given is more than

@@ -50,6 +50,9 @@ var rateSurface = []string{
 // TestExportedSurface: each package a user picks stays within its count,
 // and rate has exactly x/time/rate's names.
 func TestExportedSurface(t *testing.T) {
+	if _, err := os.Stat(filepath.Join("..", "..", "go.mod")); err != nil {
+		t.Skip("the module's source is not here (a test binary copied to a cross target's VM)")
+	}
 	for pkg, most := range surfaceMax {
 		t.Run(pkg, func(t *testing.T) {
 			names := exported(t, filepath.Join("..", "..", pkg))
