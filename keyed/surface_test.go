@@ -473,17 +473,19 @@ func TestNoCopy(t *testing.T) {
 }
 
 // TestFreshKeysRealClock: goroutines deciding on keys never seen before,
-// through the plain forms on the real clock, while the keys that owe
-// something fit the table (each key owes one token for 1ms; the table
-// reuses idle slots all along), are never denied.
+// through the plain forms on the real clock, while the keys that owed
+// something in the last 10ms fill at most half the table (each key owes
+// one token for 1ms, so about 11ms of decisions hold a busy slot; the
+// table reuses idle slots all along), are never denied.
 func TestFreshKeysRealClock(t *testing.T) {
+	const freshSlots = 1 << 18
 	d := 300 * time.Millisecond
 	if testing.Short() || race.Enabled {
 		d = 100 * time.Millisecond
 	}
 	mks := map[string]func() (*Table, error){
-		"bucket": func() (*Table, error) { return New(1, time.Millisecond, 1, WithCapacity(1<<16)) },
-		"window": func() (*Table, error) { return NewWindow(1, time.Millisecond, WithCapacity(1<<16)) },
+		"bucket": func() (*Table, error) { return New(1, time.Millisecond, 1, WithCapacity(freshSlots)) },
+		"window": func() (*Table, error) { return NewWindow(1, time.Millisecond, WithCapacity(freshSlots)) },
 	}
 	for name, mk := range mks {
 		t.Run(name, func(t *testing.T) {
@@ -515,6 +517,9 @@ func TestFreshKeysRealClock(t *testing.T) {
 			wg.Wait()
 			s := tb.Stats()
 			t.Logf("%d fresh keys, %d denied; %+v", decided.Load(), denied.Load(), s)
+			if busy := decided.Load() * int64(11*time.Millisecond) / int64(d); busy > freshSlots/2 {
+				t.Fatalf("%d keys held a busy slot at once, over half of %d: the test no longer sizes its table for this machine", busy, freshSlots)
+			}
 			if denied.Load() != 0 {
 				t.Fatalf("%d of %d fresh keys denied", denied.Load(), decided.Load())
 			}
