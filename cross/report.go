@@ -110,10 +110,41 @@ func printFailedLogs(w io.Writer, results []*rowResult, lines int) {
 				continue
 			}
 			l := strings.Split(strings.TrimRight(string(b), "\n"), "\n")
+			for _, f := range failedTests(l, lines) {
+				fmt.Fprintf(w, "\n--- %s %s: %s\n", r.Name, p.ImportPath, f)
+			}
 			l = l[max(0, len(l)-lines):]
 			fmt.Fprintf(w, "\n--- %s %s (last %d lines of %s)\n%s\n", r.Name, p.ImportPath, len(l), p.Log, strings.Join(l, "\n"))
 		}
 	}
+}
+
+// failedTests returns, for each top-level test of a -test.v log that
+// failed, its output from "=== RUN" to its verdict (at most lines of it),
+// so a failure far from the log's end still shows.
+func failedTests(log []string, lines int) []string {
+	var out []string
+	start := map[string]int{}
+	for i, line := range log {
+		if name, ok := strings.CutPrefix(line, "=== RUN   "); ok && !strings.Contains(name, "/") {
+			start[name] = i
+		}
+		rest, ok := strings.CutPrefix(line, "--- FAIL: ")
+		if !ok {
+			continue
+		}
+		name, _, _ := strings.Cut(rest, " ")
+		from, ok := start[name]
+		if !ok {
+			continue
+		}
+		chunk := log[from : i+1]
+		if len(chunk) > lines {
+			chunk = append(append([]string{}, chunk[:lines/2]...), append([]string{"..."}, chunk[len(chunk)-lines/2:]...)...)
+		}
+		out = append(out, strings.Join(chunk, "\n"))
+	}
+	return out
 }
 
 // writeJSON saves the results for programs, such as the harness's self-test.
