@@ -9,6 +9,7 @@ import (
 // TestServerTime decides at the server's clock: a burst, a denial whose
 // RetryAfter is right, an admission after waiting it.
 func TestServerTime(t *testing.T) {
+	t.Parallel() // sleeps or runs for a time; keys in a database of its own
 	_, c := server(t)
 	for _, mk := range []func() (*Limiter, error){
 		func() (*Limiter, error) { return NewGCRA(c, "g", 10, time.Second, 5) },
@@ -37,6 +38,7 @@ func TestServerTime(t *testing.T) {
 // TestKeysLeaveWhenFull checks each key's expiry is exactly when its state
 // becomes the same as no key (plus the grace), and that it is then gone.
 func TestKeysLeaveWhenFull(t *testing.T) {
+	t.Parallel() // sleeps or runs for a time; keys in a database of its own
 	_, c := server(t)
 	for _, grace := range []time.Duration{0, 1500 * time.Microsecond, time.Second} {
 		g, _ := NewGCRA(c, "g"+grace.String(), 3, time.Second, 2, WithGrace(grace))

@@ -28,7 +28,7 @@ func share(t *testing.T, s *redistest.Server, rates []int, d time.Duration, mk f
 	var wg sync.WaitGroup
 	stop := time.Now().Add(d)
 	for _, rate := range rates {
-		c := goredis.NewClient(&goredis.Options{Addr: s.Addr})
+		c := goredis.NewClient(s.Options())
 		t.Cleanup(func() { c.Close() })
 		tt, err := mk(c)
 		if err != nil {
@@ -80,7 +80,8 @@ func totals(ps []*process) (asked, admitted, trips int64) {
 // admitted at least 95% of what they ask, with at most one round trip per
 // admission.
 func TestTwoTierLightProcesses(t *testing.T) {
-	s := redistest.Start(t)
+	t.Parallel() // sleeps or runs for a time; keys in a database of its own
+	s := redistest.Shared(t)
 	d := 2 * time.Second
 	if testing.Short() {
 		d = time.Second
@@ -110,7 +111,8 @@ func TestTwoTierLightProcesses(t *testing.T) {
 // borrow of the empty key reserves the units to come: none comes back
 // empty).
 func TestTwoTierSaturated(t *testing.T) {
-	s := redistest.Start(t)
+	t.Parallel() // sleeps or runs for a time; keys in a database of its own
+	s := redistest.Shared(t)
 	d := 2 * time.Second
 	if testing.Short() {
 		d = time.Second
@@ -138,7 +140,8 @@ func TestTwoTierSaturated(t *testing.T) {
 // once the burst is spent, is admitted steadily at the rate: a denial is
 // kept until the next unit could be there, not until a batch refilled.
 func TestTwoTierNoSpikes(t *testing.T) {
-	s := redistest.Start(t)
+	t.Parallel() // sleeps or runs for a time; keys in a database of its own
+	s := redistest.Shared(t)
 	ps, adm := share(t, s, []int{0}, 1500*time.Millisecond, func(c Client) (*TwoTier, error) {
 		return NewTwoTier(c, "spike", 100, time.Second, 1000, WithTimeout(5*time.Second))
 	})

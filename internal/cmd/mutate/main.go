@@ -38,6 +38,7 @@ import (
 	"os/exec"
 	"os/signal"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strings"
 	"syscall"
@@ -56,7 +57,16 @@ func main() {
 	md := flag.String("md", "MUTANTS.md", "the file whose generated section is rewritten")
 	work := flag.String("work", ".mutate", "directory for gremlins, its results and logs")
 	reportOnly := flag.Bool("report", false, "only rewrite -md from the results in -work")
+	filesRE := flag.String("files", "", "only mutate the files whose names match this regexp, keeping the results of the others from earlier runs")
 	flag.Parse()
+	if *filesRE != "" {
+		re, err := regexp.Compile(*filesRE)
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "mutate: -files:", err)
+			os.Exit(2)
+		}
+		files = re
+	}
 
 	list := strings.FieldsFunc(*pkgs, func(r rune) bool { return r == ' ' || r == ',' })
 	// gremlins runs in a process group of its own (killed as a whole at the
@@ -117,6 +127,9 @@ func installGremlins(dir string) (string, error) {
 	return filepath.Join(dir, "bin", "gremlins"), nil
 }
 
+// files is -files: the files to mutate (nil: all of the package's).
+var files *regexp.Regexp
+
 // runInfo is what mutate records of a package's run beside gremlins' output.
 type runInfo struct {
 	Pkg      string
@@ -125,15 +138,27 @@ type runInfo struct {
 	Error    string // why not, if they did not
 	Rerun    int    // mutants gremlins called not covered or timed out, run again by mutate
 	At       string // when the run ended (UTC)
+	// Remaining are the package's files no run mutated yet (see -files).
+	Remaining []string `json:",omitempty"`
 }
 
 func resultName(pkg string) string { return strings.ReplaceAll(pkg, "/", "_") }
 
 // unleash runs gremlins on one package within budget and records the run
 // in work; gremlins' copies of the module go under tmpRoot.
-func unleash(parent context.Context, bin, pkg string, budget time.Duration, work, tmpRoot string) error {
+func unleash(parent context.Context, bin, pkg string, budget time.Duration, work, tmpRoot string) (err error) {
 	name := resultName(pkg)
 	out := filepath.Join(work, name+".json")
+	var before earlier
+	if files != nil {
+		if before, err = readEarlier(pkg, work); err != nil {
+			return err
+		}
+	}
+	excl, err := excludeArgs(pkg, files)
+	if err != nil {
+		return err
+	}
 	_ = os.Remove(out)
 	logf, err := os.Create(filepath.Join(work, name+".log"))
 	if err != nil {
@@ -157,7 +182,10 @@ func unleash(parent context.Context, bin, pkg string, budget time.Duration, work
 		return err
 	}
 	dir, pattern := target(pkg)
-	cmd := exec.CommandContext(ctx, bin, "unleash", "--config", config, "-o", out, pattern)
+	// Gremlins walks the package's directory down: files in subdirectories
+	// are other packages (a nested module's internal/ helpers, testdata).
+	args := append([]string{"unleash", "--config", config, "--exclude-files", "/"}, excl...)
+	cmd := exec.CommandContext(ctx, bin, append(args, "-o", out, pattern)...)
 	cmd.Dir = dir
 	cmd.Env = append(os.Environ(),
 		"GOFLAGS="+strings.TrimSpace(os.Getenv("GOFLAGS")+" -short -count=1 "+mf),
@@ -189,6 +217,15 @@ func unleash(parent context.Context, bin, pkg string, budget time.Duration, work
 		}
 	}
 	info.Seconds = time.Since(start).Seconds()
+	if files != nil && !info.Complete && before.ok {
+		fmt.Fprintf(os.Stderr, "mutate: %s: the chunk did not finish; the earlier results are kept\n", pkg)
+		return before.restore(pkg, work)
+	}
+	if info.Complete && files != nil {
+		if err := before.merge(pkg, work, files, &info); err != nil {
+			return err
+		}
+	}
 	fmt.Fprintf(os.Stderr, "%.0f s, %d re-run %s\n", info.Seconds, info.Rerun, info.Error)
 	b, _ := json.MarshalIndent(info, "", "  ")
 	return os.WriteFile(filepath.Join(work, name+".run.json"), b, 0o644)
