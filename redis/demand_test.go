@@ -79,12 +79,11 @@ func demand(t *testing.T, s *redistest.Server, procs int, perProc float64, d tim
 // round trip comes back empty), and admits about what NewGCRA admits
 // (which makes one round trip per request).
 func TestTwoTierDemand(t *testing.T) {
-	t.Parallel() // sleeps or runs for a time; keys in a database of its own
 	s := redistest.Shared(t)
 	const events, burst, procs = 100, 100, 3
 	d := 2 * time.Second
 	if testing.Short() {
-		d = 300 * time.Millisecond
+		d = 200 * time.Millisecond
 	}
 	probe := s.Client(t)
 	for i, x := range []float64{0.5, 1, 3, 10} {

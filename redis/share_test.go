@@ -80,11 +80,10 @@ func totals(ps []*process) (asked, admitted, trips int64) {
 // admitted at least 95% of what they ask, with at most one round trip per
 // admission.
 func TestTwoTierLightProcesses(t *testing.T) {
-	t.Parallel() // sleeps or runs for a time; keys in a database of its own
 	s := redistest.Shared(t)
 	d := 2 * time.Second
 	if testing.Short() {
-		d = time.Second
+		d = 400 * time.Millisecond // the bound only
 	}
 	rates := []int{100, 100, 100, 100, 100, 100, 100, 100}
 	ps, adm := share(t, s, rates, d, func(c Client) (*TwoTier, error) {
@@ -111,11 +110,10 @@ func TestTwoTierLightProcesses(t *testing.T) {
 // borrow of the empty key reserves the units to come: none comes back
 // empty).
 func TestTwoTierSaturated(t *testing.T) {
-	t.Parallel() // sleeps or runs for a time; keys in a database of its own
 	s := redistest.Shared(t)
 	d := 2 * time.Second
 	if testing.Short() {
-		d = time.Second
+		d = 400 * time.Millisecond // the bound only
 	}
 	ps, adm := share(t, s, []int{0, 0, 0}, d, func(c Client) (*TwoTier, error) {
 		return NewTwoTier(c, "sat", 50, time.Second, 10, WithTimeout(5*time.Second))
@@ -140,9 +138,12 @@ func TestTwoTierSaturated(t *testing.T) {
 // once the burst is spent, is admitted steadily at the rate: a denial is
 // kept until the next unit could be there, not until a batch refilled.
 func TestTwoTierNoSpikes(t *testing.T) {
-	t.Parallel() // sleeps or runs for a time; keys in a database of its own
 	s := redistest.Shared(t)
-	ps, adm := share(t, s, []int{0}, 1500*time.Millisecond, func(c Client) (*TwoTier, error) {
+	d := 1500 * time.Millisecond
+	if testing.Short() {
+		d = 500 * time.Millisecond // the bound only
+	}
+	ps, adm := share(t, s, []int{0}, d, func(c Client) (*TwoTier, error) {
 		return NewTwoTier(c, "spike", 100, time.Second, 1000, WithTimeout(5*time.Second))
 	})
 	checkBound(t, adm, func(sum, span int64) bool { return sum*1e9 > 1000*1e9+100*span })

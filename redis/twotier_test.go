@@ -67,13 +67,12 @@ func hammer(t *testing.T, s *redistest.Server, procs, g int, d time.Duration, mk
 // count at, keep burst + events*T/period over every interval, exactly;
 // and reports what batching cost against that bound.
 func TestTwoTierBound(t *testing.T) {
-	t.Parallel() // sleeps or runs for a time; keys in a database of its own
 	s := redistest.Shared(t)
 	const events, burst = 2000, 300
 	period := time.Second
 	d := 1500 * time.Millisecond
 	if testing.Short() {
-		d = 400 * time.Millisecond // 20 leases
+		d = 250 * time.Millisecond // 12 leases
 	}
 	for _, batch := range []int64{1, 10, 50} {
 		prefix := "tt" + string(rune('a'+batch%26))
@@ -101,7 +100,7 @@ func TestTwoTierBound(t *testing.T) {
 // while another drains and the bucket refills: the held units must be void,
 // or the two together would pass the bound.
 func TestTwoTierLeaseEnds(t *testing.T) {
-	t.Parallel() // sleeps or runs for a time; keys in a database of its own
+	t.Parallel() // sleeps; keys in a database of its own
 	s := redistest.Shared(t)
 	mk := func() *TwoTier {
 		c := goredis.NewClient(s.Options())
@@ -146,7 +145,7 @@ func TestTwoTierLeaseEnds(t *testing.T) {
 
 // TestTwoTierSweep: the entries of idle keys leave the process.
 func TestTwoTierSweep(t *testing.T) {
-	t.Parallel() // sleeps or runs for a time; keys in a database of its own
+	t.Parallel() // sleeps; keys in a database of its own
 	_, c := server(t)
 	tt, err := NewTwoTier(c, "sw", 1000, time.Second, 100, WithBatch(1), WithLease(10*time.Millisecond))
 	if err != nil {
