@@ -1,0 +1,137 @@
+package redis
+
+import (
+	"errors"
+	"math"
+	"math/big"
+	"testing"
+	"time"
+)
+
+// TestParamBounds: each constructor accepts the values at both ends of
+// every range it documents and refuses the next one out with a
+// *limit.ParamError naming the parameter and the range.
+func TestParamBounds(t *testing.T) {
+	const year = 365 * 24 * time.Hour
+	gcra := func(ev int64, per time.Duration, b int64, o ...Option) error {
+		_, err := NewGCRA(offline, "", ev, per, b, o...)
+		return err
+	}
+	win := func(l int64, w time.Duration, o ...Option) error {
+		_, err := NewWindow(offline, "", l, w, o...)
+		return err
+	}
+	for _, tc := range []struct {
+		name     string
+		err      error
+		param    string // "" = accepted
+		min, max any
+	}{
+		{"grace 0", gcra(1, time.Second, 1, WithGrace(0)), "", nil, nil},
+		{"grace a year", gcra(1, time.Second, 1, WithGrace(year)), "", nil, nil},
+		{"grace a year and 1ns", gcra(1, time.Second, 1, WithGrace(year+1)), "grace", time.Duration(0), year},
+		{"grace -1ns", win(1, time.Second, WithGrace(-1)), "grace", time.Duration(0), year},
+		{"timeout 0", gcra(1, time.Second, 1, WithTimeout(0)), "", nil, nil},
+		{"timeout -1ns", gcra(1, time.Second, 1, WithTimeout(-1)), "timeout", time.Duration(0), nil},
+		{"window 1ns", win(1, 1), "", nil, nil},
+		{"window 0", win(1, 0), "window", time.Duration(1), time.Duration(maxWindow)},
+		{"window limit 1", win(1, time.Second), "", nil, nil},
+		{"window limit 0", win(0, time.Second), "limit", int64(1), int64(1<<32 - 1)},
+		{"gcra 1 per ns", gcra(1, 1, 1), "", nil, nil},
+		{"gcra period 0", gcra(1, 0, 1), "period", time.Duration(1), nil},
+		{"gcra events 0", gcra(0, 1, 1), "events", int64(1), nil},
+		{"gcra burst 0", gcra(1, 1, 0), "burst", int64(1), nil},
+		{"gcra 2 per ns", gcra(2, 1, 1), "events", int64(1), nil},
+		// period 2^48-1 ns for 2 events: a step ratio of exactly 2^48-1.
+		{"gcra step ratio 2^48-1", gcra(2, 1<<48-1, 1), "", nil, nil},
+		{"gcra step ratio 2^48+1", gcra(2, 1<<48+1, 1), "period", nil, nil},
+		// An interval of 3ns: a burst of (2^48-1)/3 spans 2^48-1 steps.
+		{"gcra burst span 2^48-1", gcra(1, 3, (1<<48-1)/3), "", nil, nil},
+		{"gcra burst span 2^48+2", gcra(1, 3, (1<<48-1)/3+1), "burst", int64(1), int64((1<<48 - 1) / 3)},
+		// burst times the interval past 64 bits: 2^62 * 4 = 2^64.
+		{"gcra burst span 2^64", gcra(1, 4, 1<<62), "burst", int64(1), int64((1<<48 - 1) / 4)},
+	} {
+		if tc.param == "" {
+			if tc.err != nil {
+				t.Errorf("%s: %v", tc.name, tc.err)
+			}
+			continue
+		}
+		var pe *paramErr
+		if !errors.As(tc.err, &pe) || pe.Param != tc.param {
+			t.Errorf("%s: %v, want a ParamError for %s", tc.name, tc.err, tc.param)
+			continue
+		}
+		if pe.Min != tc.min || pe.Max != tc.max {
+			t.Errorf("%s: range [%v, %v], want [%v, %v]", tc.name, pe.Min, pe.Max, tc.min, tc.max)
+		}
+	}
+}
+
+// TestGCRAParamsExact: the step ratio and the constants the script is
+// given are the reduced ones: a step of p/e ns, an event of j steps, and
+// 1e9 and 2^63 modulo p.
+func TestGCRAParamsExact(t *testing.T) {
+	for _, tc := range []struct {
+		events int64
+		period time.Duration
+	}{{1, time.Second}, {3, time.Second}, {4, 6}, {2, 1<<48 - 1}, {7, 1<<47 + 5}, {1000, 999999}, {1, 1}} {
+		gp, err := newGCRAParams(tc.events, tc.period, 1)
+		if err != nil {
+			t.Fatalf("%d per %v: %v", tc.events, tc.period, err)
+		}
+		// Reference: j = floor(period/events), p/e = period/(events*j)
+		// reduced.
+		per, ev := big.NewInt(int64(tc.period)), big.NewInt(tc.events)
+		j := new(big.Int).Quo(per, ev)
+		e := new(big.Int).Mul(ev, j)
+		g := new(big.Int).GCD(nil, nil, per, e)
+		p := new(big.Int).Quo(per, g).Uint64()
+		want := gcraParams{p: p, e: new(big.Int).Quo(e, g).Uint64(), j: j.Uint64(), burst: 1, c1: 1e9 % p, c2: (1 << 63) % p}
+		if gp != want {
+			t.Errorf("%d per %v: %+v, want %+v", tc.events, tc.period, gp, want)
+		}
+	}
+}
+
+// TestGCRATATExact: gcraTAT is (origin + 2^63)*e/p + t exactly, and false
+// when the origin is off the step grid or it or the result leaves
+// [0, 2^64).
+func TestGCRATATExact(t *testing.T) {
+	two64 := new(big.Int).Lsh(big.NewInt(1), 64)
+	for _, ps := range []gcraParams{{p: 1, e: 1}, {p: 3, e: 2}, {p: 1e9, e: 999999999}, {p: 7, e: 1 << 40}} {
+		ref := func(os, ons, tt int64) (uint64, bool) {
+			u := new(big.Int).Mul(big.NewInt(os), big.NewInt(1e9))
+			u.Add(u, big.NewInt(ons)).Add(u, new(big.Int).Lsh(big.NewInt(1), 63)).Mod(u, two64)
+			q, r := new(big.Int).QuoRem(u, new(big.Int).SetUint64(ps.p), new(big.Int))
+			if r.Sign() != 0 {
+				return 0, false
+			}
+			// The origin, as package gcra's time, must fit too.
+			if q.Mul(q, new(big.Int).SetUint64(ps.e)).Cmp(two64) >= 0 {
+				return 0, false
+			}
+			if q.Add(q, big.NewInt(tt)); q.Sign() < 0 || q.Cmp(two64) >= 0 {
+				return 0, false
+			}
+			return q.Uint64(), true
+		}
+		// Origins on and off the grid (p divides u or not), near the
+		// ends of time, and TATs at 0, +-1 and near the ends of uint64.
+		var origins [][2]int64
+		for _, base := range []int64{0, -1, 1, math.MinInt64 / int64(1e9), math.MaxInt64 / int64(1e9), -4611686018, 4611686017} {
+			for ons := int64(0); ons < 9; ons++ {
+				origins = append(origins, [2]int64{base, ons}, [2]int64{base, 999999999 - ons})
+			}
+		}
+		for _, o := range origins {
+			for _, tt := range []int64{0, 1, -1, 5, -5, math.MaxInt64, math.MinInt64, 1 << 62, -1 << 62} {
+				got, gok := ps.gcraTAT(o[0], o[1], tt)
+				want, wok := ref(o[0], o[1], tt)
+				if gok != wok || got != want {
+					t.Fatalf("p %d e %d: gcraTAT(%d, %d, %d) = %d %v, want %d %v", ps.p, ps.e, o[0], o[1], tt, got, gok, want, wok)
+				}
+			}
+		}
+	}
+}
