@@ -6,6 +6,8 @@ import (
 	"math/big"
 	"testing"
 	"time"
+
+	goredis "github.com/redis/go-redis/v9"
 )
 
 // TestParamBounds: each constructor accepts the values at both ends of
@@ -132,6 +134,67 @@ func TestGCRATATExact(t *testing.T) {
 					t.Fatalf("p %d e %d: gcraTAT(%d, %d, %d) = %d %v, want %d %v", ps.p, ps.e, o[0], o[1], tt, got, gok, want, wok)
 				}
 			}
+		}
+	}
+}
+
+// TestGraceMs: a grace is kept in whole milliseconds, rounded up.
+func TestGraceMs(t *testing.T) {
+	for _, tc := range []struct {
+		d    time.Duration
+		want int64
+	}{{0, 0}, {1, 1}, {time.Millisecond - 1, 1}, {time.Millisecond, 1}, {time.Millisecond + 1, 2}, {1500 * time.Microsecond, 2}, {time.Hour, 3600000}} {
+		if got := graceMs(tc.d); got != tc.want {
+			t.Errorf("graceMs(%v) = %d, want %d", tc.d, got, tc.want)
+		}
+	}
+}
+
+// TestCheckBounds: the costs and times at the ends of their ranges reach
+// Redis (here a closed port: an error from the dial, not a refusal), and
+// the next ones out are refused without a round trip.
+func TestCheckBounds(t *testing.T) {
+	refused := goredis.NewClient(&goredis.Options{Addr: "127.0.0.1:1", MaxRetries: -1, DialerRetries: 1, DialerRetryTimeout: time.Nanosecond})
+	defer refused.Close()
+	g, err := NewGCRA(refused, "b", 1, time.Second, 3)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w, err := NewWindow(refused, "b", 5, time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sent := func(r Result, err error) bool {
+		return err != nil && !errors.Is(err, errNegativeCost) && !errors.Is(err, errCostExceedsBurst) && !errors.Is(err, errTime) && !r.OK
+	}
+	for _, tc := range []struct {
+		name   string
+		l      *Limiter
+		now, n int64
+		caller bool
+		want   error // nil: sent
+	}{
+		{"n 0", g, 0, 0, false, nil},
+		{"n -1", g, 0, -1, false, errNegativeCost},
+		{"gcra n burst", g, 0, 3, false, nil},
+		{"gcra n burst+1", g, 0, 4, false, errCostExceedsBurst},
+		{"window n limit", w, 0, 5, false, nil},
+		{"window n limit+1", w, 0, 6, false, errCostExceedsBurst},
+		{"now -2^62", g, -1 << 62, 1, true, nil},
+		{"now -2^62-1", g, -1<<62 - 1, 1, true, errTime},
+		{"now 2^62-1", g, 1<<62 - 1, 1, true, nil},
+		{"now 2^62", g, 1 << 62, 1, true, errTime},
+		{"server's time ignores now", g, 1 << 62, 1, false, nil},
+	} {
+		var r Result
+		var err error
+		if tc.caller {
+			r, err = tc.l.AllowNAt(bg, "k", tc.now, tc.n)
+		} else {
+			r, err = tc.l.AllowN(bg, "k", tc.n)
+		}
+		if tc.want == nil && !sent(r, err) || tc.want != nil && (!errors.Is(err, tc.want) || r.OK || r.RetryAfter != Never) {
+			t.Errorf("%s: %+v %v, want %v", tc.name, r, err, tc.want)
 		}
 	}
 }
