@@ -8,6 +8,8 @@ import (
 	"time"
 
 	goredis "github.com/redis/go-redis/v9"
+
+	"github.com/cellrate/cellrate/limit"
 )
 
 // TestParamBounds: each constructor accepts the values at both ends of
@@ -195,6 +197,103 @@ func TestCheckBounds(t *testing.T) {
 		}
 		if tc.want == nil && !sent(r, err) || tc.want != nil && (!errors.Is(err, tc.want) || r.OK || r.RetryAfter != Never) {
 			t.Errorf("%s: %+v %v, want %v", tc.name, r, err, tc.want)
+		}
+	}
+}
+
+// refusedClient is a client of a loopback port nothing listens on: every
+// call fails at once with the dial's error, a Redis that is down.
+func refusedClient(t *testing.T) *goredis.Client {
+	c := goredis.NewClient(&goredis.Options{Addr: "127.0.0.1:1", MaxRetries: -1, DialerRetries: 1, DialerRetryTimeout: time.Nanosecond})
+	t.Cleanup(func() { c.Close() })
+	return c
+}
+
+// TestTwoTierDownClosed: against a Redis that is down, a TwoTier failing
+// closed denies with the round trip's error three times, then for the
+// retry span denies with ErrUnavailable without a round trip, its
+// RetryAfter the rest of that span; then it asks again.
+func TestTwoTierDownClosed(t *testing.T) {
+	const retry = 200 * time.Millisecond
+	tt, err := NewTwoTier(refusedClient(t), "dc", 10, time.Second, 10, WithRetry(retry))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range 3 {
+		r, err := tt.AllowN(bg, "k", 1)
+		if r.OK || err == nil || errors.Is(err, ErrUnavailable) || r.RetryAfter < 1 {
+			t.Fatalf("failure %d: %+v %v, want a denial with the dial's error", i+1, r, err)
+		}
+		if st := tt.Stats(); st.RoundTrips != int64(i+1) || st.Errors != int64(i+1) {
+			t.Fatalf("failure %d: %+v", i+1, st)
+		}
+	}
+	start := time.Now()
+	r, err := tt.AllowN(bg, "k", 1)
+	if r.OK || !errors.Is(err, ErrUnavailable) || r.RetryAfter <= 0 || r.RetryAfter > retry {
+		t.Fatalf("after three failures: %+v %v, want ErrUnavailable and a wait of at most %v", r, err, retry)
+	}
+	// Another key on the same node: the same.
+	if ok, err := tt.Allow(bg, "other"); ok || !errors.Is(err, ErrUnavailable) {
+		t.Fatalf("another key: %v %v", ok, err)
+	}
+	if st := tt.Stats(); st.RoundTrips != 3 || st.Fallbacks != 0 {
+		t.Fatalf("within the retry span: %+v, want no round trip", st)
+	}
+	time.Sleep(retry - time.Since(start) + time.Millisecond)
+	if _, err := tt.AllowN(bg, "k", 1); err == nil || errors.Is(err, ErrUnavailable) {
+		t.Fatalf("after the retry span: %v, want a round trip's error", err)
+	}
+	if st := tt.Stats(); st.RoundTrips != 4 {
+		t.Fatalf("after the retry span: %+v, want a fourth round trip", st)
+	}
+}
+
+// TestTwoTierDownOpen: failing open, a TwoTier decides on a local limit of
+// share of the rate and of the burst (rounded down, at least 1), with no
+// error, and counts those decisions; a request over the local burst can
+// never be admitted there.
+func TestTwoTierDownOpen(t *testing.T) {
+	for _, tc := range []struct {
+		share         float64
+		events, burst int64
+		wantB         int64
+		every         time.Duration
+	}{
+		{0.5, 10, 10, 5, 200 * time.Millisecond},
+		{0.25, 10, 11, 2, 500 * time.Millisecond},
+		{0.01, 10, 10, 1, time.Second},
+		{1, 4, 10, 10, 250 * time.Millisecond},
+	} {
+		tt, err := NewTwoTier(refusedClient(t), "do", tc.events, time.Second, tc.burst, WithFailOpen(tc.share), WithRetry(time.Hour))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if r, err := tt.AllowN(bg, "big", tc.wantB+1); tc.wantB+1 <= tt.r.max && (r.OK || err != nil || r.RetryAfter != limit.Never) {
+			t.Fatalf("share %v: n over the local burst: %+v %v, want a denial for ever", tc.share, r, err)
+		}
+		got := int64(0)
+		var last Result
+		for range tc.wantB + 1 {
+			r, err := tt.AllowN(bg, "k", 1)
+			if err != nil {
+				t.Fatalf("share %v: %v", tc.share, err)
+			}
+			if r.OK {
+				got++
+			}
+			last = r
+		}
+		if got != tc.wantB {
+			t.Fatalf("share %v: %d admitted on the local limit, want its burst %d", tc.share, got, tc.wantB)
+		}
+		// The local rate: the next unit one interval after the burst's
+		// first, within the time the loop took.
+		if last.OK || last.RetryAfter > tc.every || last.RetryAfter < tc.every-100*time.Millisecond {
+			t.Fatalf("share %v: after the local burst: %+v, want a wait of about %v", tc.share, last, tc.every)
+		}
+		if st := tt.Stats(); st.Fallbacks < tc.wantB+1 || st.RoundTrips > 3 {
+			t.Fatalf("share %v: %+v", tc.share, st)
 		}
 	}
 }
