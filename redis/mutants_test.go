@@ -297,3 +297,71 @@ func TestTwoTierDownOpen(t *testing.T) {
 		}
 	}
 }
+
+// TestSetRateBounds: SetRate and SetRateAt accept the rates at both ends
+// of what they document and refuse the next ones out, naming the
+// parameter; none needs a round trip.
+func TestSetRateBounds(t *testing.T) {
+	w, err := NewWindow(offline, "sb", 7, 2*time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	g, err := NewGCRA(offline, "sb", 8, time.Second, 3)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		name  string
+		err   error
+		param string // "" = accepted
+		lim   int64  // the window's limit after it, if accepted
+	}{
+		{"window limit 1", w.SetRate(1, 2*time.Second), "", 1},
+		{"window limit 2^32-1", w.SetRate(1<<32-1, 2*time.Second), "", 1<<32 - 1},
+		{"window limit 2^32", w.SetRate(1<<31, time.Second), "events", 0},
+		{"window events 0", w.SetRate(0, time.Second), "events", 0},
+		{"window per 0", w.SetRate(1, 0), "per", 0},
+		{"window per 1ns", w.SetRate(3, 1), "events", 0},
+		// events*window is 2^64 and a little: its high word is per.
+		{"window product past 64 bits", w.SetRate(9223372037, 1), "events", 0},
+		{"window limit 1 per second", w.SetRateAt(0, 0.5), "", 1},
+		{"window limit 2^32-1 per second", w.SetRateAt(0, (1<<32-1)/2.0), "", 1<<32 - 1},
+		{"window limit 2^32 per second", w.SetRateAt(0, 1<<31), "perSecond", 0},
+		{"window limit under 1 per second", w.SetRateAt(0, 0.4999), "perSecond", 0},
+		{"gcra 1 per 2^30 s (the burst's span is too long)", g.SetRateAt(0, 1.0/(1<<30)), "burst", 0},
+		{"gcra 1 per 2^33 s", g.SetRateAt(0, 1.0/(1<<33)), "perSecond", 0},
+		{"gcra 2^61 per s (over 1/ns)", g.SetRateAt(0, 1<<61), "events", 0},
+		{"gcra 2^63 per s", g.SetRateAt(0, 1<<63), "perSecond", 0},
+		{"gcra 5 per s", g.SetRateAt(0, 5), "", 0},
+	} {
+		if tc.param == "" {
+			if tc.err != nil {
+				t.Errorf("%s: %v", tc.name, tc.err)
+			}
+			continue
+		}
+		var pe *paramErr
+		if !errors.As(tc.err, &pe) || pe.Param != tc.param {
+			t.Errorf("%s: %v, want a ParamError for %s", tc.name, tc.err, tc.param)
+		}
+	}
+	// Each accepted change is the limit in force: replay them.
+	for _, tc := range []struct {
+		set func() error
+		lim int64
+	}{
+		{func() error { return w.SetRate(1, 2*time.Second) }, 1},
+		{func() error { return w.SetRate(1<<32-1, 2*time.Second) }, 1<<32 - 1},
+		{func() error { return w.SetRateAt(0, 0.5) }, 1},
+		{func() error { return w.SetRateAt(0, (1<<32-1)/2.0) }, 1<<32 - 1},
+		{func() error { return w.SetRate(3, time.Second) }, 6},
+		{func() error { return w.SetRateAt(0, 3.9) }, 7},
+	} {
+		if err := tc.set(); err != nil {
+			t.Fatal(err)
+		}
+		if n, _ := w.limit(); n != tc.lim {
+			t.Errorf("limit %d, want %d", n, tc.lim)
+		}
+	}
+}
