@@ -365,3 +365,23 @@ func TestSetRateBounds(t *testing.T) {
 		}
 	}
 }
+
+// TestCloseZero: Close on a nil or zero TwoTier returns without a panic,
+// and the zero one still denies.
+func TestCloseZero(t *testing.T) {
+	var nt *TwoTier
+	var zt TwoTier
+	for name, f := range map[string]func() error{"nil": func() error { return nt.Close(bg) }, "zero": func() error { return zt.Close(bg) }} {
+		func() {
+			defer func() {
+				if p := recover(); p != nil {
+					t.Errorf("%s TwoTier Close: panic %v", name, p)
+				}
+			}()
+			f()
+		}()
+	}
+	if ok, err := zt.Allow(bg, "k"); ok || err == nil {
+		t.Errorf("zero TwoTier after Close: %v %v", ok, err)
+	}
+}
