@@ -10,6 +10,7 @@ import (
 	goredis "github.com/redis/go-redis/v9"
 
 	"github.com/cellrate/cellrate/limit"
+	"github.com/cellrate/cellrate/redis/internal/redistest"
 )
 
 // TestParamBounds: each constructor accepts the values at both ends of
@@ -383,5 +384,34 @@ func TestCloseZero(t *testing.T) {
 	}
 	if ok, err := zt.Allow(bg, "k"); ok || err == nil {
 		t.Errorf("zero TwoTier after Close: %v %v", ok, err)
+	}
+}
+
+// TestCloseDown: Close, with Redis gone, tries every key and returns an
+// error; the closed TwoTier then denies with ErrClosed.
+func TestCloseDown(t *testing.T) {
+	s := redistest.Start(t)
+	c := goredis.NewClient(&goredis.Options{Addr: s.Addr, MaxRetries: -1, DialerRetries: 1, DialerRetryTimeout: time.Nanosecond})
+	t.Cleanup(func() { c.Close() })
+	tt, err := NewTwoTier(c, "cd", 1, 10*time.Minute, 100, WithBatch(40), WithLease(time.Hour))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, k := range []string{"a", "b", "c"} {
+		for range 10 { // the borrows grow: units are left in the pool
+			if ok, err := tt.Allow(bg, k); !ok || err != nil {
+				t.Fatalf("%s: %v %v", k, ok, err)
+			}
+		}
+		if tt.pool(k) == 0 {
+			t.Fatalf("%s: no units held", k)
+		}
+	}
+	s.Kill()
+	if err := tt.Close(bg); err == nil {
+		t.Fatal("Close with Redis gone: no error")
+	}
+	if ok, err := tt.Allow(bg, "a"); ok || !errors.Is(err, ErrClosed) {
+		t.Fatalf("after Close: %v %v", ok, err)
 	}
 }
