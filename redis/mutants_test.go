@@ -415,3 +415,39 @@ func TestCloseDown(t *testing.T) {
 		t.Fatalf("after Close: %v %v", ok, err)
 	}
 }
+
+// TestGiveBackCount: Close gives back, of its last borrow, what the pool
+// holds and the reserved units not yet in it, and asks Redis (here down:
+// an error) only when that is some units and it knows what the borrow
+// wrote.
+func TestGiveBackCount(t *testing.T) {
+	for _, tc := range []struct {
+		name            string
+		pool, n, out, m int64
+		last            string
+		asks            bool
+	}{
+		{"nothing left", 0, 0, 0, 5, "w", false},
+		{"pool", 2, 0, 0, 5, "w", true},
+		{"reserved, all out", 0, 1, 1, 5, "w", false},
+		{"reserved, not out", 0, 1, 0, 5, "w", true},
+		{"pool and reserved", 1, 1, 0, 1, "w", true},
+		{"nothing of the last borrow", 3, 0, 0, 0, "w", false},
+		{"unknown write", 3, 0, 0, 5, "", false},
+	} {
+		tt, err := NewTwoTier(refusedClient(t), "gc", 10, time.Second, 100)
+		if err != nil {
+			t.Fatal(err)
+		}
+		e := tt.entry("k")
+		e.word.Store(uint64(tc.pool))
+		e.res.n, e.res.out = tc.n, tc.out
+		e.lastM, e.last = tc.m, tc.last
+		if err := tt.Close(bg); (err != nil) != tc.asks {
+			t.Errorf("%s: Close %v, want a round trip %v", tc.name, err, tc.asks)
+		}
+		if e.word.Load() != 0 || e.lastM != 0 || e.res.out != e.res.n || e.reserving.Load() {
+			t.Errorf("%s: the entry after Close: word %d lastM %d res %+v", tc.name, e.word.Load(), e.lastM, e.res)
+		}
+	}
+}
