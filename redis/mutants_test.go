@@ -4,6 +4,7 @@ import (
 	"errors"
 	"math"
 	"math/big"
+	"strings"
 	"testing"
 	"time"
 
@@ -449,5 +450,31 @@ func TestGiveBackCount(t *testing.T) {
 		if e.word.Load() != 0 || e.lastM != 0 || e.res.out != e.res.n || e.reserving.Load() {
 			t.Errorf("%s: the entry after Close: word %d lastM %d res %+v", tc.name, e.word.Load(), e.lastM, e.res)
 		}
+	}
+}
+
+// TestScriptErrorKeepsFunctions: an error raised inside the library (a key
+// of another type: WRONGTYPE, "on @user_function") is returned as it is
+// and does not turn the Limiter to scripts, which only a server without
+// Functions does.
+func TestScriptErrorKeepsFunctions(t *testing.T) {
+	_, c := server(t)
+	l, err := NewGCRA(c, "se", 10, time.Second, 5)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := c.LPush(bg, l.Key("k"), "x").Err(); err != nil {
+		t.Fatal(err)
+	}
+	for range 2 {
+		if r, err := l.AllowN(bg, "k", 1); err == nil || r.OK || !strings.HasPrefix(err.Error(), "WRONGTYPE") {
+			t.Fatalf("a list as the key: %+v %v, want WRONGTYPE", r, err)
+		}
+	}
+	if l.eval.Load() {
+		t.Fatal("a script's error turned the Limiter to scripts")
+	}
+	if r, err := l.AllowN(bg, "other", 1); err != nil || !r.OK {
+		t.Fatalf("another key: %+v %v", r, err)
 	}
 }
