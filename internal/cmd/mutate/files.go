@@ -64,6 +64,9 @@ type earlier struct {
 // readEarlier reads pkg's results in work, if a complete run left them.
 func readEarlier(pkg, work string) (earlier, error) {
 	var e earlier
+	if _, err := os.Stat(filepath.Join(work, resultName(pkg)+".json")); errors.Is(err, os.ErrNotExist) {
+		return e, nil // none, or a run under way removed them
+	}
 	res, info, ok, err := loadGremlins(pkg, work)
 	if err != nil || !ok || !info.Complete {
 		return e, err
