@@ -478,3 +478,66 @@ func TestScriptErrorKeepsFunctions(t *testing.T) {
 		t.Fatalf("another key: %+v %v", r, err)
 	}
 }
+
+// TestTwoTierParams: NewTwoTier accepts every option at both ends of its
+// range and refuses the next values out, naming them; its default lease
+// (a quarter of the burst's refill time, within [1ms, 1s]) sets the Redis
+// burst, burst - ceil(events*lease/period), and the default batch is half
+// of that, at least 1.
+func TestTwoTierParams(t *testing.T) {
+	mk := func(ev int64, per time.Duration, b int64, o ...Option) (*TwoTier, error) {
+		return NewTwoTier(offline, "tp", ev, per, b, o...)
+	}
+	for _, tc := range []struct {
+		name      string
+		ev        int64
+		per       time.Duration
+		b         int64
+		o         []Option
+		param     string // "" = accepted
+		rb, batch int64
+	}{
+		{"lease 1ms", 1, time.Second, 10, []Option{WithLease(time.Millisecond)}, "", 9, 4},
+		{"lease 1ms less 1ns", 1, time.Second, 10, []Option{WithLease(time.Millisecond - 1)}, "lease", 0, 0},
+		{"lease an hour", 1, time.Hour, 10, []Option{WithLease(time.Hour)}, "", 9, 4},
+		{"lease an hour and 1ns", 1, time.Hour, 10, []Option{WithLease(time.Hour + 1)}, "lease", 0, 0},
+		{"default lease 50ms", 100, time.Second, 20, nil, "", 15, 7},
+		{"default lease 25s, at most 1s", 1, time.Second, 100, nil, "", 99, 49},
+		{"default lease 500us, at least 1ms", 1000000, time.Second, 2000, nil, "", 1000, 500},
+		{"burst 2^24-1", 1000000, time.Second, 1<<24 - 1, nil, "", 1<<24 - 1 - 1000000, (1<<24 - 1 - 1000000) / 2},
+		{"burst 2^24", 1000000, time.Second, 1 << 24, nil, "burst", 0, 0},
+		{"Redis burst 1, batch 1", 1, time.Second, 2, nil, "", 1, 1},
+		{"batch the Redis burst", 1, time.Second, 10, []Option{WithBatch(9)}, "", 9, 9},
+		{"batch past the Redis burst", 1, time.Second, 10, []Option{WithBatch(10)}, "batch", 0, 0},
+		{"batch -1", 1, time.Second, 10, []Option{WithBatch(-1)}, "batch", 0, 0},
+		{"share 0", 1, time.Second, 10, []Option{WithFailOpen(0)}, "", 9, 4},
+		{"share 1", 1, time.Second, 10, []Option{WithFailOpen(1)}, "", 9, 4},
+		{"share -0.01", 1, time.Second, 10, []Option{WithFailOpen(-0.01)}, "share", 0, 0},
+		{"share NaN", 1, time.Second, 10, []Option{WithFailOpen(math.NaN())}, "share", 0, 0},
+		{"retry -1ns", 1, time.Second, 10, []Option{WithRetry(-1)}, "retry", 0, 0},
+		{"timeout -1ns", 1, time.Second, 10, []Option{WithTimeout(-1)}, "timeout", 0, 0},
+		{"events 0", 0, time.Second, 10, nil, "events", 0, 0},
+	} {
+		tt, err := mk(tc.ev, tc.per, tc.b, tc.o...)
+		if tc.param == "" {
+			if err != nil {
+				t.Errorf("%s: %v", tc.name, err)
+			} else if tt.r.max != tc.rb || tt.batch != tc.batch {
+				t.Errorf("%s: Redis burst %d batch %d, want %d %d", tc.name, tt.r.max, tt.batch, tc.rb, tc.batch)
+			}
+			continue
+		}
+		var pe *paramErr
+		if !errors.As(err, &pe) || pe.Param != tc.param {
+			t.Errorf("%s: %v, want a ParamError for %s", tc.name, err, tc.param)
+		}
+	}
+	// The defaults of the retry span and the timeout: 100ms each.
+	tt, err := mk(1, time.Second, 10)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if tt.retry != int64(100*time.Millisecond) || tt.r.cfg.timeout != 100*time.Millisecond {
+		t.Errorf("retry %v, timeout %v, want 100ms each", time.Duration(tt.retry), tt.r.cfg.timeout)
+	}
+}
