@@ -532,6 +532,17 @@ func TestTwoTierParams(t *testing.T) {
 			t.Errorf("%s: %v, want a ParamError for %s", tc.name, err, tc.param)
 		}
 	}
+	// The ranges the burst's errors give.
+	for _, tc := range []struct {
+		b        int64
+		lease    time.Duration
+		min, max any
+	}{{10, 100 * time.Millisecond, "11", int64(1<<24 - 1)}, {1 << 24, time.Millisecond, int64(2), int64(1<<24 - 1)}} {
+		var pe *paramErr
+		if _, err := mk(100, time.Second, tc.b, WithLease(tc.lease)); !errors.As(err, &pe) || pe.Param != "burst" || pe.Min != tc.min || pe.Max != tc.max {
+			t.Errorf("burst %d, lease %v: %v, want a ParamError for burst in [%v, %v]", tc.b, tc.lease, err, tc.min, tc.max)
+		}
+	}
 	// The defaults of the retry span and the timeout: 100ms each.
 	tt, err := mk(1, time.Second, 10)
 	if err != nil {
