@@ -1,7 +1,8 @@
 package redis
 
 // Every use of the main module's API is in this file, so that a change
-// there is a change here only.
+// there is a change here only (but limit.Result, named in the exported
+// signatures).
 
 import (
 	"time"
@@ -13,11 +14,11 @@ import (
 	"github.com/cellrate/cellrate/window"
 )
 
-// Result is the outcome of one decision: package limit's Result.
-type Result = limit.Result
+// result is the outcome of one decision.
+type result = limit.Result
 
-// Never is the RetryAfter of a request that can never be admitted.
-const Never = limit.Never
+// never is the RetryAfter of a request that can never be admitted.
+const never = limit.Never
 
 var (
 	errNegativeCost     = limit.ErrNegativeCost
@@ -38,7 +39,7 @@ func newGoGCRA(events int64, period time.Duration, burst int64) (goGCRA, error) 
 	return step.NewGCRA(events, period, burst)
 }
 
-func stepGoGCRA(ps goGCRA, tat uint64, now, n int64) (uint64, Result, error) {
+func stepGoGCRA(ps goGCRA, tat uint64, now, n int64) (uint64, result, error) {
 	next, r, err := ps.Step(step.GCRAState(tat), now, n)
 	return uint64(next), r, err
 }
@@ -48,7 +49,7 @@ type goWindowState = window.State
 
 func newGoWindow(lim int64, w time.Duration) (goWindow, error) { return window.NewParams(lim, w) }
 
-func stepGoWindow(ps goWindow, s goWindowState, now, n int64) (goWindowState, Result, error) {
+func stepGoWindow(ps goWindow, s goWindowState, now, n int64) (goWindowState, result, error) {
 	return ps.Step(s, now, n)
 }
 
@@ -70,6 +71,6 @@ func newLocalLimiter(events int64, period time.Duration, burst int64) (*localLim
 	return &localLimiter{l: l, burst: burst}, nil
 }
 
-func localAllow(l *localLimiter, now, n int64) (Result, error) { return l.l.AllowNAt(now, n) }
+func localAllow(l *localLimiter, now, n int64) (result, error) { return l.l.AllowNAt(now, n) }
 
 func localBurst(l *localLimiter) int64 { return l.burst }

@@ -6,7 +6,9 @@ import (
 )
 
 // ErrClosed is what a TwoTier returns, denying, for a request its pool
-// cannot serve after Close.
+// cannot serve after Close. A Limiter or TwoTier that no constructor made
+// (a zero value or a nil pointer) denies every request with an error that
+// is ErrClosed for errors.Is.
 var ErrClosed = errors.New("redis: TwoTier closed")
 
 // Close gives back to Redis the units this process borrowed and has not

@@ -35,10 +35,8 @@
 // was written at and carries the events it owes to the rate of the next
 // decision made under another, so a change never frees a burst. The
 // time of a decision is the Redis server's clock, so the calling machines
-// need no synchronised clocks; AllowNAt takes the caller's time instead,
-// for tests. A time behind the state's (a failover to a replica whose
-// clock is behind, a caller's stale time) never admits more than the
-// bound. Decisions one process makes at once are sent together, one
+// need no synchronised clocks. A time behind the state's (a failover to
+// a replica whose clock is behind) never admits more than the bound. Decisions one process makes at once are sent together, one
 // pipeline per Redis node, without waiting for company.
 //
 // A key's state lives at prefix + "{" + key + "}": the braces are a hash

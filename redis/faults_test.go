@@ -193,7 +193,7 @@ func TestFaultClusterFailover(t *testing.T) {
 	now := time.Now().UnixNano()
 	step := func() error {
 		next, want, _ := stepGoGCRA(ref, tat, now, 1)
-		got, err := l.AllowNAt(bg, "k", now, 1)
+		got, err := l.allowNAt(bg, "k", now, 1)
 		if err != nil {
 			return err
 		}
@@ -208,7 +208,7 @@ func TestFaultClusterFailover(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	m, err := c.MasterForKey(bg, l.Key("k"))
+	m, err := c.MasterForKey(bg, l.keyOf("k"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -219,11 +219,11 @@ func TestFaultClusterFailover(t *testing.T) {
 		}
 	}
 	// Wait until a replica holds the state, then kill the master.
-	want, _ := master.Do("GET", l.Key("k"))
+	want, _ := master.Do("GET", l.keyOf("k"))
 	deadline := time.Now().Add(15 * time.Second)
 	for replicated := false; !replicated; {
 		for _, n := range cl.Nodes {
-			v, err := n.DoSeq([]string{"READONLY"}, []string{"GET", l.Key("k")})
+			v, err := n.DoSeq([]string{"READONLY"}, []string{"GET", l.keyOf("k")})
 			replicated = replicated || (n != master && err == nil && v == want)
 		}
 		if time.Now().After(deadline) {

@@ -9,6 +9,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/cellrate/cellrate/limit"
 )
 
 // WithBatch caps how many units a TwoTier borrows from Redis in one round
@@ -258,9 +260,9 @@ func NewTwoTier(c Client, prefix string, events int64, period time.Duration, bur
 	return t, nil
 }
 
-// RedisBurst returns the burst of the Redis limiter the processes borrow
+// redisBurst returns the burst of the Redis limiter the processes borrow
 // from: the burst less what the rate refills in a lease.
-func (t *TwoTier) RedisBurst() int64 {
+func (t *TwoTier) redisBurst() int64 {
 	if t == nil || t.r == nil {
 		return 0
 	}
@@ -282,7 +284,7 @@ func (t *TwoTier) Allow(ctx context.Context, key string) (bool, error) {
 // within its lease: n above what the rate refills in a lease may wait
 // until the others ask less (with NewGCRA too, small requests take units
 // as they come).
-func (t *TwoTier) AllowN(ctx context.Context, key string, n int64) (Result, error) {
+func (t *TwoTier) AllowN(ctx context.Context, key string, n int64) (limit.Result, error) {
 	r, _, err := t.allow(ctx, key, n)
 	return r, err
 }
@@ -296,18 +298,18 @@ func (t *TwoTier) entry(key string) *entry {
 }
 
 // allow also returns the monotonic time an admission counts at.
-func (t *TwoTier) allow(ctx context.Context, key string, n int64) (Result, int64, error) {
+func (t *TwoTier) allow(ctx context.Context, key string, n int64) (result, int64, error) {
 	switch {
 	case t == nil || t.r == nil:
-		return zeroResult, 0, ErrZeroValue
+		return zeroResult, 0, errZeroValue
 	case n < 0:
-		return Result{RetryAfter: Never}, 0, errNegativeCost
+		return result{RetryAfter: never}, 0, errNegativeCost
 	case n > t.r.max:
-		return Result{RetryAfter: Never}, 0, errCostExceedsBurst
+		return result{RetryAfter: never}, 0, errCostExceedsBurst
 	}
 	e := t.entry(key)
 	if n == 0 {
-		return Result{OK: true, Remaining: int64(e.word.Load() & tokMask)}, monotonic(), nil
+		return result{OK: true, Remaining: int64(e.word.Load() & tokMask)}, monotonic(), nil
 	}
 	if r, at, ok := e.spend(n); ok {
 		return r, at, nil
@@ -316,12 +318,12 @@ func (t *TwoTier) allow(ctx context.Context, key string, n int64) (Result, int64
 }
 
 // spend takes n units from the pool if it holds n in a live lease.
-func (e *entry) spend(n int64) (Result, int64, bool) {
+func (e *entry) spend(n int64) (result, int64, bool) {
 	for {
 		w := e.word.Load()
 		tok := int64(w & tokMask)
 		if tok < n {
-			return Result{}, 0, false
+			return result{}, 0, false
 		}
 		if !e.word.CompareAndSwap(w, w-uint64(n)) {
 			continue
@@ -330,13 +332,13 @@ func (e *entry) spend(n int64) (Result, int64, bool) {
 		// which must be before the lease's end.
 		now := monotonic()
 		if now < int64(w>>tokBits)*1e6 {
-			return Result{OK: true, Remaining: tok - n}, now, true
+			return result{OK: true, Remaining: tok - n}, now, true
 		}
 		// The lease ran out: the units are void. Put them back if nothing
 		// changed (a new lease may have replaced the pool: then they are
 		// lost), for the next borrow to give back to Redis.
 		e.word.CompareAndSwap(w-uint64(n), w)
-		return Result{}, 0, false
+		return result{}, 0, false
 	}
 }
 
@@ -357,12 +359,12 @@ func (e *entry) add(m, deadline int64) {
 	}
 }
 
-func (t *TwoTier) slow(ctx context.Context, e *entry, key string, n int64) (Result, int64, error) {
+func (t *TwoTier) slow(ctx context.Context, e *entry, key string, n int64) (result, int64, error) {
 	now := monotonic()
 	if until := e.denyUntil.Load(); now < until {
-		return Result{RetryAfter: time.Duration(until - now)}, 0, nil
+		return result{RetryAfter: time.Duration(until - now)}, 0, nil
 	}
-	h := t.nodes.of(ctx, t.r.c, t.r.Key(key))
+	h := t.nodes.of(ctx, t.r.c, t.r.keyOf(key))
 	if now < h.downUntil.Load() && !e.reserving.Load() {
 		return t.fallback(e, h, now, n, ErrUnavailable)
 	}
@@ -383,7 +385,7 @@ func (t *TwoTier) slow(ctx context.Context, e *entry, key string, n int64) (Resu
 		return t.awaiting(e, now, n), 0, nil
 	}
 	if until := e.denyUntil.Load(); now < until {
-		return Result{RetryAfter: time.Duration(until - now)}, 0, nil
+		return result{RetryAfter: time.Duration(until - now)}, 0, nil
 	}
 	if now < h.downUntil.Load() {
 		return t.fallback(e, h, now, n, ErrUnavailable)
@@ -393,7 +395,7 @@ func (t *TwoTier) slow(ctx context.Context, e *entry, key string, n int64) (Resu
 
 // roundTrip borrows for key (under e.mu) and decides the request from
 // what comes back, counting the node's failures.
-func (t *TwoTier) roundTrip(ctx context.Context, e *entry, h *health, key string, n, now int64) (Result, int64, error) {
+func (t *TwoTier) roundTrip(ctx context.Context, e *entry, h *health, key string, n, now int64) (result, int64, error) {
 	if t.trips.Add(1)%sweepEvery == 0 {
 		t.sweep(now)
 	}
@@ -431,7 +433,7 @@ func (t *TwoTier) sizes(e *entry, h *health, now, n int64) (want, reserve int64)
 // borrow asks Redis for up to want units, or if none is there for up to
 // reserve units to come, giving back give units of the last borrow, and
 // keeps the receipt of this one.
-func (t *TwoTier) borrow(ctx context.Context, e *entry, key string, want, reserve, give int64) (Result, int64, error) {
+func (t *TwoTier) borrow(ctx context.Context, e *entry, key string, want, reserve, give int64) (result, int64, error) {
 	r, m, written, err := t.r.decide(ctx, key, false, 0, want, true, true, give, reserve, e.last)
 	if give > 0 || err != nil {
 		e.lastM = 0 // given back, or lost: never twice
@@ -453,13 +455,13 @@ func (t *TwoTier) borrow(ctx context.Context, e *entry, key string, want, reserv
 // other processes compete for the units: zeros counts the borrows that
 // found none (halved by each borrow that found some), each standing for a
 // process that takes a unit before this one.
-func (t *TwoTier) received(e *entry, r Result, m, n, ls int64) (Result, int64, error) {
+func (t *TwoTier) received(e *entry, r result, m, n, ls int64) (result, int64, error) {
 	now := monotonic()
 	if m == 0 {
 		e.zeros = min(e.zeros+1, t.r.max)
 		wait := satAdd(int64(r.RetryAfter), t.refill(e.zeros-1))
 		e.denyUntil.Store(satAdd(now, wait))
-		return Result{Remaining: int64(e.word.Load() & tokMask), RetryAfter: time.Duration(wait)}, 0, nil
+		return result{Remaining: int64(e.word.Load() & tokMask), RetryAfter: time.Duration(wait)}, 0, nil
 	}
 	e.zeros /= 2
 	if w := int64(r.RetryAfter); w > 0 {
@@ -475,7 +477,7 @@ func (t *TwoTier) received(e *entry, r Result, m, n, ls int64) (Result, int64, e
 		return r, at, nil
 	}
 	tok := int64(e.word.Load() & tokMask)
-	return Result{Remaining: tok, RetryAfter: time.Duration(t.refill(max(1, n-tok)))}, 0, nil
+	return result{Remaining: tok, RetryAfter: time.Duration(t.refill(max(1, n-tok)))}, 0, nil
 }
 
 // release puts in the pool the reserved units whose times have come, each
@@ -501,11 +503,11 @@ func (t *TwoTier) release(e *entry, now int64) {
 
 // awaiting is the denial of a request for n units while a reservation's
 // units are still to come: the wait is until n could be in the pool.
-func (t *TwoTier) awaiting(e *entry, now, n int64) Result {
+func (t *TwoTier) awaiting(e *entry, now, n int64) result {
 	tok := int64(e.word.Load() & tokMask)
 	i := min(e.res.out+max(0, n-tok), e.res.n) - 1
 	wait := max(1, satAdd(e.res.base, t.refill(max(i, e.res.out)))-now)
-	return Result{Remaining: tok, RetryAfter: time.Duration(wait)}
+	return result{Remaining: tok, RetryAfter: time.Duration(wait)}
 }
 
 // resize returns how many units to borrow: what this process spent per
@@ -568,13 +570,13 @@ func (t *TwoTier) units(d int64) int64 {
 func (t *TwoTier) refill(k int64) int64 {
 	hi, lo := bits.Mul64(uint64(k), uint64(t.period))
 	if hi >= uint64(t.events) {
-		return int64(Never)
+		return int64(never)
 	}
 	q, r := bits.Div64(hi, lo, uint64(t.events))
 	if r != 0 {
 		q++
 	}
-	return int64(min(q, uint64(Never)))
+	return int64(min(q, uint64(never)))
 }
 
 // sweepEvery is how many round trips pass between sweeps of idle keys.
@@ -618,9 +620,9 @@ func (e *entry) idle(now int64) bool {
 
 // fallback decides while Redis fails: deny with err (fail closed), or on
 // the local limit.
-func (t *TwoTier) fallback(e *entry, h *health, now, n int64, err error) (Result, int64, error) {
+func (t *TwoTier) fallback(e *entry, h *health, now, n int64, err error) (result, int64, error) {
 	if t.share == 0 {
-		return Result{RetryAfter: time.Duration(max(1, h.downUntil.Load()-now))}, 0, err
+		return result{RetryAfter: time.Duration(max(1, h.downUntil.Load()-now))}, 0, err
 	}
 	fb := e.fb.Load()
 	if fb == nil {
@@ -628,7 +630,7 @@ func (t *TwoTier) fallback(e *entry, h *health, now, n int64, err error) (Result
 		b := max(1, int64(float64(t.burst)*t.share))
 		l, lerr := newLocalLimiter(ev, t.period, b)
 		if lerr != nil {
-			return Result{}, 0, lerr
+			return result{}, 0, lerr
 		}
 		if !e.fb.CompareAndSwap(nil, l) {
 			l = e.fb.Load()
@@ -637,7 +639,7 @@ func (t *TwoTier) fallback(e *entry, h *health, now, n int64, err error) (Result
 	}
 	t.fallbacks.Add(1)
 	if n > localBurst(fb) {
-		return Result{RetryAfter: Never}, 0, nil
+		return result{RetryAfter: never}, 0, nil
 	}
 	r, ferr := localAllow(fb, now, n)
 	return r, now, ferr
