@@ -5,6 +5,7 @@ package redis
 // signatures).
 
 import (
+	"sync/atomic"
 	"time"
 
 	"github.com/cellrate/cellrate/gcra"
@@ -57,10 +58,11 @@ func stepGoWindow(ps goWindow, s goWindowState, now, n int64) (goWindowState, re
 func monotonic() int64 { return nanotime.Now() }
 
 // localLimiter is the fail-open fallback of a two-tier limiter: a
-// process-local GCRA and its burst.
+// process-local GCRA, its burst, and the two-tier rate it follows.
 type localLimiter struct {
 	l     *gcra.Limiter
 	burst int64
+	rate  atomic.Pointer[tierRate]
 }
 
 func newLocalLimiter(events int64, period time.Duration, burst int64) (*localLimiter, error) {
@@ -74,3 +76,7 @@ func newLocalLimiter(events int64, period time.Duration, burst int64) (*localLim
 func localAllow(l *localLimiter, now, n int64) (result, error) { return l.l.AllowNAt(now, n) }
 
 func localBurst(l *localLimiter) int64 { return l.burst }
+
+func localSetRate(l *localLimiter, now int64, perSecond float64) error {
+	return l.l.SetRateAt(now, perSecond)
+}

@@ -47,6 +47,8 @@ func (t *TwoTier) giveBack(ctx context.Context, key string, e *entry) error {
 	if give == 0 || e.last == "" {
 		return nil
 	}
-	_, _, _, err := t.r.decide(ctx, key, false, 0, 0, true, true, give, 0, e.last)
+	// Under the parameter set that wrote e.last: the key still holds that
+	// value only if no decision has converted it to another rate since.
+	_, _, _, err := t.r.decide(ctx, key, e.prog, false, 0, 0, true, true, give, 0, e.last)
 	return err
 }

@@ -272,7 +272,7 @@ func TestGiveBackMatchesStep(t *testing.T) {
 				next, want, m = reserve(t, ref, gp, tat, q.Uint64(), now, rcap)
 				reserved += m
 			}
-			got, gm, written, err := l.decide(bg, "k", true, now, k, true, true, give, rcap, last)
+			got, gm, written, err := l.decide(bg, "k", nil, true, now, k, true, true, give, rcap, last)
 			if err != nil || gm != m || got.OK != (m > 0) || got.Remaining != want.Remaining || got.RetryAfter != want.RetryAfter {
 				t.Fatalf("case %v at %d: take %d give %d: %+v m %d %v, want m %d %+v", tc, now, k, give, got, gm, err, m, want)
 			}

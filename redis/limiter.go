@@ -213,15 +213,16 @@ var errTime = errors.New("redis: now must be in [-2^62, 2^62) Unix ns")
 // run is every decision: n units (take: up to n) at the server's time,
 // or at now (caller). It returns the Result and the units taken.
 func (l *Limiter) run(ctx context.Context, key string, caller bool, now, n int64, take bool) (result, int64, error) {
-	r, m, _, err := l.decide(ctx, key, caller, now, n, take, false, 0, 0, "")
+	r, m, _, err := l.decide(ctx, key, nil, caller, now, n, take, false, 0, 0, "")
 	return r, m, err
 }
 
 // decide is run for a TwoTier's borrows (tier, GCRA only): it may also give
 // back give units of the caller's last borrow, whose written value was
 // last, reserves at most reserve units when none is there, and returns the
-// value it writes ("" if none).
-func (l *Limiter) decide(ctx context.Context, key string, caller bool, now, n int64, take, tier bool, give, reserve int64, last string) (result, int64, string, error) {
+// value it writes ("" if none). prog is the parameter set to decide under
+// (nil: the limiter's in force).
+func (l *Limiter) decide(ctx context.Context, key string, prog *program, caller bool, now, n int64, take, tier bool, give, reserve int64, last string) (result, int64, string, error) {
 	lim, r0, err := l.check(caller, now, n, take)
 	if err != nil {
 		return r0, 0, "", err
@@ -239,7 +240,10 @@ func (l *Limiter) decide(ctx context.Context, key string, caller bool, now, n in
 		b.args = append(b.args, give, last, reserve)
 	}
 	b.keys[0] = l.keyOf(key)
-	b.prog = l.prog.Load()
+	b.prog = prog
+	if prog == nil {
+		b.prog = l.prog.Load()
+	}
 	ctx, cancel := l.ctx(ctx)
 	defer cancel()
 	cmd := l.send(ctx, b)

@@ -327,7 +327,7 @@ func TestTwoTierLineShort(t *testing.T) {
 	checkBound(t, adm, func(sum, span int64) bool { return sum*1e9 > 50*1e9+events*span })
 	tt := tts[0]
 	line := c.PTTL(bg, tt.r.keyOf("k")).Val() // the TAT less now: full again then
-	res := max(2, tt.half)
+	res := max(2, tt.rate.Load().half)
 	if most := time.Duration(tt.redisBurst()+procs*res+1) * time.Second / events; line > most {
 		t.Fatalf("the key is full again in %v, over an empty bucket and %d reservations of %d (%v)", line, procs, res, most)
 	}
