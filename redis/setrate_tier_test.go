@@ -162,7 +162,7 @@ func TestTwoTierSetRateSlower(t *testing.T) {
 	trips := []int64{a.Stats().RoundTrips, b.Stats().RoundTrips}
 	for i, tt := range []*TwoTier{a, b} {
 		for tt.Stats().RoundTrips == trips[i] {
-			take(t, tt, 1000, &adm)
+			take(t, tt, 1, &adm)
 			time.Sleep(time.Millisecond)
 		}
 	}
