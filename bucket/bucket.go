@@ -16,8 +16,9 @@ import (
 //
 // The zero Limiter has burst 0: it admits nothing, refusing every n > 0 with
 // limit.ErrCostExceedsBurst (as x/time/rate's zero Limiter rejects every
-// event); make a Limiter with New or NewRate. A Limiter must not be copied
-// after first use (go vet reports copies).
+// event), and SetRate and SetBurst refuse it with a *limit.ParamError; make a
+// Limiter with New or NewRate. A Limiter must not be copied after first use
+// (go vet reports copies).
 type Limiter struct{ l bucketcore.Limiter }
 
 var _ limit.Member = (*Limiter)(nil)
