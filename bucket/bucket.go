@@ -2,6 +2,7 @@ package bucket
 
 import (
 	"context"
+	"errors"
 	"time"
 
 	"github.com/cellrate/cellrate/internal/bucketcore"
@@ -215,10 +216,10 @@ func (r *Reservation) CancelAt(now int64) bool {
 // ErrTooMuchDebt is returned by Wait when a reservation would run the
 // bucket's debt beyond 2^62 units, or its time to act would pass the end of
 // int64 time.
-var ErrTooMuchDebt = bucketcore.ErrTooMuchDebt
+var ErrTooMuchDebt = errors.New("bucket: too many tokens reserved ahead")
 
 // Wait is WaitN(ctx, 1).
-func (l *Limiter) Wait(ctx context.Context) error { return l.l.Wait(ctx) }
+func (l *Limiter) Wait(ctx context.Context) error { return l.WaitN(ctx, 1) }
 
 // WaitN blocks until n tokens are available and takes them, or until ctx is
 // done. It reserves at once, so waiters are served in order; if ctx ends
@@ -226,4 +227,10 @@ func (l *Limiter) Wait(ctx context.Context) error { return l.l.Wait(ctx) }
 // sooner than the wait returns at once, with an error for which
 // errors.Is(err, context.DeadlineExceeded) holds. Its timer is stopped on
 // every path: nothing leaks.
-func (l *Limiter) WaitN(ctx context.Context, n int64) error { return l.l.WaitN(ctx, n) }
+func (l *Limiter) WaitN(ctx context.Context, n int64) error {
+	err := l.l.WaitN(ctx, n)
+	if err == bucketcore.ErrTooMuchDebt {
+		return ErrTooMuchDebt
+	}
+	return err
+}
