@@ -105,6 +105,9 @@ func TestDocsNameNoInternals(t *testing.T) {
 	for _, dir := range userPackages {
 		p, fset := docOf(t, filepath.Join("..", "..", dir))
 		for _, line := range strings.Split(docText(p, fset), "\n") {
+			if !strings.ContainsAny(line, "._'") && !strings.Contains(line, "eed") {
+				continue // nothing the pattern can match: the regexp is slow under -race
+			}
 			if m := bad.FindString(line); m != "" {
 				t.Errorf("%s: go doc shows %q:\n\t%s", dir, m, strings.TrimSpace(line))
 			}
