@@ -134,3 +134,57 @@ func readmeImportBlock(src string) string {
 	b.WriteString(")\n\n")
 	return b.String()
 }
+
+// TestREADMEExamples: the README's Examples section links each user
+// package that has runnable examples to its docs, and every Example it
+// names exists in the package it is named under.
+func TestREADMEExamples(t *testing.T) {
+	readme, err := os.ReadFile(filepath.Join("..", "..", "README.md"))
+	if err != nil {
+		t.Skip("no README.md here (a test VM holds testdata only)")
+	}
+	_, section, _ := strings.Cut(string(readme), "\n## Examples\n")
+	section, _, _ = strings.Cut(section, "\n## ")
+	link := regexp.MustCompile(`\]\(https://pkg\.go\.dev/github\.com/cellrate/cellrate/([a-z0-9/]+)#pkg-examples\)`)
+	named := regexp.MustCompile("`(Example\\w*)`")
+	links := link.FindAllStringSubmatchIndex(section, -1)
+	linked := map[string]bool{}
+	for i, l := range links {
+		pkg := section[l[2]:l[3]]
+		linked[pkg] = true
+		end := len(section)
+		if i+1 < len(links) {
+			end = links[i+1][0]
+		}
+		src := testSources(t, filepath.Join("..", "..", pkg))
+		for _, m := range named.FindAllStringSubmatch(section[l[1]:end], -1) {
+			if !strings.Contains(src, "func "+m[1]+"()") {
+				t.Errorf("README names %s under %s, which has no such Example", m[1], pkg)
+			}
+		}
+	}
+	for _, pkg := range userPackages {
+		if strings.Contains(testSources(t, filepath.Join("..", "..", pkg)), "\nfunc Example") && !linked[pkg] {
+			t.Errorf("%s has Examples, and the README's Examples section does not link them", pkg)
+		}
+	}
+}
+
+// testSources returns the test files of the package in dir, one after
+// another.
+func testSources(t *testing.T, dir string) string {
+	t.Helper()
+	files, err := filepath.Glob(filepath.Join(dir, "*_test.go"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var b strings.Builder
+	for _, f := range files {
+		src, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b.Write(src)
+	}
+	return b.String()
+}
