@@ -56,6 +56,12 @@ var failSafe = map[string]func() any{
 	"concurrency.Token":   func() any { return new(concurrency.Token) },
 	"httplimit.Limiter":   func() any { return new(httplimit.Limiter) },
 	"limit.All":           func() any { return new(limit.All) },
+	"window.Params":       func() any { return new(window.Params) },
+	"slidelog.Params":     func() any { return new(slidelog.Params) },
+	"step.GCRA":           func() any { return new(step.GCRA) },
+	"step.Bucket":         func() any { return new(step.Bucket) },
+	"step.PackedBucket":   func() any { return new(step.PackedBucket) },
+	"step.PackedWindow":   func() any { return new(step.PackedWindow) },
 }
 
 // ready are the zero values documented as ready to use: their methods
