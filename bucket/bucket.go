@@ -20,7 +20,17 @@ import (
 // event), and SetRate and SetBurst refuse it with a *limit.ParamError; make a
 // Limiter with New or NewRate. A Limiter must not be copied after first use
 // (go vet reports copies).
-type Limiter struct{ l bucketcore.Limiter }
+type Limiter struct {
+	_ noCopy
+	l bucketcore.Limiter
+}
+
+// noCopy makes go vet's copylocks check report copies under the user's
+// type, not the internal one it wraps.
+type noCopy struct{}
+
+func (*noCopy) Lock()   {}
+func (*noCopy) Unlock() {}
 
 var _ limit.Member = (*Limiter)(nil)
 

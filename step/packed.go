@@ -98,7 +98,17 @@ func (w PackedWindow) Slack() time.Duration { return time.Duration(w.p.Slack()) 
 // words sharing a HighWater from one clock. The zero HighWater holds the
 // start of time, so it suits any clock. It is safe for concurrent use and
 // must not be copied after first use.
-type HighWater struct{ h packed64core.HighWater }
+type HighWater struct {
+	_ noCopy
+	h packed64core.HighWater
+}
+
+// noCopy makes go vet's copylocks check report copies under the user's
+// type, not the internal one it wraps.
+type noCopy struct{}
+
+func (*noCopy) Lock()   {}
+func (*noCopy) Unlock() {}
 
 // Ref returns the reference time to read words with: the mark plus slack,
 // saturating at math.MaxInt64.

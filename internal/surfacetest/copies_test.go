@@ -11,7 +11,8 @@ import (
 
 // stateful are the types testdata/copies copies: each must be reported by
 // go vet's copylocks check under its own name, the first type in the
-// report, whatever it contains.
+// report, and with no internal type in the report (which a user could not
+// look up).
 var stateful = []string{
 	"gcra.Limiter", "bucket.Limiter", "window.Limiter", "slidelog.Limiter",
 	"packed64.Bucket", "packed64.Window", "packed64.Buckets", "packed64.Windows",
@@ -91,6 +92,9 @@ func TestVetReportsCopies(t *testing.T) {
 		for _, line := range strings.Split(string(out), "\n") {
 			if strings.Contains(line, "copies lock value") && strings.Contains(line, want) {
 				found = true
+				if strings.Contains(line, "/internal/") {
+					t.Errorf("go vet's report of a copy of %s names an internal type:\n%s", typ, line)
+				}
 			}
 		}
 		if !found {
