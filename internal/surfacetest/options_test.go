@@ -68,3 +68,18 @@ func isNilPointer(v any) bool {
 	r := reflect.ValueOf(v)
 	return r.Kind() == reflect.Pointer && r.IsNil()
 }
+
+// TestNilTableOption: a nil keyed.Option in an httplimit Policy's Table is
+// refused by New, naming the policy's limit and the option's index, as
+// keyed.New refuses it.
+func TestNilTableOption(t *testing.T) {
+	lim, err := httplimit.New([]httplimit.Policy{{
+		Name:   "p",
+		Client: httplimit.Limit{Events: 1, Period: time.Second, Burst: 1},
+		Table:  []keyed.Option{keyed.WithCapacity(4), nil},
+	}})
+	var pe *limit.ParamError
+	if lim != nil || !errors.As(err, &pe) || !strings.HasPrefix(pe.Param, "policies[0].") || pe.Value != 1 {
+		t.Fatalf("a nil Table option: %v, %v", lim, err)
+	}
+}
