@@ -216,3 +216,39 @@ func TestTwoTierSetRateParams(t *testing.T) {
 		t.Error(err)
 	}
 }
+
+// TestTwoTierSetRateFailOpen: while Redis is down (nothing listens), a
+// TwoTier failing open admits on its local limit, which follows SetRate:
+// after a cut from 100/s to 10/s its admissions keep the local burst plus
+// 10/s, not 100/s.
+func TestTwoTierSetRateFailOpen(t *testing.T) {
+	tt, err := NewTwoTier(faultClient(t, "127.0.0.1:1"), "fo", 100, time.Second, 40, WithFailOpen(1), WithTimeout(faultTimeout))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var adm []admission
+	run := func(d time.Duration) {
+		for stop := time.Now().Add(d); time.Now().Before(stop); {
+			r, at, err := tt.allow(bg, "k", 1)
+			if err != nil {
+				t.Fatalf("failing open: %v", err)
+			}
+			if r.OK {
+				adm = append(adm, admission{at, 1})
+			}
+			time.Sleep(time.Millisecond)
+		}
+	}
+	run(500 * time.Millisecond)
+	if tt.Stats().Fallbacks == 0 {
+		t.Fatal("no decision on the local limit")
+	}
+	change := monotonic()
+	if err := tt.SetRate(10, time.Second); err != nil {
+		t.Fatal(err)
+	}
+	after := len(adm)
+	run(600 * time.Millisecond)
+	t.Logf("%d admitted at 100/s, %d in 0.6s after the cut", after, len(adm)-after)
+	checkRates(t, adm, 40, 100, change, 10)
+}
