@@ -243,10 +243,10 @@ func TestTwoTierSetRateFailOpen(t *testing.T) {
 	if tt.Stats().Fallbacks == 0 {
 		t.Fatal("no decision on the local limit")
 	}
-	change := monotonic()
 	if err := tt.SetRate(10, time.Second); err != nil {
 		t.Fatal(err)
 	}
+	change := monotonic() // the local limit changed before: count 100/s until now
 	after := len(adm)
 	run(600 * time.Millisecond)
 	t.Logf("%d admitted at 100/s, %d in 0.6s after the cut", after, len(adm)-after)
