@@ -252,3 +252,44 @@ func TestTwoTierSetRateFailOpen(t *testing.T) {
 	t.Logf("%d admitted at 100/s, %d in 0.6s after the cut", after, len(adm)-after)
 	checkRates(t, adm, 40, 100, change, 10)
 }
+
+// TestTwoTierSetRateDuringBorrow: a borrow in flight (the server stopped)
+// when the rate rises tenfold brings its units back after SetRate passed
+// the key: their lease must be cut all the same, to about the new lease,
+// not left at the old second.
+func TestTwoTierSetRateDuringBorrow(t *testing.T) {
+	s := redistest.Start(t)
+	c := goredis.NewClient(&goredis.Options{Addr: s.Addr})
+	t.Cleanup(func() { c.Close() })
+	// burst 400 at 100/s: lease 1s, Redis burst 300.
+	tt, err := NewTwoTier(c, "sdb", 100, time.Second, 400, WithBatch(300), WithTimeout(5*time.Second))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r, _, err := tt.allow(bg, "k", 130); err != nil || !r.OK {
+		t.Fatal(r, err)
+	}
+	s.Stop()
+	done := make(chan error, 1)
+	go func() { // borrows 170, the rest of the Redis burst, and spends 1
+		r, _, err := tt.allow(bg, "k", 1)
+		if err == nil && !r.OK {
+			err = errors.New("denied")
+		}
+		done <- err
+	}()
+	time.Sleep(50 * time.Millisecond) // the request is sent
+	if err := tt.SetRate(1000, time.Second); err != nil {
+		t.Fatal(err)
+	}
+	s.Continue()
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	w := tt.entry("k").word.Load()
+	left := time.Duration(int64(w>>tokBits)*1e6 - monotonic())
+	t.Logf("%d units held, their lease ends in %v", w&tokMask, left)
+	if w&tokMask < 150 || left > 300*time.Millisecond {
+		t.Fatalf("%d units held for %v more: the lease of a borrow that straddled SetRate was not cut (new lease 100ms)", w&tokMask, left)
+	}
+}
