@@ -293,3 +293,38 @@ func TestTwoTierSetRateDuringBorrow(t *testing.T) {
 		t.Fatalf("%d units held for %v more: the lease of a borrow that straddled SetRate was not cut (new lease 100ms)", w&tokMask, left)
 	}
 }
+
+// TestTwoTierSetRateVoidsReservation: units reserved at the old rate and
+// not yet there when the rate changes are never spent: the next request
+// after their time asks Redis instead.
+func TestTwoTierSetRateVoidsReservation(t *testing.T) {
+	_, c := server(t)
+	// burst 400 at 100/s: lease 1s, Redis burst 300, half a lease's refill 50.
+	tt, err := NewTwoTier(c, "svr", 100, time.Second, 400, WithTimeout(5*time.Second))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r, _, err := tt.allow(bg, "k", 300); err != nil || !r.OK {
+		t.Fatal(r, err)
+	}
+	if r, _, err := tt.allow(bg, "k", 1); err != nil || r.OK { // the key is empty: reserves
+		t.Fatal(r, err)
+	}
+	e := tt.entry("k")
+	e.mu.Lock()
+	reserved := e.res.n
+	e.mu.Unlock()
+	if reserved < 2 {
+		t.Fatalf("%d units reserved on an empty key", reserved)
+	}
+	if err := tt.SetRate(1000, time.Second); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(50 * time.Millisecond) // the first reserved units' times pass
+	trips := tt.Stats().RoundTrips
+	tt.allow(bg, "k", 1)
+	if tt.Stats().RoundTrips == trips {
+		t.Fatalf("a request after the change was served from the %d units reserved before it (pool %d)",
+			reserved, e.word.Load()&tokMask)
+	}
+}
