@@ -28,7 +28,8 @@
 // -report only rewrites MUTANTS.md from the results already in -work.
 // -resume keeps, for a package whose gremlins run finished, its results and
 // the mutants already run again (mutate saves each as it goes), and runs
-// only the rest, within a new budget: for a run stopped at its budget.
+// only the rest, within a new budget: for a run stopped at its budget. It
+// also runs again the mutants that lived, so that tests added since count.
 package main
 
 import (
@@ -263,7 +264,7 @@ func loadResult(pkg, work string) (res gremlinsResult, info runInfo, ok bool, er
 	for _, f := range res.Files {
 		file := filepath.ToSlash(filepath.Join(pkg, f.Filename))
 		for i, g := range f.Mutations {
-			if st, ok := rerun[rerunKey(file, g.Line, g.Column, g.Type)]; ok && rerunnable(g.Status) {
+			if st, ok := rerun[rerunKey(file, g.Line, g.Column, g.Type)]; ok {
 				f.Mutations[i].Status = st
 				f.Mutations[i].rerun = true
 			}
