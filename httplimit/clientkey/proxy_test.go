@@ -1,20 +1,21 @@
-package httplimit
+package clientkey
 
 import (
 	"errors"
-	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"net/netip"
 	"strings"
 	"testing"
+
+	"github.com/cellrate/cellrate/httplimit/internal/keypart"
 )
 
 const xff, fwd = "X-Forwarded-For", "Forwarded"
 
-func mustProxy(t testing.TB, h string, trusted ...netip.Prefix) KeyFunc {
+func mustProxy(t testing.TB, h string, trusted ...netip.Prefix) Func {
 	t.Helper()
-	f, err := ProxyKey(h, trusted...)
+	f, err := Proxy(h, trusted...)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -40,7 +41,7 @@ func TestPeerAddr(t *testing.T) {
 	for _, c := range cases {
 		r := httptest.NewRequest("GET", "/", nil)
 		r.RemoteAddr = c.remote
-		k, err := PeerAddr(r)
+		k, err := Peer(r)
 		var ce *clientError
 		switch {
 		case c.want == "" && (!errors.As(err, &ce) || ce.source != "RemoteAddr" || errors.Is(err, ErrProxyHeader)):
@@ -149,7 +150,7 @@ func FuzzProxyKey(f *testing.F) {
 		r := &http.Request{RemoteAddr: remote, Header: http.Header{"Forwarded": {fwdV}, "X-Forwarded-For": {xffV}}}
 		for _, h := range []string{fwd, xff} {
 			k, err := mustProxy(t, h, netip.MustParsePrefix("0.0.0.0/0"), netip.MustParsePrefix("::/0"))(r)
-			if err == nil && (k.kind != addrKey || !k.addr.IsValid()) {
+			if err == nil && (k.p.Kind != keypart.Addr || !k.p.Addr.IsValid()) {
 				t.Fatalf("%s: no error and no address", h)
 			}
 		}
@@ -191,32 +192,4 @@ func FuzzParse4(f *testing.F) {
 		checkParse4(t, s)
 		checkParse4Port(t, s)
 	})
-}
-
-// TestDefaultErrorStatus: the default error handler answers a proxy
-// header that names no client (ErrProxyHeader, wrapped or not) 400 with
-// its reason, and an unparsable RemoteAddr, the server's fault, 500.
-func TestDefaultErrorStatus(t *testing.T) {
-	hdr := newClientError("X-Forwarded-For", "junk", "not an address")
-	cases := []struct {
-		err  error
-		code int
-		body string
-	}{
-		{hdr, 400, "Bad Request: client address: not an address\n"},
-		{fmt.Errorf("key: %w", hdr), 400, "Bad Request: client address: not an address\n"},
-		{newClientError(remoteAddr, "@", "not an IP address"), 500, "Internal Server Error\n"},
-		{ErrNoKey, 400, "Bad Request: no client key\n"},
-		{ErrProxyHeader, 400, "Bad Request: client address: unreadable proxy header\n"},
-	}
-	for _, c := range cases {
-		w := httptest.NewRecorder()
-		defaultError(w, httptest.NewRequest("GET", "/", nil), c.err)
-		if w.Code != c.code || w.Body.String() != c.body {
-			t.Errorf("%v: %d %q, want %d %q", c.err, w.Code, w.Body.String(), c.code, c.body)
-		}
-	}
-	if errors.Is(newClientError(remoteAddr, "@", "x"), ErrProxyHeader) || !errors.Is(hdr, ErrProxyHeader) {
-		t.Fatal("only a proxy header's error matches ErrProxyHeader")
-	}
 }

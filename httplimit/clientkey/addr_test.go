@@ -1,4 +1,4 @@
-package httplimit
+package clientkey
 
 import (
 	"math/rand/v2"
@@ -8,7 +8,7 @@ import (
 	"testing"
 )
 
-// TestTrustAgreesWithNetip: a ProxyKey's trusted set holds an address
+// TestTrustAgreesWithNetip: a Proxy's trusted set holds an address
 // exactly when one of its prefixes contains the address unmapped and
 // without its zone, for prefixes of every length of both families
 // (IPv4-mapped IPv6 prefixes included, which hold no IPv4 address) and
