@@ -4,6 +4,7 @@ import (
 	"errors"
 	"github.com/cellrate/cellrate/httplimit/clientkey"
 	"net/http"
+	"net/http/httptest"
 	"net/netip"
 	"strconv"
 	"sync/atomic"
@@ -250,6 +251,48 @@ func TestPathPrefixSegment(t *testing.T) {
 		}
 		if res.StatusCode != tc.status || name != tc.policy {
 			t.Errorf("%s: %d by %q, want %d by %q", tc.path, res.StatusCode, name, tc.status, tc.policy)
+		}
+	}
+}
+
+// TestFirstPolicyApplies: of several policies that match a request, the
+// first in order applies, alone; a request no policy matches passes
+// unlimited with no fields.
+func TestFirstPolicyApplies(t *testing.T) {
+	var clk clock
+	lim := mustNew(t, []Policy{
+		{Name: "login", Routes: []string{"POST /login"}, Client: Rate(1, time.Hour, 1)},
+		{Name: "all", Routes: []string{"/"}, Client: Rate(1, time.Hour, 3)},
+		{Name: "never", Routes: []string{"/login"}, Client: Rate(1, time.Hour, 100)},
+	}, WithClock(clk.now))
+	h := lim.Wrap(okHandler)
+	for i, tc := range []struct {
+		method, path, policy string
+		status               int
+	}{
+		{"POST", "/login", "login", 200}, {"POST", "/login", "login", 429},
+		{"GET", "/login", "all", 200}, {"GET", "/x", "all", 200}, {"GET", "/login", "all", 200}, {"GET", "/y", "all", 429},
+	} {
+		w := httptest.NewRecorder()
+		r := httptest.NewRequest(tc.method, tc.path, nil)
+		h.ServeHTTP(w, r)
+		name := ""
+		if v := w.Header().Get("RateLimit"); v != "" {
+			name, _, _ = rateLimitField(t, v)
+		}
+		if w.Code != tc.status || name != tc.policy {
+			t.Errorf("request %d, %s %s: %d by %q, want %d by %q", i, tc.method, tc.path, w.Code, name, tc.status, tc.policy)
+		}
+	}
+	if st := lim.Stats(); st["never"].Admitted+st["never"].Denied != 0 || st["all"].Admitted != 3 || st["login"].Denied != 1 {
+		t.Fatalf("stats %+v", st)
+	}
+	lim = mustNew(t, []Policy{{Name: "api", Routes: []string{"/api/"}, Client: Rate(1, time.Hour, 1)}}, WithClock(clk.now))
+	for range 3 {
+		w := httptest.NewRecorder()
+		lim.Wrap(okHandler).ServeHTTP(w, httptest.NewRequest("GET", "/other", nil))
+		if w.Code != 200 || w.Header().Get("RateLimit") != "" || w.Header().Get("RateLimit-Policy") != "" {
+			t.Fatalf("unmatched: %d %v", w.Code, w.Header())
 		}
 	}
 }
