@@ -63,7 +63,8 @@
 // same instant can take (the least any limit of the policy holds). When
 // admitted, it names the limit with the fewest units left, and t is the
 // most seconds it takes to be full again. When denied, it names the limit
-// that waits longest, and t is the Retry-After value: the wait until
+// that waits longest, and t is the Retry-After value (the client's limit
+// on a tie, either way): the wait until
 // every limit of the policy admits the request (if nothing else is
 // admitted meanwhile), in whole seconds rounded up, at least 1: never
 // shorter than the real wait. A denial gets 429 Too Many Requests unless
