@@ -170,3 +170,19 @@ func TestIPv6Prefix(t *testing.T) {
 		t.Errorf("nil Func: %v", err)
 	}
 }
+
+// TestJoinAddrs: of the addresses a joined key holds, the first is its
+// address part and any other is text; a present but empty header is no
+// key.
+func TestJoinAddrs(t *testing.T) {
+	other := func(*http.Request) (Key, error) { return Addr(netip.MustParseAddr("198.51.100.1")), nil }
+	k, err := Join(Peer, other)(httptest.NewRequest("GET", "/", nil))
+	if err != nil || k.String() != "192.0.2.1+198.51.100.1" || k.p.Addr != netip.MustParseAddr("192.0.2.1") {
+		t.Errorf("%v %v, parts %+v", k, err, k.p)
+	}
+	r := httptest.NewRequest("GET", "/", nil)
+	r.Header["X-Api-Key"] = []string{"", "k"}
+	if k, err := Header("X-Api-Key")(r); err != ErrNoKey || k != (Key{}) {
+		t.Errorf("an empty first value: %v %v", k, err)
+	}
+}

@@ -193,3 +193,60 @@ func FuzzParse4(f *testing.F) {
 		checkParse4Port(t, s)
 	})
 }
+
+// TestElems: a list header's elements, right to left across its lines,
+// with commas inside a Forwarded quoted string (escaped quotes and
+// backslashes included) kept in their element, empty elements kept, and
+// lines that are empty skipped.
+func TestElems(t *testing.T) {
+	for _, tc := range []struct {
+		vals      []string
+		forwarded bool
+		want      []string
+	}{
+		{[]string{"a, b,c"}, false, []string{"c", "b", "a"}},
+		{[]string{",a"}, false, []string{"a", ""}},
+		{[]string{"a,"}, false, []string{"", "a"}},
+		{[]string{"a", " ", "", "b, c"}, false, []string{"c", "b", "a"}},
+		{[]string{`for=1.2.3.4, for="a,b", for=5.6.7.8`}, true, []string{"for=5.6.7.8", `for="a,b"`, "for=1.2.3.4"}},
+		{[]string{`,for=1.2.3.4`}, true, []string{"for=1.2.3.4", ""}},
+		{[]string{`x="a\"b,c", d`}, true, []string{"d", `x="a\"b,c"`}},
+		{[]string{`x="a\\", b`}, true, []string{"b", `x="a\\"`}},
+		{[]string{`x="a\\\",b", c`}, true, []string{"c", `x="a\\\",b"`}},
+		{[]string{`x="a,b"`, `c`}, true, []string{"c", `x="a,b"`}},
+	} {
+		it := elems{vals: tc.vals, forwarded: tc.forwarded}
+		var got []string
+		for e, ok := it.next(); ok; e, ok = it.next() {
+			got = append(got, e)
+		}
+		if strings.Join(got, "|") != strings.Join(tc.want, "|") || len(got) != len(tc.want) {
+			t.Errorf("%q (forwarded %v): %q, want %q", tc.vals, tc.forwarded, got, tc.want)
+		}
+	}
+}
+
+// TestForwardedFor: the for= parameter of a Forwarded element, quoted or
+// not, among others (a semicolon in a quoted value is no cut); or why
+// there is none.
+func TestForwardedFor(t *testing.T) {
+	for _, tc := range []struct{ e, want, reason string }{
+		{"for=1.2.3.4", "1.2.3.4", ""},
+		{`by="a;b";for=1.2.3.4`, "1.2.3.4", ""},
+		{`by="a\";b";for=1.2.3.4`, "1.2.3.4", ""},
+		{`by="a\\";for=1.2.3.4`, "1.2.3.4", ""},
+		{`FOR="[::1]:80"`, "::1", ""},
+		{`for=""`, "", "an empty element"},
+		{`for="`, "", "not an IP address"},
+		{`for="1.2.3.4`, "", "not an IP address"},
+		{"for", "", "a parameter without a value"},
+		{"proto=https", "", "no for= parameter"},
+		{"", "", "no for= parameter"},
+		{"for=unknown", "", "an unknown or obfuscated node"},
+	} {
+		a, reason := forwardedFor(tc.e)
+		if reason != tc.reason || tc.want != "" && a.String() != tc.want || tc.want == "" && a.IsValid() {
+			t.Errorf("%q: %v %q, want %q %q", tc.e, a, reason, tc.want, tc.reason)
+		}
+	}
+}
