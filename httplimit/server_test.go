@@ -374,7 +374,7 @@ func TestSpoofing(t *testing.T) {
 }
 
 // TestHeaders: the fields on admitted and denied responses, legacy ones,
-// the field-free admitted responses of WithDenialHeadersOnly, a custom
+// the field-free admitted responses of WithHeaders(false, false), a custom
 // deny handler and OnDeny, policies by method and path, and costs.
 func TestHeaders(t *testing.T) {
 	var clk clock

@@ -74,9 +74,9 @@ func TestKeyFuncs(t *testing.T) {
 	}
 }
 
-// TestProxyKeyRefusals: Proxy refuses what could only key every
+// TestProxyRefusals: Proxy refuses what could only key every
 // client by its peer, or nothing.
-func TestProxyKeyRefusals(t *testing.T) {
+func TestProxyRefusals(t *testing.T) {
 	for _, tc := range []struct {
 		name, h, param string
 		trusted        []netip.Prefix

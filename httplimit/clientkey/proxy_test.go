@@ -24,7 +24,7 @@ func mustProxy(t testing.TB, h string, trusted ...netip.Prefix) Func {
 
 var loopback = []netip.Prefix{netip.MustParsePrefix("127.0.0.0/8"), netip.MustParsePrefix("::1/128")}
 
-func TestPeerAddr(t *testing.T) {
+func TestPeer(t *testing.T) {
 	cases := []struct {
 		remote, want string
 	}{
@@ -52,7 +52,7 @@ func TestPeerAddr(t *testing.T) {
 	}
 }
 
-func TestProxyKey(t *testing.T) {
+func TestProxy(t *testing.T) {
 	trusted := []netip.Prefix{netip.MustParsePrefix("10.0.0.0/8"), netip.MustParsePrefix("2001:db8:ffff::/48")}
 	cases := []struct {
 		name   string
@@ -121,9 +121,9 @@ func TestProxyKey(t *testing.T) {
 	}
 }
 
-// TestProxyKeyHuge: a header of a million bytes is walked only as far as
+// TestProxyHuge: a header of a million bytes is walked only as far as
 // the trusted hops go.
-func TestProxyKeyHuge(t *testing.T) {
+func TestProxyHuge(t *testing.T) {
 	huge := strings.Repeat("9.9.9.9, ", 1<<17) + "1.2.3.4"
 	r := httptest.NewRequest("GET", "/", nil)
 	r.RemoteAddr = "127.0.0.1:1"
@@ -143,7 +143,7 @@ func TestProxyKeyHuge(t *testing.T) {
 	}
 }
 
-func FuzzProxyKey(f *testing.F) {
+func FuzzProxy(f *testing.F) {
 	f.Add("10.0.0.1:1", "for=1.2.3.4, for=\"[::1]:8\"", "1.2.3.4, 10.0.0.2")
 	f.Add("[::1]:1", `for="\\\",`, ",,,")
 	f.Fuzz(func(t *testing.T, remote, fwdV, xffV string) {
