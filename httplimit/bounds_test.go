@@ -2,6 +2,7 @@ package httplimit
 
 import (
 	"errors"
+	"github.com/cellrate/cellrate/httplimit/clientkey"
 	"net/http"
 	"net/http/httptest"
 	"strconv"
@@ -99,5 +100,43 @@ func TestTies(t *testing.T) {
 		if got := w.Header().Get("RateLimit"); got != want {
 			t.Errorf("request %d: %d %q, want %q", i, w.Code, got, want)
 		}
+	}
+}
+
+// TestRemainingAcrossLimits: r is the least any limit holds for the next
+// request, with what a denial took given back: a client limit that
+// admits while the global one denies holds its units again, and a global
+// limit read for a denial by the client's holds what it would have
+// given.
+func TestRemainingAcrossLimits(t *testing.T) {
+	var clk clock
+	send := func(h http.Handler, client string) *httptest.ResponseRecorder {
+		w := httptest.NewRecorder()
+		r := httptest.NewRequest("GET", "/", nil)
+		r.Header.Set("K", client)
+		h.ServeHTTP(w, r)
+		return w
+	}
+	// Global denies a client its own limit admits: the client's 2 are
+	// back, the global limit holds 1.
+	lim := mustNew(t, []Policy{{Name: "p", Key: clientkey.Header("K"), Cost: fixedCost(2),
+		Client: Rate(1, time.Second, 2), Global: Rate(1, time.Second, 3)}}, WithClock(clk.now))
+	h := lim.Wrap(okHandler)
+	if w := send(h, "A"); w.Code != 200 {
+		t.Fatalf("A: %d", w.Code)
+	}
+	if w := send(h, "B"); w.Code != 429 || w.Header().Get("RateLimit") != `"p-global";r=1;t=1` {
+		t.Fatalf("B: %d %q", w.Code, w.Header().Get("RateLimit"))
+	}
+	// The client's limit denies while the global one holds exactly the
+	// cost: r is the client's 1, not the global 0 left after a take.
+	lim = mustNew(t, []Policy{{Name: "p", Key: clientkey.Header("K"), Cost: fixedCost(2),
+		Client: Rate(1, time.Second, 3), Global: Rate(1, time.Second, 4)}}, WithClock(clk.now))
+	h = lim.Wrap(okHandler)
+	if w := send(h, "A"); w.Code != 200 {
+		t.Fatalf("A: %d", w.Code)
+	}
+	if w := send(h, "A"); w.Code != 429 || w.Header().Get("RateLimit") != `"p";r=1;t=1` {
+		t.Fatalf("A again: %d %q", w.Code, w.Header().Get("RateLimit"))
 	}
 }
