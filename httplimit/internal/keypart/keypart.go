@@ -27,13 +27,16 @@ type Key struct {
 }
 
 // Cut returns the address that names the client: an IPv4 address as it
-// is, an IPv6 one with the bits past its prefix cleared.
+// is, an IPv6 one with the bits past its prefix cleared. It inlines, so
+// that the common IPv4 key costs no call.
 func (k *Key) Cut() netip.Addr {
 	if k.Addr.Is4() || k.Bits >= 128 {
 		return k.Addr
 	}
-	return netip.AddrFrom16(k.Bytes16())
+	return k.cut6()
 }
+
+func (k *Key) cut6() netip.Addr { return netip.AddrFrom16(k.Bytes16()) }
 
 // Bytes16 returns the IPv6 address's 16 bytes, zero past the prefix.
 func (k *Key) Bytes16() [16]byte {
