@@ -10,8 +10,8 @@
 // kinds never name the same client, and the zero Key names none
 // (ErrNoKey). An IPv4-mapped IPv6 address is its IPv4 address and a zone
 // is ignored. An IPv6 address names its /64, the block one client usually
-// owns, unless IPv6Prefix gives another prefix: the limits hold the
-// prefix, not the address, to its bound.
+// owns, unless IPv6Prefix gives another prefix: a per-client limit holds
+// the whole prefix to one client's bound.
 //
 // Proxy reads X-Forwarded-For or Forwarded (RFC 7239) right to left, and
 // only across peers in a trusted set of prefixes: a header sent by a
