@@ -140,3 +140,20 @@ func TestRemainingAcrossLimits(t *testing.T) {
 		t.Fatalf("A again: %d %q", w.Code, w.Header().Get("RateLimit"))
 	}
 }
+
+// TestRetrySeconds: a wait in whole seconds is rounded up, at least 1,
+// exactly up to the end of time.
+func TestRetrySeconds(t *testing.T) {
+	for _, tc := range []struct {
+		d    time.Duration
+		want int64
+	}{
+		{0, 1}, {1, 1}, {time.Second, 1}, {time.Second + 1, 2}, {2 * time.Second, 2}, {1500 * time.Millisecond, 2},
+		{limit.Never - time.Second, 9223372036}, {limit.Never - time.Second + 1, 9223372036}, {limit.Never, 9223372037},
+		{limit.Never / time.Second * time.Second, 9223372036},
+	} {
+		if got := retrySeconds(tc.d); got != tc.want {
+			t.Errorf("retrySeconds(%d) = %d, want %d", tc.d, got, tc.want)
+		}
+	}
+}

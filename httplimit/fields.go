@@ -80,10 +80,11 @@ func (s *limitSpec) fullIn(n int64) int64 {
 
 // retrySeconds rounds a wait up to whole seconds, at least 1.
 func retrySeconds(d time.Duration) int64 {
-	if d >= limit.Never-time.Second {
-		return int64((limit.Never-1)/time.Second) + 1
+	s := int64(d / time.Second)
+	if d%time.Second > 0 {
+		s++
 	}
-	return max(1, int64((d+time.Second-1)/time.Second))
+	return max(1, s)
 }
 
 func printable(s string) bool {

@@ -233,11 +233,22 @@ func TestRetryAfterFraction(t *testing.T) {
 // exactly, against math/big, saturated at 2^62.
 func TestFullIn(t *testing.T) {
 	rng := rand.New(rand.NewPCG(3, 4))
-	for i := range 20000 {
+	// The edges of the saturation: a quotient of exactly 1e9 * 2^64 ns,
+	// 2^62 s with a fraction, 2^62 s exactly, and a cost of 0.
+	edges := []struct {
+		n      int64
+		events int64
+		period time.Duration
+	}{{1 << 62, 1, 4e9}, {4611686013815701891, 1, 1e9 + 1}, {1 << 62, 1, 1e9}, {1 << 62, 3, 3e9}, {0, 1, 1e9}, {-1, 1, 1e9}}
+	for i := range 20000 + len(edges) {
 		s := limitSpec{events: 1 + rng.Int64N(1<<uint(rng.IntN(62))), period: time.Duration(1 + rng.Int64N(1<<uint(rng.IntN(62))))}
 		n := rng.Int64N(1 << uint(rng.IntN(62)))
 		if i%4 == 0 { // whole seconds and their neighbours
 			s.events, s.period = 1, time.Duration(1e9*(1+rng.Int64N(100))+rng.Int64N(3)-1)
+		}
+		if i >= 20000 {
+			e := edges[i-20000]
+			n, s.events, s.period = e.n, e.events, e.period
 		}
 		x := new(big.Int).Mul(big.NewInt(n), big.NewInt(int64(s.period)))
 		d := new(big.Int).Mul(big.NewInt(s.events), big.NewInt(1e9))
@@ -247,6 +258,9 @@ func TestFullIn(t *testing.T) {
 		}
 		if want.Cmp(big.NewInt(1<<62)) > 0 {
 			want.SetInt64(1 << 62)
+		}
+		if n < 0 {
+			want.SetInt64(0)
 		}
 		if got := s.fullIn(n); got != want.Int64() {
 			t.Fatalf("fullIn(%d) with %d per %d: %d, want %v", n, s.events, s.period, got, want)
