@@ -38,7 +38,7 @@ func TestBatchedDecisions(t *testing.T) {
 					now += int64(i%5) * 40e6
 					n := int64(1 + (i+g)%3)
 					next, want, _ := stepGoGCRA(ref, tat, now, n)
-					got, err := l.AllowNAt(bg, key, now, n)
+					got, err := l.allowNAt(bg, key, now, n)
 					if err != nil || got != want {
 						t.Errorf("%s key %s decision %d: %+v %v, want %+v", name, key, i, got, err, want)
 						return
