@@ -3,6 +3,7 @@ package httplimit
 import (
 	"errors"
 	"github.com/cellrate/cellrate/httplimit/clientkey"
+	"github.com/cellrate/cellrate/internal/race"
 	"net/http"
 	"net/http/httptest"
 	"strconv"
@@ -154,6 +155,32 @@ func TestRetrySeconds(t *testing.T) {
 	} {
 		if got := retrySeconds(tc.d); got != tc.want {
 			t.Errorf("retrySeconds(%d) = %d, want %d", tc.d, got, tc.want)
+		}
+	}
+}
+
+// TestCacheEdgeAllocs: an admitted response's RateLimit value is formatted
+// at New for every r up to 255 (and up to the burst), so a request of cost
+// 0 into a full bucket of 100 or 255 allocates nothing, and into one of
+// 256 formats its value once.
+func TestCacheEdgeAllocs(t *testing.T) {
+	if race.Enabled {
+		t.Skip("sync.Pool drops items at random under the race detector")
+	}
+	r := httptest.NewRequest("GET", "/", nil)
+	w := httptest.NewRecorder()
+	for _, tc := range []struct {
+		burst  int64
+		allocs float64
+	}{{100, 0}, {255, 0}, {256, 1}} {
+		lim := mustNew(t, []Policy{{Name: "p", Cost: fixedCost(0), Client: Rate(1, time.Second, tc.burst)}},
+			WithClock(func() int64 { return 0 }))
+		lim.serve(w, r, &hold{})
+		if a := testing.AllocsPerRun(100, func() { lim.serve(w, r, &hold{}) }); a != tc.allocs {
+			t.Errorf("burst %d: %v allocations per decision, want %v", tc.burst, a, tc.allocs)
+		}
+		if got, want := w.Header().Get("RateLimit"), `"p";r=`+strconv.FormatInt(tc.burst, 10)+";t=0"; got != want {
+			t.Errorf("burst %d: RateLimit %q, want %q", tc.burst, got, want)
 		}
 	}
 }
