@@ -30,7 +30,7 @@ var values = []string{
 	"window.Params", "window.State", "slidelog.Params",
 	"step.Bucket", "step.BucketState", "step.GCRA", "step.PackedBucket", "step.PackedBucketState",
 	"step.PackedWindow", "step.PackedWindowState",
-	"keyed.Stats", "httplimit.Decision", "httplimit.Key", "httplimit.Limit", "httplimit.Policy",
+	"keyed.Stats", "httplimit.Decision", "httplimit/clientkey.Key", "httplimit.Limit", "httplimit.Policy",
 	"httplimit.Stats", "coalesce.PanicError", "limit.All", "limit.ParamError", "limit.Receipt",
 	"limit.Result",
 }

@@ -19,6 +19,7 @@ import (
 // redis module's.
 var userPackages = []string{
 	"gcra", "bucket", "window", "slidelog", "packed64", "step", "striped", "keyed", "httplimit",
+	"httplimit/clientkey",
 	"rate", "pacer", "debounce", "coalesce", "adaptive", "concurrency", "limit", "nanotime",
 	"atomic128", "asm", "redis",
 }

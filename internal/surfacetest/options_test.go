@@ -47,7 +47,7 @@ func TestNilOption(t *testing.T) {
 		"keyed":           func() (any, error) { return keyed.New(1, time.Second, 1, keyed.WithCapacity(4), nil) },
 		"keyed.NewWindow": func() (any, error) { return keyed.NewWindow(1, time.Second, keyed.WithCapacity(4), nil) },
 		"httplimit": func() (any, error) {
-			return httplimit.New([]httplimit.Policy{{Name: "p", Client: httplimit.Limit{Events: 1, Period: time.Second, Burst: 1}}},
+			return httplimit.New([]httplimit.Policy{{Name: "p", Client: httplimit.Rate(1, time.Second, 1)}},
 				httplimit.WithClock(time.Now().UnixNano), nil)
 		},
 	} {
@@ -69,14 +69,13 @@ func isNilPointer(v any) bool {
 	return r.Kind() == reflect.Pointer && r.IsNil()
 }
 
-// TestNilTableOption: a nil keyed.Option in an httplimit Policy's Table is
-// refused by New, naming the policy's limit and the option's index, as
-// keyed.New refuses it.
+// TestNilTableOption: a nil keyed.Option among an httplimit Client
+// limit's table options is refused by New, naming the policy's limit and
+// the option's index, as keyed.New refuses it.
 func TestNilTableOption(t *testing.T) {
 	lim, err := httplimit.New([]httplimit.Policy{{
 		Name:   "p",
-		Client: httplimit.Limit{Events: 1, Period: time.Second, Burst: 1},
-		Table:  []keyed.Option{keyed.WithCapacity(4), nil},
+		Client: httplimit.Rate(1, time.Second, 1, keyed.WithCapacity(4), nil),
 	}})
 	var pe *limit.ParamError
 	if lim != nil || !errors.As(err, &pe) || !strings.HasPrefix(pe.Param, "policies[0].") || pe.Value != 1 {

@@ -173,7 +173,8 @@ func unleash(parent context.Context, bin, pkg string, budget time.Duration, work
 		return err
 	}
 	dir, pattern := target(pkg)
-	cmd := exec.CommandContext(ctx, bin, "unleash", "--config", config, "-o", out, pattern)
+	// Subdirectories are packages of their own, with rows of their own.
+	cmd := exec.CommandContext(ctx, bin, "unleash", "--config", config, "--exclude-files", "/", "-o", out, pattern)
 	cmd.Dir = dir
 	cmd.Env = append(os.Environ(),
 		"GOFLAGS="+strings.TrimSpace(os.Getenv("GOFLAGS")+" -short -count=1 "+mf),
