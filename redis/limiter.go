@@ -386,6 +386,7 @@ type argBuf struct {
 	keys [1]string
 	cmd  *goredis.Cmd
 	done chan bool // true: lead the next batch
+	run  []*argBuf // the batch this call leads, if it leads one
 }
 
 var argPool = sync.Pool{New: func() any {

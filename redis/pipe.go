@@ -9,18 +9,22 @@ import (
 	goredis "github.com/redis/go-redis/v9"
 )
 
-// batcher sends the decisions a process makes at once together: while one
-// batch is on its way to Redis, the decisions that arrive queue; when it is
-// back, the first of them sends the queue as the next batch, in one go-redis
-// pipeline (one write, one read, per node). No decision waits for company:
-// a decision alone is sent at once, and one that queues waits for at most
-// the batch in flight and its own.
+// batcher sends the decisions a process makes at once together: up to
+// lanes batches are on their way to Redis at a time (so the server is kept
+// busy while a batch's reply travels), and the decisions that arrive while
+// all lanes are busy queue; when a batch is back, the first of the queue
+// sends the whole queue as the next batch, in one go-redis pipeline (one
+// write, one read, per node). No decision waits for company: a decision
+// that finds a free lane is sent at once, and one that queues waits for at
+// most one batch in flight and its own.
 type batcher struct {
-	mu    sync.Mutex
-	busy  bool      // a batch is in flight
-	queue []*argBuf // waiting for the next batch
-	run   []*argBuf // the batch in flight (its leader's only)
+	mu     sync.Mutex
+	flying int       // batches in flight, at most lanes
+	queue  []*argBuf // waiting for the next batch
 }
+
+// lanes is how many batches a batcher keeps in flight at once.
+const lanes = 4
 
 // pipeliner is a client that can send commands in one pipeline.
 type pipeliner interface{ Pipeline() goredis.Pipeliner }
@@ -39,40 +43,49 @@ func (l *Limiter) batcherFor(ctx context.Context, key string) *batcher {
 	return q.(*batcher)
 }
 
-// send runs b's script call, alone or in a batch, and returns its reply.
+// send runs b's call, alone or in a batch, and returns its reply.
 func (l *Limiter) send(ctx context.Context, b *argBuf) *goredis.Cmd {
 	q := l.batcherFor(ctx, b.keys[0])
 	q.mu.Lock()
-	if q.busy {
+	if q.flying == lanes {
 		q.queue = append(q.queue, b)
 		q.mu.Unlock()
 		if !<-b.done {
 			return b.cmd
 		}
-		q.mu.Lock() // leading: b is in the queue
+		// Leading b.run, the queue handed over with a lane.
+	} else {
+		q.flying++
+		q.mu.Unlock()
+		b.run = append(b.run[:0], b)
 	}
-	q.busy = true
-	q.run = append(q.run[:0], q.queue...)
-	q.queue = q.queue[:0]
-	q.mu.Unlock()
-	if len(q.run) == 0 {
-		q.run = append(q.run, b)
-	}
-	l.flush(ctx, q.run)
-	for _, c := range q.run {
+	l.flush(ctx, b.run)
+	for _, c := range b.run {
 		if c != b {
 			c.done <- false
 		}
 	}
-	clear(q.run)
-	q.mu.Lock()
-	if len(q.queue) > 0 {
-		q.queue[0].done <- true
-	} else {
-		q.busy = false
-	}
-	q.mu.Unlock()
+	clear(b.run)
+	q.handOver()
 	return b.cmd
+}
+
+// handOver passes a finished batch's lane, with the whole queue as the
+// next batch, to the queue's first decision; with none queued the lane is
+// free. The queue leaves under the lock, so no decision is handed a lane
+// twice.
+func (q *batcher) handOver() {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	if len(q.queue) == 0 {
+		q.flying--
+		return
+	}
+	next := q.queue[0]
+	next.run = append(next.run[:0], q.queue...)
+	clear(q.queue)
+	q.queue = q.queue[:0]
+	next.done <- true
 }
 
 // flush sends the batch: one call alone, more in one pipeline, each call
