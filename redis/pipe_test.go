@@ -202,3 +202,28 @@ func fcalls(t *testing.T, s *redistest.Server) int64 {
 	}
 	return 0
 }
+
+// TestShortForm: a decision at the server's time sends n alone (and a
+// window's limit); the scripts read it as the full form's n at mode 0.
+func TestShortForm(t *testing.T) {
+	_, c := server(t)
+	g, _ := NewGCRA(c, "sf:", 1, time.Hour, 10)
+	w, _ := NewWindow(c, "sw:", 10, time.Hour)
+	for _, l := range []*Limiter{g, w} {
+		b := &argBuf{}
+		b.args = decisionArgs(b.args, false, 0, 3, false, false)
+		if len(b.args) != 1 {
+			t.Fatalf("a decision at the server's time sends %v", b.args)
+		}
+		for i, step := range []struct {
+			n    int64
+			ok   bool
+			left int64
+		}{{3, true, 7}, {0, true, 7}, {8, false, 7}, {7, true, 0}, {1, false, 0}} {
+			r, err := l.AllowN(bg, "k", step.n)
+			if err != nil || r.OK != step.ok || r.Remaining != step.left {
+				t.Fatalf("%s step %d: AllowN(%d) = %+v %v, want ok %v remaining %d", l.prefix, i, step.n, r, err, step.ok, step.left)
+			}
+		}
+	}
+}
