@@ -23,8 +23,13 @@ type batcher struct {
 	queue  []*argBuf // waiting for the next batch
 }
 
-// lanes is how many batches a batcher keeps in flight at once.
-const lanes = 4
+// lanes is how many batches a batcher keeps in flight at once: two, so
+// that one is on the server while the other's reply travels and its
+// callers come back. Each more lane lets more decisions find one free and
+// go alone: batches shrink and every decision costs more CPU, on the
+// client and on the server (measured with 16 goroutines: 0.19 server
+// reads a decision with two lanes, 0.34 with four, and 7% less CPU).
+const lanes = 2
 
 // pipeliner is a client that can send commands in one pipeline.
 type pipeliner interface{ Pipeline() goredis.Pipeliner }
