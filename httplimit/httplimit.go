@@ -113,7 +113,10 @@ func (*noCopy) Unlock() {}
 // (Param names the field, as "policies[1].Client.Burst").
 func New(policies []Policy, opts ...Option) (*Limiter, error) {
 	c := config{clock: nanotime.Now, v6bits: 64, admitHdrs: true}
-	for _, o := range opts {
+	for i, o := range opts {
+		if o == nil {
+			return nil, &limit.ParamError{Pkg: "httplimit", Param: "option", Value: i, Reason: "a nil Option"}
+		}
 		o(&c)
 	}
 	switch {

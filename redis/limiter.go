@@ -27,6 +27,10 @@ const (
 // token bucket family) or a sliding-window counter. Every decision is one
 // round trip running one script on the server holding the key. It is safe
 // for concurrent use by many goroutines and many processes.
+//
+// A Limiter not made by NewGCRA or NewWindow (the zero Limiter, or a nil
+// pointer) denies every request with ErrZeroValue. A Limiter must not be
+// copied after first use (go vet reports copies).
 type Limiter struct {
 	c       Client
 	prog    atomic.Pointer[program]

@@ -138,6 +138,10 @@ const (
 // reservation lengthens the line of the key until its units' times pass.
 // So after a failure on a node, a borrow asks only the units its request
 // needs, until one succeeds.
+//
+// A TwoTier not made by NewTwoTier (the zero TwoTier, or a nil pointer)
+// denies every request with ErrZeroValue. A TwoTier must not be copied
+// after first use (go vet reports copies).
 type TwoTier struct {
 	r         *Limiter
 	events    int64
