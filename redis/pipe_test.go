@@ -3,6 +3,7 @@ package redis
 import (
 	"context"
 	"runtime"
+	"runtime/debug"
 	"strconv"
 	"strings"
 	"sync"
@@ -226,4 +227,37 @@ func TestShortForm(t *testing.T) {
 			}
 		}
 	}
+}
+
+// TestDecisionAllocs: a decision at the server's time, alone, allocates
+// at most 8 times (go-redis's command, its reply and its pool's health
+// check, and the key), GCRA and window alike. (Not under the race
+// detector, whose sync.Pool drops a share of what is put back.)
+func TestDecisionAllocs(t *testing.T) {
+	if raceBuild() {
+		t.Skip("allocations are not counted under -race")
+	}
+	_, c := server(t)
+	g, _ := NewGCRA(c, "da:", 1e8, time.Second, 1<<17)
+	w, _ := NewWindow(c, "dw:", 1<<30, time.Hour)
+	for _, l := range []*Limiter{g, w} {
+		l.AllowN(bg, "k", 1)
+		if n := testing.AllocsPerRun(500, func() { l.AllowN(bg, "k", 1) }); n > 8 {
+			t.Errorf("%s AllowN: %v allocations a decision", l.prefix, n)
+		}
+	}
+}
+
+// raceBuild reports a test binary built with -race.
+func raceBuild() bool {
+	bi, ok := debug.ReadBuildInfo()
+	if !ok {
+		return false
+	}
+	for _, s := range bi.Settings {
+		if s.Key == "-race" && s.Value == "true" {
+			return true
+		}
+	}
+	return false
 }
