@@ -397,6 +397,7 @@ type argBuf struct {
 	cmd  *goredis.Cmd
 	done chan bool // true: lead the next batch
 	run  []*argBuf // the batch this call leads, if it leads one
+	ctx  context.Context
 }
 
 var argPool = sync.Pool{New: func() any {

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"strings"
 	"sync"
+	"time"
 
 	goredis "github.com/redis/go-redis/v9"
 )
@@ -51,6 +52,8 @@ func (l *Limiter) batcherFor(ctx context.Context, key string) *batcher {
 // send runs b's call, alone or in a batch, and returns its reply.
 func (l *Limiter) send(ctx context.Context, b *argBuf) *goredis.Cmd {
 	q := l.batcherFor(ctx, b.keys[0])
+	b.ctx = ctx
+	defer func() { b.ctx = nil }()
 	q.mu.Lock()
 	if q.flying == lanes {
 		q.queue = append(q.queue, b)
@@ -64,7 +67,7 @@ func (l *Limiter) send(ctx context.Context, b *argBuf) *goredis.Cmd {
 		q.mu.Unlock()
 		b.run = append(b.run[:0], b)
 	}
-	l.flush(ctx, b.run)
+	l.flush(b.run)
 	for _, c := range b.run {
 		if c != b {
 			c.done <- false
@@ -96,16 +99,18 @@ func (q *batcher) handOver() {
 // flush sends the batch: one call alone, more in one pipeline, each call
 // that failed for want of its function or script (a restarted server, a
 // node new to the cluster, a server without Functions) sent again alone,
-// which loads it or turns to scripts. The leader's context bounds the
-// batch.
-func (l *Limiter) flush(ctx context.Context, batch []*argBuf) {
+// which loads it or turns to scripts. A call alone runs under its own
+// context; a pipeline under batchContext's.
+func (l *Limiter) flush(batch []*argBuf) {
 	p, ok := l.c.(pipeliner)
 	if len(batch) == 1 || !ok || l.eval.Load() {
 		for _, c := range batch {
-			l.runOne(ctx, c)
+			l.runOne(c.ctx, c)
 		}
 		return
 	}
+	ctx, cancel := batchContext(batch)
+	defer cancel()
 	pipe := p.Pipeline()
 	for _, c := range batch {
 		c.cmd = pipe.Do(ctx, c.command(fcall, c.prog.name)...)
@@ -114,9 +119,28 @@ func (l *Limiter) flush(ctx context.Context, batch []*argBuf) {
 	for _, c := range batch {
 		clear(c.full)
 		if err := c.cmd.Err(); missing(err) || noFunctions(err) {
-			l.runOne(ctx, c)
+			l.runOne(c.ctx, c)
 		}
 	}
+}
+
+// batchContext is what a pipeline runs under: its first decision's
+// context's values, none of its decisions' cancellation, and the latest
+// of their deadlines (none if one has none): a caller that gives up (a
+// client gone) fails no other decision in its batch.
+func batchContext(batch []*argBuf) (context.Context, context.CancelFunc) {
+	ctx := context.WithoutCancel(batch[0].ctx)
+	var last time.Time
+	for _, c := range batch {
+		d, ok := c.ctx.Deadline()
+		if !ok {
+			return ctx, nop
+		}
+		if d.After(last) {
+			last = d
+		}
+	}
+	return context.WithDeadline(ctx, last)
 }
 
 // doer is a client that sends any command: with it, a call's command is

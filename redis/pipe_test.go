@@ -261,3 +261,60 @@ func raceBuild() bool {
 	}
 	return false
 }
+
+// TestBatchLeaderGone: a batch whose first decision's caller has given up
+// (its context cancelled) still answers the others in it: one client gone
+// must not fail other users' decisions.
+func TestBatchLeaderGone(t *testing.T) {
+	s := redistest.Start(t)
+	c := goredis.NewClient(&goredis.Options{Addr: s.Addr, ContextTimeoutEnabled: true})
+	defer c.Close()
+	l, err := NewGCRA(c, "bl:", 1000, time.Second, 100)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := l.Allow(bg, "warm"); err != nil {
+		t.Fatal(err)
+	}
+	q := l.batch
+	waitFor := func(what string, cond func() bool) {
+		t.Helper()
+		for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(time.Millisecond) {
+			q.mu.Lock()
+			ok := cond()
+			q.mu.Unlock()
+			if ok {
+				return
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("no %s in 10s", what)
+			}
+		}
+	}
+	s.Stop()
+	defer s.Continue()
+	errs := make(chan error, lanes+3)
+	for i := range lanes {
+		go func() { _, err := l.Allow(bg, "f"+strconv.Itoa(i)); errs <- err }()
+	}
+	waitFor("lanes all taken", func() bool { return q.flying == lanes })
+	gone, cancel := context.WithCancel(bg)
+	go func() { l.Allow(gone, "gone"); errs <- nil }()
+	waitFor("first queued", func() bool { return len(q.queue) == 1 })
+	cancel()
+	for i := range 2 {
+		go func() { _, err := l.Allow(bg, "q"+strconv.Itoa(i)); errs <- err }()
+	}
+	waitFor("all queued", func() bool { return len(q.queue) == 3 })
+	s.Continue()
+	for range lanes + 3 {
+		select {
+		case err := <-errs:
+			if err != nil {
+				t.Errorf("a decision of a caller still there: %v", err)
+			}
+		case <-time.After(10 * time.Second):
+			t.Fatal("a decision did not return")
+		}
+	}
+}
