@@ -45,7 +45,7 @@ func TestBatchedDecisions(t *testing.T) {
 					now += int64(i%5) * 40e6
 					n := int64(1 + (i+g)%3)
 					next, want, _ := stepGoGCRA(ref, tat, now, n)
-					got, err := l.AllowNAt(bg, key, now, n)
+					got, err := l.allowNAt(bg, key, now, n)
 					if err != nil || got != want {
 						t.Errorf("%s key %s decision %d: %+v %v, want %+v", name, key, i, got, err, want)
 						return
@@ -74,7 +74,7 @@ func TestBatchesExact(t *testing.T) {
 	}
 	ref, _ := newGoGCRA(7, time.Second, 40)
 	base := time.Now().UnixNano()
-	if _, err := l.AllowNAt(bg, "warm", base, 1); err != nil { // loads the library
+	if _, err := l.allowNAt(bg, "warm", base, 1); err != nil { // loads the library
 		t.Fatal(err)
 	}
 	if _, err := s.Do("CONFIG", "RESETSTAT"); err != nil {
@@ -96,7 +96,7 @@ func TestBatchesExact(t *testing.T) {
 				now += int64((i*g)%7) * 30e6
 				n := int64(1 + (i+g)%5)
 				next, want, _ := stepGoGCRA(ref, tat, now, n)
-				got, err := l.AllowNAt(bg, key, now, n)
+				got, err := l.allowNAt(bg, key, now, n)
 				if err != nil || got != want {
 					t.Errorf("key %s decision %d: %+v %v, want %+v", key, i, got, err, want)
 					return

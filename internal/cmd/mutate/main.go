@@ -23,9 +23,12 @@
 // Usage, from the module root:
 //
 //	go run ./internal/cmd/mutate [-pkgs "atomic128 nanotime"] [-budget 20m]
-//	    [-md MUTANTS.md] [-work .mutate] [-report]
+//	    [-md MUTANTS.md] [-work .mutate] [-report] [-resume]
 //
 // -report only rewrites MUTANTS.md from the results already in -work.
+// -resume keeps, for a package whose gremlins run finished, its results and
+// the mutants already run again (mutate saves each as it goes), and runs
+// only the rest, within a new budget: for a run stopped at its budget.
 package main
 
 import (
@@ -56,6 +59,7 @@ func main() {
 	md := flag.String("md", "MUTANTS.md", "the file whose generated section is rewritten")
 	work := flag.String("work", ".mutate", "directory for gremlins, its results and logs")
 	reportOnly := flag.Bool("report", false, "only rewrite -md from the results in -work")
+	resume := flag.Bool("resume", false, "keep finished gremlins runs and re-runs in -work; run only what is missing")
 	flag.Parse()
 
 	list := strings.FieldsFunc(*pkgs, func(r rune) bool { return r == ' ' || r == ',' })
@@ -63,7 +67,7 @@ func main() {
 	// budget), which an interrupt at the terminal does not reach: pass it on.
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	if err := run(ctx, list, *budget, *md, *work, *reportOnly); err != nil {
+	if err := run(ctx, list, *budget, *md, *work, *reportOnly, *resume); err != nil {
 		fmt.Fprintln(os.Stderr, "mutate:", err)
 		var u unexplainedError
 		if errors.As(err, &u) {
@@ -73,7 +77,7 @@ func main() {
 	}
 }
 
-func run(ctx context.Context, pkgs []string, budget time.Duration, md, work string, reportOnly bool) error {
+func run(ctx context.Context, pkgs []string, budget time.Duration, md, work string, reportOnly, resume bool) error {
 	work, err := filepath.Abs(work)
 	if err != nil {
 		return err
@@ -95,7 +99,7 @@ func run(ctx context.Context, pkgs []string, budget time.Duration, md, work stri
 			return err
 		}
 		for _, pkg := range pkgs {
-			if err := unleash(ctx, bin, pkg, budget, work, tmp); err != nil {
+			if err := unleash(ctx, bin, pkg, budget, work, tmp, resume); err != nil {
 				return err
 			}
 			if ctx.Err() != nil {
@@ -130,12 +134,23 @@ type runInfo struct {
 func resultName(pkg string) string { return strings.ReplaceAll(pkg, "/", "_") }
 
 // unleash runs gremlins on one package within budget and records the run
-// in work; gremlins' copies of the module go under tmpRoot.
-func unleash(parent context.Context, bin, pkg string, budget time.Duration, work, tmpRoot string) error {
+// in work; gremlins' copies of the module go under tmpRoot. With resume, a
+// finished gremlins run in work is kept, with the re-runs already made.
+func unleash(parent context.Context, bin, pkg string, budget time.Duration, work, tmpRoot string, resume bool) error {
 	name := resultName(pkg)
 	out := filepath.Join(work, name+".json")
-	_ = os.Remove(out)
-	logf, err := os.Create(filepath.Join(work, name+".log"))
+	rerunFile := filepath.Join(work, name+".rerun.json")
+	earlier, kept := 0.0, false
+	if resume {
+		earlier, kept = finishedRun(work, name)
+	}
+	flags := os.O_CREATE | os.O_WRONLY | os.O_APPEND
+	if !kept {
+		_ = os.Remove(out)
+		_ = os.Remove(rerunFile)
+		flags |= os.O_TRUNC
+	}
+	logf, err := os.OpenFile(filepath.Join(work, name+".log"), flags, 0o644)
 	if err != nil {
 		return err
 	}
@@ -168,8 +183,10 @@ func unleash(parent context.Context, bin, pkg string, budget time.Duration, work
 
 	fmt.Fprintf(os.Stderr, "mutate: %s (log in %s) ... ", pkg, logf.Name())
 	start := time.Now()
-	err = cmd.Run()
-	info := runInfo{Pkg: pkg, Seconds: time.Since(start).Seconds(), Complete: err == nil, At: time.Now().UTC().Format(time.DateTime)}
+	if !kept {
+		err = cmd.Run()
+	}
+	info := runInfo{Pkg: pkg, Complete: err == nil, At: time.Now().UTC().Format(time.DateTime)}
 	switch {
 	case parent.Err() != nil:
 		info.Error = "interrupted"
@@ -179,7 +196,7 @@ func unleash(parent context.Context, bin, pkg string, budget time.Duration, work
 		info.Error = err.Error()
 	}
 	if info.Complete {
-		info.Rerun, err = rerunGremlins(ctx, pkg, out, filepath.Join(work, name+".rerun.json"), tmp)
+		info.Rerun, err = rerunGremlins(ctx, pkg, out, rerunFile, tmp, kept)
 		if err != nil {
 			info.Complete = false
 			info.Error = "re-running mutants: " + err.Error()
@@ -188,10 +205,27 @@ func unleash(parent context.Context, bin, pkg string, budget time.Duration, work
 			}
 		}
 	}
-	info.Seconds = time.Since(start).Seconds()
+	info.Seconds = earlier + time.Since(start).Seconds()
 	fmt.Fprintf(os.Stderr, "%.0f s, %d re-run %s\n", info.Seconds, info.Rerun, info.Error)
 	b, _ := json.MarshalIndent(info, "", "  ")
 	return os.WriteFile(filepath.Join(work, name+".run.json"), b, 0o644)
+}
+
+// finishedRun reports whether work holds a finished gremlins run of the
+// package named name, and the seconds its runs took so far.
+func finishedRun(work, name string) (float64, bool) {
+	b, err := os.ReadFile(filepath.Join(work, name+".run.json"))
+	if err != nil {
+		return 0, false
+	}
+	var info runInfo
+	if json.Unmarshal(b, &info) != nil {
+		return 0, false
+	}
+	if _, err := os.Stat(filepath.Join(work, name+".json")); err != nil {
+		return 0, false // gremlins writes its results only when it finishes
+	}
+	return info.Seconds, true
 }
 
 // gremlinsResult is the part of gremlins' -o output mutate reads.
