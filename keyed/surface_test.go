@@ -1,6 +1,7 @@
 package keyed
 
 import (
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"math"
@@ -472,58 +473,72 @@ func TestNoCopy(t *testing.T) {
 	}
 }
 
-// TestFreshKeysRealClock: goroutines deciding on keys never seen before,
-// through the plain forms on the real clock, while the keys that owed
-// something in the last 10ms fill at most half the table (each key owes
-// one token for 1ms, so about 11ms of decisions hold a busy slot; the
-// table reuses idle slots all along), are never denied.
-func TestFreshKeysRealClock(t *testing.T) {
-	const freshSlots = 1 << 18
-	d := 300 * time.Millisecond
-	if testing.Short() || race.Enabled {
-		d = 100 * time.Millisecond
+// TestFreshKeysNeverDenied: goroutines deciding on keys never seen
+// before, through the plain forms, while the keys that owed something in
+// the last 10ms fill under half the table, are never denied, and the
+// table reuses idle slots all along. Each key owes one token for 1ms (a
+// window's count, up to 2ms); the clock stands still while the goroutines
+// decide a round of keys and moves on between rounds, so how many keys
+// owe something at once is counted, whatever the machine's speed or load.
+func TestFreshKeysNeverDenied(t *testing.T) {
+	const (
+		gs    = 4                      // a round: gs goroutines deciding perG keys each
+		step  = 500 * time.Microsecond // the clock's move between rounds
+		owing = 13 * time.Millisecond  // grace, a debt of at most 2ms, and a step
+	)
+	slots, perG := 1<<16, 256
+	if race.Enabled {
+		slots, perG = 1<<13, 32
 	}
-	mks := map[string]func() (*Table, error){
-		"bucket": func() (*Table, error) { return New(1, time.Millisecond, 1, WithCapacity(freshSlots)) },
-		"window": func() (*Table, error) { return NewWindow(1, time.Millisecond, WithCapacity(freshSlots)) },
+	// Keys not yet idle at a round's time, at most: about 40% of the slots.
+	if busy := gs * perG * int(owing/step); busy > slots/2 {
+		t.Fatalf("%d busy keys, over half of %d slots", busy, slots)
+	}
+	rounds := 400
+	if testing.Short() || race.Enabled {
+		rounds = 2 * slots / (gs * perG) // the table filled twice over
+	}
+	mks := map[string]func(nanotime.Clock) (*Table, error){
+		"bucket": func(c nanotime.Clock) (*Table, error) {
+			return New(1, time.Millisecond, 1, WithCapacity(slots), WithClock(c))
+		},
+		"window": func(c nanotime.Clock) (*Table, error) {
+			return NewWindow(1, time.Millisecond, WithCapacity(slots), WithClock(c))
+		},
 	}
 	for name, mk := range mks {
 		t.Run(name, func(t *testing.T) {
-			tb, err := mk()
+			var now atomic.Int64
+			now.Store(1 << 40)
+			tb, err := mk(now.Load)
 			if err != nil {
 				t.Fatal(err)
 			}
-			var denied, decided atomic.Int64
-			var wg sync.WaitGroup
-			deadline := nanotime.Now() + int64(d)
-			for g := range 4 {
-				wg.Add(1)
-				go func() {
-					defer wg.Done()
-					r := rand.New(rand.NewPCG(uint64(g), uint64(time.Now().UnixNano())))
-					var key [16]byte
-					n := int64(0)
-					for ; n%256 != 0 || nanotime.Now() < deadline; n++ {
-						for i := range key {
-							key[i] = byte(r.Uint32())
+			var denied atomic.Int64
+			for round := range rounds {
+				var wg sync.WaitGroup
+				for g := range gs {
+					wg.Go(func() {
+						var key [16]byte
+						binary.LittleEndian.PutUint64(key[8:], uint64(round*gs+g))
+						for i := range perG {
+							binary.LittleEndian.PutUint64(key[:8], uint64(i))
+							if !tb.AllowBytes(key[:]) {
+								denied.Add(1)
+							}
 						}
-						if !tb.AllowBytes(key[:]) {
-							denied.Add(1)
-						}
-					}
-					decided.Add(n)
-				}()
+					})
+				}
+				wg.Wait()
+				now.Add(int64(step))
 			}
-			wg.Wait()
 			s := tb.Stats()
-			t.Logf("%d fresh keys, %d denied; %+v", decided.Load(), denied.Load(), s)
-			if busy := decided.Load() * int64(11*time.Millisecond) / int64(d); busy > freshSlots/2 {
-				t.Fatalf("%d keys held a busy slot at once, over half of %d: the test no longer sizes its table for this machine", busy, freshSlots)
-			}
+			decided := int64(rounds * gs * perG)
+			t.Logf("%d fresh keys, %d denied; %+v, %d reuses", decided, denied.Load(), s, tb.reuses.Load())
 			if denied.Load() != 0 {
-				t.Fatalf("%d of %d fresh keys denied", denied.Load(), decided.Load())
+				t.Fatalf("%d of %d fresh keys denied", denied.Load(), decided)
 			}
-			if tb.reuses.Load() == 0 && decided.Load() > int64(tb.capacity()) {
+			if tb.reuses.Load() == 0 {
 				t.Fatal("no idle slot was reused")
 			}
 		})

@@ -102,10 +102,10 @@ func TestTwoTierDemand(t *testing.T) {
 		// The key is full again once its TAT is past: an empty bucket and
 		// the line of reservations, each process's at most half a lease's
 		// refill.
-		line := probe.PTTL(bg, one.r.Key("k")).Val()
-		if most := time.Duration(one.RedisBurst()+procs*one.half+1) * time.Second / events; line > most {
+		line := probe.PTTL(bg, one.r.keyOf("k")).Val()
+		if most := time.Duration(one.redisBurst()+procs*one.rate.Load().half+1) * time.Second / events; line > most {
 			t.Errorf("demand %.1fx: the key is full again in %v, over an empty bucket and a line of %d reservations of %d (%v)",
-				x, line, procs, one.half, most)
+				x, line, procs, one.rate.Load().half, most)
 		}
 		if testing.Short() {
 			continue // the comparison with NewGCRA below needs a machine that is not also running -race

@@ -168,7 +168,7 @@ func TestCheckBounds(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	sent := func(r Result, err error) bool {
+	sent := func(r limit.Result, err error) bool {
 		return err != nil && !errors.Is(err, errNegativeCost) && !errors.Is(err, errCostExceedsBurst) && !errors.Is(err, errTime) && !r.OK
 	}
 	for _, tc := range []struct {
@@ -190,14 +190,14 @@ func TestCheckBounds(t *testing.T) {
 		{"now 2^62", g, 1 << 62, 1, true, errTime},
 		{"server's time ignores now", g, 1 << 62, 1, false, nil},
 	} {
-		var r Result
+		var r limit.Result
 		var err error
 		if tc.caller {
-			r, err = tc.l.AllowNAt(bg, "k", tc.now, tc.n)
+			r, err = tc.l.allowNAt(bg, "k", tc.now, tc.n)
 		} else {
 			r, err = tc.l.AllowN(bg, "k", tc.n)
 		}
-		if tc.want == nil && !sent(r, err) || tc.want != nil && (!errors.Is(err, tc.want) || r.OK || r.RetryAfter != Never) {
+		if tc.want == nil && !sent(r, err) || tc.want != nil && (!errors.Is(err, tc.want) || r.OK || r.RetryAfter != limit.Never) {
 			t.Errorf("%s: %+v %v, want %v", tc.name, r, err, tc.want)
 		}
 	}
@@ -275,7 +275,7 @@ func TestTwoTierDownOpen(t *testing.T) {
 			t.Fatalf("share %v: n over the local burst: %+v %v, want a denial for ever", tc.share, r, err)
 		}
 		got := int64(0)
-		var last Result
+		var last limit.Result
 		for range tc.wantB + 1 {
 			r, err := tt.AllowN(bg, "k", 1)
 			if err != nil {
@@ -463,7 +463,7 @@ func TestScriptErrorKeepsFunctions(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := c.LPush(bg, l.Key("k"), "x").Err(); err != nil {
+	if err := c.LPush(bg, l.keyOf("k"), "x").Err(); err != nil {
 		t.Fatal(err)
 	}
 	for range 2 {

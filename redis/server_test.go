@@ -53,17 +53,17 @@ func TestKeysLeaveWhenFull(t *testing.T) {
 					t.Fatal(err)
 				}
 				// GCRA: full at origin + ceil(t*p/e) ns.
-				st := rawState(t, c, g.Key("k"), 8)
+				st := rawState(t, c, g.keyOf("k"), 8)
 				gp := g.prog.Load().gp
 				full := new(big.Int).Mul(big.NewInt(int64(st[2])), new(big.Int).SetUint64(gp.p))
 				full.Add(full, new(big.Int).SetUint64(gp.e-1)).Quo(full, new(big.Int).SetUint64(gp.e))
 				ns := int64(st[0])*1e9 + int64(st[1]) + full.Int64()
-				if got, want := c.PExpireTime(bg, g.Key("k")).Val(), time.Duration((ns+999999)/1e6+gms)*time.Millisecond; got != want {
+				if got, want := c.PExpireTime(bg, g.keyOf("k")).Val(), time.Duration((ns+999999)/1e6+gms)*time.Millisecond; got != want {
 					t.Fatalf("gcra grace %v step %d: expires at %v, want %v", grace, i, got, want)
 				}
-				ws := rawState(t, c, w.Key("k"), 4)
+				ws := rawState(t, c, w.keyOf("k"), 4)
 				ns = int64(ws[0])*1e9 + int64(ws[1]) + 2*int64(100*time.Millisecond)
-				if got, want := c.PExpireTime(bg, w.Key("k")).Val(), time.Duration((ns+999999)/1e6+gms)*time.Millisecond; got != want {
+				if got, want := c.PExpireTime(bg, w.keyOf("k")).Val(), time.Duration((ns+999999)/1e6+gms)*time.Millisecond; got != want {
 					t.Fatalf("window grace %v step %d: expires at %v, want %v", grace, i, got, want)
 				}
 			}
@@ -71,7 +71,7 @@ func TestKeysLeaveWhenFull(t *testing.T) {
 				return
 			}
 			time.Sleep(time.Second + grace + 10*time.Millisecond)
-			if n := c.Exists(bg, g.Key("k"), w.Key("k")).Val(); n != 0 {
+			if n := c.Exists(bg, g.keyOf("k"), w.keyOf("k")).Val(); n != 0 {
 				t.Fatalf("grace %v: %d keys left after they were full", grace, n)
 			}
 			// No key is a full limiter.
@@ -104,13 +104,13 @@ func TestCostErrors(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if r, err := l.AllowN(bg, "k", -1); err != errNegativeCost || r.RetryAfter != Never {
+	if r, err := l.AllowN(bg, "k", -1); err != errNegativeCost || r.RetryAfter != never {
 		t.Fatalf("n=-1: %+v %v", r, err)
 	}
-	if r, err := l.AllowN(bg, "k", 4); err != errCostExceedsBurst || r.RetryAfter != Never {
+	if r, err := l.AllowN(bg, "k", 4); err != errCostExceedsBurst || r.RetryAfter != never {
 		t.Fatalf("n=4: %+v %v", r, err)
 	}
-	if _, err := l.AllowNAt(bg, "k", 1<<62, 1); err != errTime {
+	if _, err := l.allowNAt(bg, "k", 1<<62, 1); err != errTime {
 		t.Fatalf("now 2^62: %v", err)
 	}
 }

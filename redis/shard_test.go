@@ -32,7 +32,7 @@ func TestFaultShardDown(t *testing.T) {
 		t.Fatal(err)
 	}
 	master := func(key string) *redistest.Server {
-		m, err := c.MasterForKey(bg, tt.r.Key(key))
+		m, err := c.MasterForKey(bg, tt.r.keyOf(key))
 		if err != nil {
 			t.Fatal(err)
 		}

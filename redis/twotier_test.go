@@ -92,7 +92,7 @@ func TestTwoTierBound(t *testing.T) {
 		}
 		bound := float64(burst) + float64(events)*float64(last-first)/float64(period)
 		t.Logf("batch %d (Redis burst %d): %d admitted, %.1f%% of the bound over their span, %d round trips",
-			batch, tts[0].RedisBurst(), len(adm), 100*float64(len(adm))/bound, trips)
+			batch, tts[0].redisBurst(), len(adm), 100*float64(len(adm))/bound, trips)
 	}
 }
 
@@ -289,8 +289,8 @@ func TestTwoTierReserves(t *testing.T) {
 		t.Fatal(err)
 	}
 	// The denial that ends the spending is the borrow that reserves.
-	if got := spend(t, tt, 100); got != tt.RedisBurst() {
-		t.Fatalf("spent %d of a Redis burst of %d", got, tt.RedisBurst())
+	if got := spend(t, tt, 100); got != tt.redisBurst() {
+		t.Fatalf("spent %d of a Redis burst of %d", got, tt.redisBurst())
 	}
 	trips := tt.Stats().RoundTrips
 	r, err := tt.AllowN(bg, "k", 1)
@@ -334,9 +334,9 @@ func TestTwoTierLineShort(t *testing.T) {
 	})
 	checkBound(t, adm, func(sum, span int64) bool { return sum*1e9 > 50*1e9+events*span })
 	tt := tts[0]
-	line := c.PTTL(bg, tt.r.Key("k")).Val() // the TAT less now: full again then
-	res := max(2, tt.half)
-	if most := time.Duration(tt.RedisBurst()+procs*res+1) * time.Second / events; line > most {
+	line := c.PTTL(bg, tt.r.keyOf("k")).Val() // the TAT less now: full again then
+	res := max(2, tt.rate.Load().half)
+	if most := time.Duration(tt.redisBurst()+procs*res+1) * time.Second / events; line > most {
 		t.Fatalf("the key is full again in %v, over an empty bucket and %d reservations of %d (%v)", line, procs, res, most)
 	}
 }

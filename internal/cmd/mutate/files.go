@@ -52,9 +52,9 @@ func excludeArgs(pkg string, files *regexp.Regexp) ([]string, error) {
 	return args, nil
 }
 
-// earlier is what a package's earlier runs in work left: gremlins' results,
+// chunkBase is what a package's earlier runs in work left: gremlins' results,
 // mutate's re-runs and the run's record, read before a chunk replaces them.
-type earlier struct {
+type chunkBase struct {
 	res   gremlinsResult
 	rerun map[string]string
 	info  runInfo
@@ -62,8 +62,8 @@ type earlier struct {
 }
 
 // readEarlier reads pkg's results in work, if a complete run left them.
-func readEarlier(pkg, work string) (earlier, error) {
-	var e earlier
+func readEarlier(pkg, work string) (chunkBase, error) {
+	var e chunkBase
 	if _, err := os.Stat(filepath.Join(work, resultName(pkg)+".json")); errors.Is(err, os.ErrNotExist) {
 		return e, nil // none, or a run under way removed them
 	}
@@ -85,7 +85,7 @@ func readEarlier(pkg, work string) (earlier, error) {
 // merge writes into work's results of pkg, just written by a chunk of the
 // files files matches, the earlier results of pkg's other files, and
 // records in info the time of both and the files no run has covered.
-func (e earlier) merge(pkg, work string, files *regexp.Regexp, info *runInfo) error {
+func (e chunkBase) merge(pkg, work string, files *regexp.Regexp, info *runInfo) error {
 	names, err := sourceFiles(pkg)
 	if err != nil {
 		return err
@@ -141,7 +141,7 @@ func writeJSON(file string, v any) error {
 }
 
 // restore writes the earlier results back, for a chunk that did not finish.
-func (e earlier) restore(pkg, work string) error {
+func (e chunkBase) restore(pkg, work string) error {
 	name := resultName(pkg)
 	if err := writeJSON(filepath.Join(work, name+".json"), e.res); err != nil {
 		return err

@@ -23,9 +23,13 @@
 // Usage, from the module root:
 //
 //	go run ./internal/cmd/mutate [-pkgs "atomic128 nanotime"] [-budget 20m]
-//	    [-md MUTANTS.md] [-work .mutate] [-report]
+//	    [-md MUTANTS.md] [-work .mutate] [-report] [-resume]
 //
 // -report only rewrites MUTANTS.md from the results already in -work.
+// -resume keeps, for a package whose gremlins run finished, its results and
+// the mutants already run again (mutate saves each as it goes), and runs
+// only the rest, within a new budget: for a run stopped at its budget. It
+// also runs again the mutants that lived, so that tests added since count.
 package main
 
 import (
@@ -57,6 +61,7 @@ func main() {
 	md := flag.String("md", "MUTANTS.md", "the file whose generated section is rewritten")
 	work := flag.String("work", ".mutate", "directory for gremlins, its results and logs")
 	reportOnly := flag.Bool("report", false, "only rewrite -md from the results in -work")
+	resume := flag.Bool("resume", false, "keep finished gremlins runs and re-runs in -work; run only what is missing")
 	filesRE := flag.String("files", "", "only mutate the files whose names match this regexp, keeping the results of the others from earlier runs")
 	flag.Parse()
 	if *filesRE != "" {
@@ -73,7 +78,7 @@ func main() {
 	// budget), which an interrupt at the terminal does not reach: pass it on.
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	if err := run(ctx, list, *budget, *md, *work, *reportOnly); err != nil {
+	if err := run(ctx, list, *budget, *md, *work, *reportOnly, *resume); err != nil {
 		fmt.Fprintln(os.Stderr, "mutate:", err)
 		var u unexplainedError
 		if errors.As(err, &u) {
@@ -83,7 +88,7 @@ func main() {
 	}
 }
 
-func run(ctx context.Context, pkgs []string, budget time.Duration, md, work string, reportOnly bool) error {
+func run(ctx context.Context, pkgs []string, budget time.Duration, md, work string, reportOnly, resume bool) error {
 	work, err := filepath.Abs(work)
 	if err != nil {
 		return err
@@ -105,7 +110,7 @@ func run(ctx context.Context, pkgs []string, budget time.Duration, md, work stri
 			return err
 		}
 		for _, pkg := range pkgs {
-			if err := unleash(ctx, bin, pkg, budget, work, tmp); err != nil {
+			if err := unleash(ctx, bin, pkg, budget, work, tmp, resume); err != nil {
 				return err
 			}
 			if ctx.Err() != nil {
@@ -145,12 +150,18 @@ type runInfo struct {
 func resultName(pkg string) string { return strings.ReplaceAll(pkg, "/", "_") }
 
 // unleash runs gremlins on one package within budget and records the run
-// in work; gremlins' copies of the module go under tmpRoot.
-func unleash(parent context.Context, bin, pkg string, budget time.Duration, work, tmpRoot string) (err error) {
+// in work; gremlins' copies of the module go under tmpRoot. With resume, a
+// finished gremlins run in work is kept, with the re-runs already made.
+func unleash(parent context.Context, bin, pkg string, budget time.Duration, work, tmpRoot string, resume bool) (err error) {
 	name := resultName(pkg)
 	out := filepath.Join(work, name+".json")
-	var before earlier
-	if files != nil {
+	rerunFile := filepath.Join(work, name+".rerun.json")
+	earlier, kept := 0.0, false
+	if resume {
+		earlier, kept = finishedRun(work, name)
+	}
+	var before chunkBase
+	if files != nil && !kept {
 		if before, err = readEarlier(pkg, work); err != nil {
 			return err
 		}
@@ -159,8 +170,13 @@ func unleash(parent context.Context, bin, pkg string, budget time.Duration, work
 	if err != nil {
 		return err
 	}
-	_ = os.Remove(out)
-	logf, err := os.Create(filepath.Join(work, name+".log"))
+	flags := os.O_CREATE | os.O_WRONLY | os.O_APPEND
+	if !kept {
+		_ = os.Remove(out)
+		_ = os.Remove(rerunFile)
+		flags |= os.O_TRUNC
+	}
+	logf, err := os.OpenFile(filepath.Join(work, name+".log"), flags, 0o644)
 	if err != nil {
 		return err
 	}
@@ -182,8 +198,7 @@ func unleash(parent context.Context, bin, pkg string, budget time.Duration, work
 		return err
 	}
 	dir, pattern := target(pkg)
-	// Gremlins walks the package's directory down: files in subdirectories
-	// are other packages (a nested module's internal/ helpers, testdata).
+	// Subdirectories are packages of their own, with rows of their own.
 	args := append([]string{"unleash", "--config", config, "--exclude-files", "/"}, excl...)
 	cmd := exec.CommandContext(ctx, bin, append(args, "-o", out, pattern)...)
 	cmd.Dir = dir
@@ -196,8 +211,10 @@ func unleash(parent context.Context, bin, pkg string, budget time.Duration, work
 
 	fmt.Fprintf(os.Stderr, "mutate: %s (log in %s) ... ", pkg, logf.Name())
 	start := time.Now()
-	err = cmd.Run()
-	info := runInfo{Pkg: pkg, Seconds: time.Since(start).Seconds(), Complete: err == nil, At: time.Now().UTC().Format(time.DateTime)}
+	if !kept {
+		err = cmd.Run()
+	}
+	info := runInfo{Pkg: pkg, Complete: err == nil, At: time.Now().UTC().Format(time.DateTime)}
 	switch {
 	case parent.Err() != nil:
 		info.Error = "interrupted"
@@ -207,7 +224,7 @@ func unleash(parent context.Context, bin, pkg string, budget time.Duration, work
 		info.Error = err.Error()
 	}
 	if info.Complete {
-		info.Rerun, err = rerunGremlins(ctx, pkg, out, filepath.Join(work, name+".rerun.json"), tmp)
+		info.Rerun, err = rerunGremlins(ctx, pkg, out, rerunFile, tmp, kept)
 		if err != nil {
 			info.Complete = false
 			info.Error = "re-running mutants: " + err.Error()
@@ -216,12 +233,12 @@ func unleash(parent context.Context, bin, pkg string, budget time.Duration, work
 			}
 		}
 	}
-	info.Seconds = time.Since(start).Seconds()
-	if files != nil && !info.Complete && before.ok {
+	info.Seconds = earlier + time.Since(start).Seconds()
+	if files != nil && !kept && !info.Complete && before.ok {
 		fmt.Fprintf(os.Stderr, "mutate: %s: the chunk did not finish; the earlier results are kept\n", pkg)
 		return before.restore(pkg, work)
 	}
-	if info.Complete && files != nil {
+	if files != nil && !kept && info.Complete {
 		if err := before.merge(pkg, work, files, &info); err != nil {
 			return err
 		}
@@ -229,6 +246,23 @@ func unleash(parent context.Context, bin, pkg string, budget time.Duration, work
 	fmt.Fprintf(os.Stderr, "%.0f s, %d re-run %s\n", info.Seconds, info.Rerun, info.Error)
 	b, _ := json.MarshalIndent(info, "", "  ")
 	return os.WriteFile(filepath.Join(work, name+".run.json"), b, 0o644)
+}
+
+// finishedRun reports whether work holds a finished gremlins run of the
+// package named name, and the seconds its runs took so far.
+func finishedRun(work, name string) (float64, bool) {
+	b, err := os.ReadFile(filepath.Join(work, name+".run.json"))
+	if err != nil {
+		return 0, false
+	}
+	var info runInfo
+	if json.Unmarshal(b, &info) != nil {
+		return 0, false
+	}
+	if _, err := os.Stat(filepath.Join(work, name+".json")); err != nil {
+		return 0, false // gremlins writes its results only when it finishes
+	}
+	return info.Seconds, true
 }
 
 // gremlinsResult is the part of gremlins' -o output mutate reads.
@@ -266,7 +300,7 @@ func loadResult(pkg, work string) (res gremlinsResult, info runInfo, ok bool, er
 	for _, f := range res.Files {
 		file := filepath.ToSlash(filepath.Join(pkg, f.Filename))
 		for i, g := range f.Mutations {
-			if st, ok := rerun[rerunKey(file, g.Line, g.Column, g.Type)]; ok && rerunnable(g.Status) {
+			if st, ok := rerun[rerunKey(file, g.Line, g.Column, g.Type)]; ok {
 				f.Mutations[i].Status = st
 				f.Mutations[i].rerun = true
 			}

@@ -32,9 +32,11 @@ func rerunKey(file string, line, col int, typ string) string {
 }
 
 // rerunGremlins runs the not-covered and timed-out mutants of gremlins'
-// results in resultFile and writes their statuses to rerunFile; it returns
-// how many it ran.
-func rerunGremlins(ctx context.Context, pkg, resultFile, rerunFile, tmp string) (int, error) {
+// results in resultFile and writes their statuses to rerunFile, after each
+// one (so a run stopped at its budget keeps them); with resume it runs only
+// those rerunFile does not hold yet, and the ones that lived too, so that
+// tests added since the gremlins run count. It returns how many it holds.
+func rerunGremlins(ctx context.Context, pkg, resultFile, rerunFile, tmp string, resume bool) (int, error) {
 	b, err := os.ReadFile(resultFile)
 	if err != nil {
 		return 0, err
@@ -44,11 +46,21 @@ func rerunGremlins(ctx context.Context, pkg, resultFile, rerunFile, tmp string) 
 		return 0, err
 	}
 	statuses := map[string]string{}
+	if b, err := os.ReadFile(rerunFile); resume && err == nil {
+		if err := json.Unmarshal(b, &statuses); err != nil {
+			return 0, err
+		}
+	}
+	save := func() error {
+		out, _ := json.MarshalIndent(statuses, "", "  ")
+		return os.WriteFile(rerunFile, out, 0o644)
+	}
 	var clean time.Duration
 	for _, f := range res.Files {
 		file := filepath.Join(pkg, f.Filename)
 		for _, g := range f.Mutations {
-			if !rerunnable(g.Status) {
+			key := rerunKey(filepath.ToSlash(file), g.Line, g.Column, g.Type)
+			if _, done := statuses[key]; done || !rerunnable(g.Status) && !(resume && g.Status == lived) {
 				continue
 			}
 			if clean == 0 {
@@ -63,11 +75,13 @@ func rerunGremlins(ctx context.Context, pkg, resultFile, rerunFile, tmp string) 
 			if err != nil {
 				return 0, err
 			}
-			statuses[rerunKey(filepath.ToSlash(file), g.Line, g.Column, g.Type)] = st
+			statuses[key] = st
+			if err := save(); err != nil {
+				return 0, err
+			}
 		}
 	}
-	out, _ := json.MarshalIndent(statuses, "", "  ")
-	return len(statuses), os.WriteFile(rerunFile, out, 0o644)
+	return len(statuses), save()
 }
 
 // runMutant applies one mutation to a copy of file and runs pkg's tests on
