@@ -113,7 +113,9 @@ func (e chunkBase) merge(pkg, work string, files *regexp.Regexp, info *runInfo) 
 		info.Seconds += e.info.Seconds
 	}
 	for _, n := range names {
-		if !files.MatchString(n) && (!e.ok || slices.Contains(e.info.Remaining, n)) {
+		if files.MatchString(n) || e.ran(n) {
+			info.Ran = append(info.Ran, n)
+		} else {
 			info.Remaining = append(info.Remaining, n)
 		}
 	}
@@ -138,6 +140,22 @@ func writeJSON(file string, v any) error {
 		return err
 	}
 	return os.WriteFile(file, b, 0o644)
+}
+
+// ran reports whether an earlier run mutated the file named n: one that
+// lists the files it ran, or else (a run before chunks were recorded) one
+// whose results hold n.
+func (e chunkBase) ran(n string) bool {
+	if !e.ok {
+		return false
+	}
+	if e.info.Ran != nil {
+		return slices.Contains(e.info.Ran, n)
+	}
+	if slices.Contains(e.info.Remaining, n) {
+		return false
+	}
+	return slices.ContainsFunc(e.res.Files, func(f gremlinsFile) bool { return f.Filename == n }) || len(e.info.Remaining) == 0
 }
 
 // restore writes the earlier results back, for a chunk that did not finish.

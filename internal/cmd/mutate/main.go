@@ -143,8 +143,9 @@ type runInfo struct {
 	Error    string // why not, if they did not
 	Rerun    int    // mutants gremlins called not covered or timed out, run again by mutate
 	At       string // when the run ended (UTC)
-	// Remaining are the package's files no run mutated yet (see -files).
-	Remaining []string `json:",omitempty"`
+	// Ran and Remaining are the package's files the runs mutated, and
+	// those no run mutated yet (see -files).
+	Ran, Remaining []string `json:",omitempty"`
 }
 
 func resultName(pkg string) string { return strings.ReplaceAll(pkg, "/", "_") }
@@ -267,16 +268,19 @@ func finishedRun(work, name string) (float64, bool) {
 
 // gremlinsResult is the part of gremlins' -o output mutate reads.
 type gremlinsResult struct {
-	Files []struct {
-		Filename  string `json:"file_name"`
-		Mutations []struct {
-			Type   string `json:"type"`
-			Status string `json:"status"`
-			Line   int    `json:"line"`
-			Column int    `json:"column"`
-			rerun  bool   // run again by mutate
-		} `json:"mutations"`
-	} `json:"files"`
+	Files []gremlinsFile `json:"files"`
+}
+
+// gremlinsFile is one file's mutants in gremlinsResult.
+type gremlinsFile struct {
+	Filename  string `json:"file_name"`
+	Mutations []struct {
+		Type   string `json:"type"`
+		Status string `json:"status"`
+		Line   int    `json:"line"`
+		Column int    `json:"column"`
+		rerun  bool   // run again by mutate
+	} `json:"mutations"`
 }
 
 // loadResult reads a package's results from work, with the statuses of the
