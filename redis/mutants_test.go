@@ -4,6 +4,7 @@ import (
 	"errors"
 	"math"
 	"math/big"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -550,5 +551,32 @@ func TestTwoTierParams(t *testing.T) {
 	}
 	if tt.retry != int64(100*time.Millisecond) || tt.r.cfg.timeout != 100*time.Millisecond {
 		t.Errorf("retry %v, timeout %v, want 100ms each", time.Duration(tt.retry), tt.r.cfg.timeout)
+	}
+}
+
+// TestWholeSecondTimes: decisions at a caller's times on whole seconds
+// (nanoseconds 0, before and after 1970) are the Go steps' decisions.
+func TestWholeSecondTimes(t *testing.T) {
+	_, c := server(t)
+	g, _ := NewGCRA(c, "ws", 3, time.Second, 2)
+	w, _ := NewWindow(c, "ww", 3, time.Second)
+	gref, _ := newGoGCRA(3, time.Second, 2)
+	wref, _ := newGoWindow(3, time.Second)
+	for _, base := range []int64{0, -5e9, 1700000000e9} {
+		var tat uint64
+		var ws goWindowState
+		for i, d := range []int64{0, 0, 0, 1e9, 1e9, 2e9, 5e9} {
+			now := base + d
+			next, want, _ := stepGoGCRA(gref, tat, now, 1)
+			if got, err := g.allowNAt(bg, "k"+strconv.FormatInt(base, 10), now, 1); err != nil || got != want {
+				t.Fatalf("gcra at %d (step %d): %+v %v, want %+v", now, i, got, err, want)
+			}
+			tat = next
+			wnext, wwant, _ := stepGoWindow(wref, ws, now, 1)
+			if got, err := w.allowNAt(bg, "k"+strconv.FormatInt(base, 10), now, 1); err != nil || got != wwant {
+				t.Fatalf("window at %d (step %d): %+v %v, want %+v", now, i, got, err, wwant)
+			}
+			ws = wnext
+		}
 	}
 }
