@@ -23,12 +23,15 @@
 // Usage, from the module root:
 //
 //	go run ./internal/cmd/mutate [-pkgs "atomic128 nanotime"] [-budget 20m]
-//	    [-md MUTANTS.md] [-work .mutate] [-report] [-resume]
+//	    [-md MUTANTS.md] [-work .mutate] [-report] [-resume [-lived]]
 //
 // -report only rewrites MUTANTS.md from the results already in -work.
 // -resume keeps, for a package whose gremlins run finished, its results and
 // the mutants already run again (mutate saves each as it goes), and runs
 // only the rest, within a new budget: for a run stopped at its budget.
+// -lived with -resume also runs again the mutants that lived, against the
+// tests as they are now: for survivors killed by tests written after the
+// run (a re-run's status is the mutant's status).
 package main
 
 import (
@@ -60,6 +63,7 @@ func main() {
 	work := flag.String("work", ".mutate", "directory for gremlins, its results and logs")
 	reportOnly := flag.Bool("report", false, "only rewrite -md from the results in -work")
 	resume := flag.Bool("resume", false, "keep finished gremlins runs and re-runs in -work; run only what is missing")
+	flag.BoolVar(&rerunLived, "lived", false, "with -resume, also run again the mutants that lived, against the tests as they are now")
 	flag.Parse()
 
 	list := strings.FieldsFunc(*pkgs, func(r rune) bool { return r == ' ' || r == ',' })
@@ -264,7 +268,7 @@ func loadResult(pkg, work string) (res gremlinsResult, info runInfo, ok bool, er
 	for _, f := range res.Files {
 		file := filepath.ToSlash(filepath.Join(pkg, f.Filename))
 		for i, g := range f.Mutations {
-			if st, ok := rerun[rerunKey(file, g.Line, g.Column, g.Type)]; ok && rerunnable(g.Status) {
+			if st, ok := rerun[rerunKey(file, g.Line, g.Column, g.Type)]; ok {
 				f.Mutations[i].Status = st
 				f.Mutations[i].rerun = true
 			}

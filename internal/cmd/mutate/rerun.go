@@ -179,4 +179,9 @@ func goTest(ctx context.Context, pkg, overlay string, timeout time.Duration) (st
 }
 
 // rerunnable reports whether mutate runs again a mutant gremlins gave status.
-func rerunnable(status string) bool { return status == notCovered || status == timedOut }
+func rerunnable(status string) bool {
+	return status == notCovered || status == timedOut || rerunLived && status == lived
+}
+
+// rerunLived is -lived: run again the mutants that lived too.
+var rerunLived bool
