@@ -37,8 +37,9 @@
 // frees a burst. The
 // time of a decision is the Redis server's clock, so the calling machines
 // need no synchronised clocks. A time behind the state's (a failover to
-// a replica whose clock is behind) never admits more than the bound. Decisions one process makes at once are sent together, one
-// pipeline per Redis node, without waiting for company.
+// a replica whose clock is behind) never admits more than the bound.
+// Decisions one process makes at once are sent together, in pipelines per
+// Redis node (a few in flight at once), without waiting for company.
 //
 // A key's state lives at prefix + "{" + key + "}": the braces are a hash
 // tag, so a key's state is in one Redis Cluster slot and keys spread over

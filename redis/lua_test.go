@@ -155,9 +155,10 @@ func TestPipelineLoadsAgain(t *testing.T) {
 				b.keys[0] = l.keyOf(strconv.Itoa(round*3 + i))
 				b.prog = l.prog.Load()
 				b.args = append(b.args, 0, 0, 0, 1, 0)
+				b.ctx = bg
 				batch = append(batch, b)
 			}
-			l.flush(bg, batch)
+			l.flush(batch)
 			for i, b := range batch {
 				if v, err := ints(b.cmd, nil); err != nil || len(v) != 5 || v[0] != 1 || v[1] != 1 {
 					t.Fatalf("without FCALL %v, round %d call %d: %v %v, want 1 admitted", old, round, i, v, err)

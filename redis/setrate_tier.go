@@ -47,7 +47,11 @@ func (t *TwoTier) SetRate(events int64, period time.Duration) error {
 	t.r.prog.Store(rt.prog)
 	now := monotonic()
 	t.entries.Range(func(_, v any) bool {
-		v.(*entry).shorten(old, rt, now)
+		e := v.(*entry)
+		e.shorten(old, rt, now)
+		if fb := e.fb.Load(); fb != nil {
+			t.follow(fb, rt, now) // rt was accepted: its share is a rate gcra takes
+		}
 		return true
 	})
 	return nil

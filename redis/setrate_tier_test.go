@@ -216,3 +216,115 @@ func TestTwoTierSetRateParams(t *testing.T) {
 		t.Error(err)
 	}
 }
+
+// TestTwoTierSetRateFailOpen: while Redis is down (nothing listens), a
+// TwoTier failing open admits on its local limit, which follows SetRate:
+// after a cut from 100/s to 10/s its admissions keep the local burst plus
+// 10/s, not 100/s.
+func TestTwoTierSetRateFailOpen(t *testing.T) {
+	tt, err := NewTwoTier(faultClient(t, "127.0.0.1:1"), "fo", 100, time.Second, 40, WithFailOpen(1), WithTimeout(faultTimeout))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var adm []admission
+	run := func(d time.Duration) {
+		for stop := time.Now().Add(d); time.Now().Before(stop); {
+			r, at, err := tt.allow(bg, "k", 1)
+			if err != nil {
+				t.Fatalf("failing open: %v", err)
+			}
+			if r.OK {
+				adm = append(adm, admission{at, 1})
+			}
+			time.Sleep(time.Millisecond)
+		}
+	}
+	run(500 * time.Millisecond)
+	if tt.Stats().Fallbacks == 0 {
+		t.Fatal("no decision on the local limit")
+	}
+	if err := tt.SetRate(10, time.Second); err != nil {
+		t.Fatal(err)
+	}
+	change := monotonic() // the local limit changed before: count 100/s until now
+	after := len(adm)
+	run(600 * time.Millisecond)
+	t.Logf("%d admitted at 100/s, %d in 0.6s after the cut", after, len(adm)-after)
+	checkRates(t, adm, 40, 100, change, 10)
+}
+
+// TestTwoTierSetRateDuringBorrow: a borrow in flight (the server stopped)
+// when the rate rises tenfold brings its units back after SetRate passed
+// the key: their lease must be cut all the same, to about the new lease,
+// not left at the old second.
+func TestTwoTierSetRateDuringBorrow(t *testing.T) {
+	s := redistest.Start(t)
+	c := goredis.NewClient(&goredis.Options{Addr: s.Addr})
+	t.Cleanup(func() { c.Close() })
+	// burst 400 at 100/s: lease 1s, Redis burst 300.
+	tt, err := NewTwoTier(c, "sdb", 100, time.Second, 400, WithBatch(300), WithTimeout(5*time.Second))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r, _, err := tt.allow(bg, "k", 130); err != nil || !r.OK {
+		t.Fatal(r, err)
+	}
+	s.Stop()
+	done := make(chan error, 1)
+	go func() { // borrows 170, the rest of the Redis burst, and spends 1
+		r, _, err := tt.allow(bg, "k", 1)
+		if err == nil && !r.OK {
+			err = errors.New("denied")
+		}
+		done <- err
+	}()
+	time.Sleep(50 * time.Millisecond) // the request is sent
+	if err := tt.SetRate(1000, time.Second); err != nil {
+		t.Fatal(err)
+	}
+	s.Continue()
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	w := tt.entry("k").word.Load()
+	left := time.Duration(int64(w>>tokBits)*1e6 - monotonic())
+	t.Logf("%d units held, their lease ends in %v", w&tokMask, left)
+	if w&tokMask < 150 || left > 300*time.Millisecond {
+		t.Fatalf("%d units held for %v more: the lease of a borrow that straddled SetRate was not cut (new lease 100ms)", w&tokMask, left)
+	}
+}
+
+// TestTwoTierSetRateVoidsReservation: units reserved at the old rate and
+// not yet there when the rate changes are never spent: the next request
+// after their time asks Redis instead.
+func TestTwoTierSetRateVoidsReservation(t *testing.T) {
+	_, c := server(t)
+	// burst 400 at 100/s: lease 1s, Redis burst 300, half a lease's refill 50.
+	tt, err := NewTwoTier(c, "svr", 100, time.Second, 400, WithTimeout(5*time.Second))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r, _, err := tt.allow(bg, "k", 300); err != nil || !r.OK {
+		t.Fatal(r, err)
+	}
+	if r, _, err := tt.allow(bg, "k", 1); err != nil || r.OK { // the key is empty: reserves
+		t.Fatal(r, err)
+	}
+	e := tt.entry("k")
+	e.mu.Lock()
+	reserved := e.res.n
+	e.mu.Unlock()
+	if reserved < 2 {
+		t.Fatalf("%d units reserved on an empty key", reserved)
+	}
+	if err := tt.SetRate(1000, time.Second); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(50 * time.Millisecond) // the first reserved units' times pass
+	trips := tt.Stats().RoundTrips
+	tt.allow(bg, "k", 1)
+	if tt.Stats().RoundTrips == trips {
+		t.Fatalf("a request after the change was served from the %d units reserved before it (pool %d)",
+			reserved, e.word.Load()&tokMask)
+	}
+}

@@ -654,6 +654,16 @@ func (e *entry) idle(now int64) bool {
 	return (w&tokMask == 0 || int64(w>>tokBits)*1e6 <= now) && e.denyUntil.Load() <= now
 }
 
+// follow sets the fail-open limit fb to its share of rt at now, unless it
+// has it.
+func (t *TwoTier) follow(fb *localLimiter, rt *tierRate, now int64) error {
+	if old := fb.rate.Load(); old != rt && fb.rate.CompareAndSwap(old, rt) {
+		ev := max(1, int64(float64(rt.events)*t.share))
+		return localSetRate(fb, now, float64(ev)*1e9/float64(rt.period))
+	}
+	return nil
+}
+
 // fallback decides while Redis fails: deny with err (fail closed), or on
 // the local limit.
 func (t *TwoTier) fallback(e *entry, h *health, now, n int64, err error) (result, int64, error) {
@@ -675,11 +685,8 @@ func (t *TwoTier) fallback(e *entry, h *health, now, n int64, err error) (result
 		}
 		fb = l
 	}
-	if old := fb.rate.Load(); old != rt && fb.rate.CompareAndSwap(old, rt) {
-		ev := max(1, int64(float64(rt.events)*t.share))
-		if err := localSetRate(fb, now, float64(ev)*1e9/float64(rt.period)); err != nil {
-			return result{}, 0, err
-		}
+	if err := t.follow(fb, rt, now); err != nil {
+		return result{}, 0, err
 	}
 	t.fallbacks.Add(1)
 	if n > localBurst(fb) {

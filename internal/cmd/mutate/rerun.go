@@ -34,7 +34,8 @@ func rerunKey(file string, line, col int, typ string) string {
 // rerunGremlins runs the not-covered and timed-out mutants of gremlins'
 // results in resultFile and writes their statuses to rerunFile, after each
 // one (so a run stopped at its budget keeps them); with resume it runs only
-// those rerunFile does not hold yet. It returns how many it holds.
+// those rerunFile does not hold yet, and the ones that lived too, so that
+// tests added since the gremlins run count. It returns how many it holds.
 func rerunGremlins(ctx context.Context, pkg, resultFile, rerunFile, tmp string, resume bool) (int, error) {
 	b, err := os.ReadFile(resultFile)
 	if err != nil {
@@ -59,7 +60,7 @@ func rerunGremlins(ctx context.Context, pkg, resultFile, rerunFile, tmp string, 
 		file := filepath.Join(pkg, f.Filename)
 		for _, g := range f.Mutations {
 			key := rerunKey(filepath.ToSlash(file), g.Line, g.Column, g.Type)
-			if _, done := statuses[key]; done || !rerunnable(g.Status) {
+			if _, done := statuses[key]; done || !rerunnable(g.Status) && !(resume && g.Status == lived) {
 				continue
 			}
 			if clean == 0 {
@@ -179,9 +180,4 @@ func goTest(ctx context.Context, pkg, overlay string, timeout time.Duration) (st
 }
 
 // rerunnable reports whether mutate runs again a mutant gremlins gave status.
-func rerunnable(status string) bool {
-	return status == notCovered || status == timedOut || rerunLived && status == lived
-}
-
-// rerunLived is -lived: run again the mutants that lived too.
-var rerunLived bool
+func rerunnable(status string) bool { return status == notCovered || status == timedOut }
