@@ -127,3 +127,28 @@ func TestSecondGroupDiffers(t *testing.T) {
 		}
 	}
 }
+
+// NewWindow and WithIPv6Prefix accept the ends of their ranges and refuse
+// one past each.
+func TestParamEdges(t *testing.T) {
+	type w struct {
+		lim    int64
+		window time.Duration
+	}
+	for _, c := range []w{{1, 1}, {maxLimit, maxWindow}, {1, maxWindow}, {maxLimit, 1}} {
+		if _, err := NewWindow(c.lim, c.window, WithCapacity(groupSlots)); err != nil {
+			t.Errorf("NewWindow(%d, %d): %v", c.lim, c.window, err)
+		}
+	}
+	for _, c := range []w{{0, 1}, {maxLimit + 1, 1}, {1, 0}, {1, maxWindow + 1}} {
+		if _, err := NewWindow(c.lim, c.window, WithCapacity(groupSlots)); err == nil {
+			t.Errorf("NewWindow(%d, %d) accepted", c.lim, c.window)
+		}
+	}
+	for _, bits := range []int{1, 128, 0, 129} {
+		_, err := New(1, time.Second, 1, WithCapacity(groupSlots), WithIPv6Prefix(bits))
+		if ok := bits >= 1 && bits <= 128; ok != (err == nil) {
+			t.Errorf("WithIPv6Prefix(%d): %v", bits, err)
+		}
+	}
+}

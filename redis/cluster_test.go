@@ -16,6 +16,7 @@ import (
 // follows ASK and MOVED, the script is loaded on the new node after its
 // NOSCRIPT, and every decision and state still matches package gcra's Step.
 func TestCluster(t *testing.T) {
+	longTest(t)
 	cl := redistest.StartCluster(t, 3, 0)
 	c := cl.Client(t)
 	const events, burst = 5, 3

@@ -76,6 +76,7 @@ func checkGoroutines(t *testing.T, base int) {
 // answers within its timeout while Redis is down (Limiter and closed
 // TwoTier with an error, the open one on its local share), and all recover.
 func TestFaultDownAndRestart(t *testing.T) {
+	longTest(t)
 	base := runtime.NumGoroutine()
 	s := redistest.Start(t)
 	c := faultClient(t, s.Addr)
@@ -148,6 +149,7 @@ func TestFaultDownAndRestart(t *testing.T) {
 // TestFaultSlow stops the server with SIGSTOP: every call returns within
 // its timeout, with an error; after SIGCONT decisions go on.
 func TestFaultSlow(t *testing.T) {
+	longTest(t)
 	base := runtime.NumGoroutine()
 	s := redistest.Start(t)
 	c := faultClient(t, s.Addr)
@@ -208,6 +210,7 @@ func TestFaultSlow(t *testing.T) {
 // counts it as spent, and a decision matching none of them (the state lost,
 // or a unit given twice) fails the test.
 func TestFaultClusterFailover(t *testing.T) {
+	longTest(t)
 	cl := redistest.StartCluster(t, 3, 1)
 	c := goredis.NewClusterClient(&goredis.ClusterOptions{Addrs: cl.Addrs(), ContextTimeoutEnabled: true,
 		DialTimeout: faultTimeout, MaxRedirects: 3})
@@ -307,6 +310,7 @@ func TestFaultClusterFailover(t *testing.T) {
 // continues take units no one is given, so the admissions of the whole run
 // keep the exact bound (the Limiter's rate is one a minute: its burst).
 func TestFaultStoppedBound(t *testing.T) {
+	longTest(t)
 	s := redistest.Start(t)
 	c := faultClient(t, s.Addr)
 	t.Cleanup(func() { c.Close() })

@@ -28,7 +28,7 @@ func share(t *testing.T, s *redistest.Server, rates []int, d time.Duration, mk f
 	var wg sync.WaitGroup
 	stop := time.Now().Add(d)
 	for _, rate := range rates {
-		c := goredis.NewClient(&goredis.Options{Addr: s.Addr})
+		c := goredis.NewClient(s.Options())
 		t.Cleanup(func() { c.Close() })
 		tt, err := mk(c)
 		if err != nil {
@@ -80,10 +80,10 @@ func totals(ps []*process) (asked, admitted, trips int64) {
 // admitted at least 95% of what they ask, with at most one round trip per
 // admission.
 func TestTwoTierLightProcesses(t *testing.T) {
-	s := redistest.Start(t)
+	s := redistest.Shared(t)
 	d := 2 * time.Second
 	if testing.Short() {
-		d = time.Second
+		d = 400 * time.Millisecond // the bound only
 	}
 	rates := []int{100, 100, 100, 100, 100, 100, 100, 100}
 	ps, adm := share(t, s, rates, d, func(c Client) (*TwoTier, error) {
@@ -110,10 +110,10 @@ func TestTwoTierLightProcesses(t *testing.T) {
 // borrow of the empty key reserves the units to come: none comes back
 // empty).
 func TestTwoTierSaturated(t *testing.T) {
-	s := redistest.Start(t)
+	s := redistest.Shared(t)
 	d := 2 * time.Second
 	if testing.Short() {
-		d = time.Second
+		d = 400 * time.Millisecond // the bound only
 	}
 	ps, adm := share(t, s, []int{0, 0, 0}, d, func(c Client) (*TwoTier, error) {
 		return NewTwoTier(c, "sat", 50, time.Second, 10, WithTimeout(5*time.Second))
@@ -143,8 +143,8 @@ func TestTwoTierSaturated(t *testing.T) {
 // process or of Redis on a loaded machine adds nothing to it, since a
 // denial kept until a time does not outlast that time.
 func TestTwoTierNoSpikes(t *testing.T) {
-	s := redistest.Start(t)
-	c := goredis.NewClient(&goredis.Options{Addr: s.Addr})
+	s := redistest.Shared(t)
+	c := goredis.NewClient(s.Options())
 	t.Cleanup(func() { c.Close() })
 	tt, err := NewTwoTier(c, "spike", 100, time.Second, 1000, WithTimeout(5*time.Second))
 	if err != nil {
@@ -153,8 +153,12 @@ func TestTwoTierNoSpikes(t *testing.T) {
 	var adm []admission
 	var runs, denials int
 	var longest, firstEnd, denied int64 // firstEnd: the end of the run's first denial, 0 out of one
+	d := int64(time.Second)             // of saturation after the first denial
+	if testing.Short() {
+		d /= 2
+	}
 	start := monotonic()
-	for now := start; now-start < int64(10*time.Second) && (denied == 0 || now-denied < int64(time.Second)); {
+	for now := start; now-start < int64(10*time.Second) && (denied == 0 || now-denied < d); {
 		r, at, err := tt.allow(bg, "k", 1)
 		end := monotonic()
 		switch {

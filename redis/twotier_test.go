@@ -25,7 +25,9 @@ func hammer(t *testing.T, s *redistest.Server, procs, g int, d time.Duration, mk
 	stop := time.Now().Add(d)
 	var errs atomic.Int64
 	for range procs {
-		c := goredis.NewClient(&goredis.Options{Addr: s.Addr, PoolSize: g})
+		o := s.Options()
+		o.PoolSize = g
+		c := goredis.NewClient(o)
 		t.Cleanup(func() { c.Close() })
 		tt, err := mk(c)
 		if err != nil {
@@ -65,12 +67,16 @@ func hammer(t *testing.T, s *redistest.Server, procs, g int, d time.Duration, mk
 // count at, keep burst + events*T/period over every interval, exactly;
 // and reports what batching cost against that bound.
 func TestTwoTierBound(t *testing.T) {
-	s := redistest.Start(t)
+	s := redistest.Shared(t)
 	const events, burst = 2000, 300
 	period := time.Second
+	d := 1500 * time.Millisecond
+	if testing.Short() {
+		d = 250 * time.Millisecond // 12 leases
+	}
 	for _, batch := range []int64{1, 10, 50} {
 		prefix := "tt" + string(rune('a'+batch%26))
-		adm, tts := hammer(t, s, 4, 4, 1500*time.Millisecond, func(c Client) (*TwoTier, error) {
+		adm, tts := hammer(t, s, 4, 4, d, func(c Client) (*TwoTier, error) {
 			return NewTwoTier(c, prefix, events, period, burst, WithBatch(batch), WithLease(20*time.Millisecond), WithTimeout(5*time.Second))
 		})
 		checkBound(t, adm, func(sum, span int64) bool {
@@ -94,9 +100,10 @@ func TestTwoTierBound(t *testing.T) {
 // while another drains and the bucket refills: the held units must be void,
 // or the two together would pass the bound.
 func TestTwoTierLeaseEnds(t *testing.T) {
-	s := redistest.Start(t)
+	t.Parallel() // sleeps; keys in a database of its own
+	s := redistest.Shared(t)
 	mk := func() *TwoTier {
-		c := goredis.NewClient(&goredis.Options{Addr: s.Addr})
+		c := goredis.NewClient(s.Options())
 		t.Cleanup(func() { c.Close() })
 		tt, err := NewTwoTier(c, "le", 100, time.Second, 80, WithBatch(40), WithLease(300*time.Millisecond), WithTimeout(5*time.Second))
 		if err != nil {
@@ -138,6 +145,7 @@ func TestTwoTierLeaseEnds(t *testing.T) {
 
 // TestTwoTierSweep: the entries of idle keys leave the process.
 func TestTwoTierSweep(t *testing.T) {
+	t.Parallel() // sleeps; keys in a database of its own
 	_, c := server(t)
 	tt, err := NewTwoTier(c, "sw", 1000, time.Second, 100, WithBatch(1), WithLease(10*time.Millisecond))
 	if err != nil {
@@ -184,7 +192,7 @@ func TestTwoTierSweep(t *testing.T) {
 // admitted on the key since; another process can then take them. Every
 // unit of the Redis burst is then spent, held live, or left for others.
 func TestTwoTierGivesBack(t *testing.T) {
-	s := redistest.Start(t)
+	s := redistest.Shared(t)
 	a, b := giveBackPair(t, s, "gb")
 	spend(t, a, 20) // a's borrows grow to 40 units
 	held := a.pool("k")
@@ -210,7 +218,7 @@ func TestTwoTierGivesBack(t *testing.T) {
 // process gets every unit the closed one did not spend; the closed one
 // then denies with ErrClosed.
 func TestTwoTierClose(t *testing.T) {
-	s := redistest.Start(t)
+	s := redistest.Shared(t)
 	a, b := giveBackPair(t, s, "cl")
 	spend(t, a, 20)
 	if a.pool("k") == 0 {
@@ -232,7 +240,7 @@ func TestTwoTierClose(t *testing.T) {
 // leases of 200ms.
 func giveBackPair(t *testing.T, s *redistest.Server, prefix string) (a, b *TwoTier) {
 	mk := func() *TwoTier {
-		c := goredis.NewClient(&goredis.Options{Addr: s.Addr})
+		c := goredis.NewClient(s.Options())
 		t.Cleanup(func() { c.Close() })
 		if err := c.Ping(bg).Err(); err != nil { // dialled: a first round trip within the lease
 			t.Fatal(err)
