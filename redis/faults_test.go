@@ -340,7 +340,7 @@ func TestFaultStoppedBound(t *testing.T) {
 				r, at, err := tt.allow(bg, "k", 1)
 				if r.OK {
 					mu.Lock()
-					adm = append(adm, admission{at, 1})
+					adm = append(adm, admission{at: at, n: 1})
 					mu.Unlock()
 				} else if err != nil {
 					errs.Add(1)

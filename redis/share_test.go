@@ -47,6 +47,7 @@ func share(t *testing.T, s *redistest.Server, rates []int, d time.Duration, mk f
 					time.Sleep(time.Until(next))
 				}
 				p.asked.Add(1)
+				from := monotonic()
 				r, at, err := tt.allow(bg, "k", 1)
 				if err != nil {
 					t.Error(err)
@@ -54,7 +55,7 @@ func share(t *testing.T, s *redistest.Server, rates []int, d time.Duration, mk f
 				}
 				if r.OK {
 					p.admitted.Add(1)
-					mine = append(mine, admission{at, 1})
+					mine = append(mine, admission{at: at, n: 1, from: from})
 				}
 			}
 			mu.Lock()
@@ -165,7 +166,7 @@ func TestTwoTierNoSpikes(t *testing.T) {
 		case err != nil:
 			t.Fatal(err)
 		case r.OK:
-			adm = append(adm, admission{at, 1})
+			adm = append(adm, admission{at: at, n: 1})
 			firstEnd = 0
 		case firstEnd == 0:
 			firstEnd, runs, denials = end, runs+1, denials+1
