@@ -121,6 +121,10 @@ stress: ## the long stress runs (stress/), -race and not, STRESS_DUR per test
 # nor listed there as equivalent.
 MUTATE_PKGS ?= gcra internal/gcrastep internal/bucketcore window internal/packed64core striped atomic128 internal/slide internal/cell internal/backoff nanotime debounce coalesce slidelog
 MUTATE_BUDGET ?= 20m
+# MUTATE_FILES, a regexp on file names, mutates only those files of the
+# packages, keeping the other files' results of earlier runs (chunks of a
+# slow package: make mutate MUTATE_PKGS=redis MUTATE_FILES='^twotier').
+MUTATE_FILES ?=
 .PHONY: mutate
 mutate: ## mutation testing of the decision and cell packages; writes MUTANTS.md's table
-	$(GO) run ./internal/cmd/mutate -pkgs "$(MUTATE_PKGS)" -budget $(MUTATE_BUDGET)
+	$(GO) run ./internal/cmd/mutate -pkgs "$(MUTATE_PKGS)" -budget $(MUTATE_BUDGET) -files "$(MUTATE_FILES)"

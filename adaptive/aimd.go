@@ -3,6 +3,7 @@ package adaptive
 import (
 	"errors"
 	"math"
+	"reflect"
 	"sync/atomic"
 	"time"
 
@@ -131,7 +132,7 @@ func aimdErr(param string, v, lo, hi any, why string) error {
 
 func checkRates(target Setter, initial, minRate, maxRate, inc, dec float64) error {
 	switch {
-	case target == nil:
+	case target == nil || isNilPointer(target):
 		return aimdErr("target", nil, nil, nil, "the target must not be nil")
 	case math.IsInf(maxRate, 1) || !(maxRate > 0):
 		return aimdErr("maxRate", maxRate, 0.0, nil, "must be finite and positive")
@@ -278,3 +279,10 @@ type noCopy struct{}
 
 func (*noCopy) Lock()   {}
 func (*noCopy) Unlock() {}
+
+// isNilPointer reports whether target holds a nil pointer (a nil
+// *gcra.Limiter), which would panic at the first rate set on it.
+func isNilPointer(target Setter) bool {
+	v := reflect.ValueOf(target)
+	return v.Kind() == reflect.Pointer && v.IsNil()
+}

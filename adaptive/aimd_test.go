@@ -181,6 +181,9 @@ func TestAIMDParams(t *testing.T) {
 		mk    func() (*AIMD, error)
 	}{
 		{"target", func() (*AIMD, error) { return NewAIMD(nil, 1, 1, 1, 1, 0.5) }},
+		{"target", func() (*AIMD, error) { return NewAIMD((*gcra.Limiter)(nil), 1, 1, 1, 1, 0.5) }},
+		{"target", func() (*AIMD, error) { return NewAIMD(Bucket(nil), 1, 1, 1, 1, 0.5) }},
+		{"target", func() (*AIMD, error) { return NewAIMD(Rate(nil), 1, 1, 1, 1, 0.5) }},
 		{"maxRate", func() (*AIMD, error) { return NewAIMD(r, 1, 1, math.Inf(1), 1, 0.5) }},
 		{"minRate", func() (*AIMD, error) { return NewAIMD(r, 1, 0, 2, 1, 0.5) }},
 		{"minRate", func() (*AIMD, error) { return NewAIMD(r, 1, 3, 2, 1, 0.5) }},

@@ -28,6 +28,9 @@ func (f setterFunc) SetRateAt(now int64, perSecond float64) error { return f(now
 // den <= 2^32), and set with SetRateAt, keeping the burst (the tokens held
 // carry over). A rate with no such fraction is a *limit.ParamError.
 func Bucket(l *bucket.Limiter) Setter {
+	if l == nil {
+		return nil // NewAIMD refuses it
+	}
 	return setterFunc(func(now int64, perSecond float64) error {
 		num, den, ok := ratio.Fraction(perSecond)
 		if !ok {
@@ -41,6 +44,9 @@ func Bucket(l *bucket.Limiter) Setter {
 // sets the limit with SetLimit, at the time of the call: a rate.Limiter
 // counts time in time.Time, which now cannot be mapped to.
 func Rate(l *rate.Limiter) Setter {
+	if l == nil {
+		return nil // NewAIMD refuses it
+	}
 	return setterFunc(func(_ int64, perSecond float64) error {
 		l.SetLimit(rate.Limit(perSecond))
 		return nil

@@ -22,6 +22,7 @@ import (
 	ululemem "github.com/ulule/limiter/v3/drivers/store/memory"
 
 	"github.com/cellrate/cellrate/httplimit"
+	"github.com/cellrate/cellrate/httplimit/clientkey"
 	"github.com/cellrate/cellrate/keyed"
 )
 
@@ -85,12 +86,11 @@ func HTTPImpls() []HTTPImpl {
 var HTTPLimitBare = HTTPImpl{"httplimit-bare", func(clients int) (func(http.Handler) http.Handler, error) {
 	l, err := httplimit.New([]httplimit.Policy{{
 		Name:   "perip",
-		Client: httplimit.Limit{Events: KeyedEvents, Period: KeyedPeriod, Burst: KeyedEvents},
-		Table:  []keyed.Option{keyed.WithCapacity(max(KeyedCapacity(clients), 1024))},
-		Key: func(r *http.Request) (httplimit.Key, error) {
-			return httplimit.StringKey(r.Header.Get("X-Forwarded-For")), nil
+		Client: httplimit.Rate(KeyedEvents, KeyedPeriod, KeyedEvents, keyed.WithCapacity(max(KeyedCapacity(clients), 1024))),
+		Key: func(r *http.Request) (clientkey.Key, error) {
+			return clientkey.String(r.Header.Get("X-Forwarded-For")), nil
 		},
-	}}, httplimit.WithDenialHeadersOnly())
+	}}, httplimit.WithHeaders(false, false))
 	if err != nil {
 		return nil, err
 	}
@@ -103,14 +103,13 @@ func newHTTPLimit(clients int) (func(http.Handler) http.Handler, error) {
 
 // newHTTPLimitCap is httplimit with a table of capacity clients.
 func newHTTPLimitCap(capacity int) (func(http.Handler) http.Handler, error) {
-	key, err := httplimit.ProxyKey("X-Forwarded-For", netip.MustParsePrefix("127.0.0.0/8"), netip.MustParsePrefix("::1/128"))
+	key, err := clientkey.Proxy("X-Forwarded-For", netip.MustParsePrefix("127.0.0.0/8"), netip.MustParsePrefix("::1/128"))
 	if err != nil {
 		return nil, err
 	}
 	l, err := httplimit.New([]httplimit.Policy{{
 		Name:   "perip",
-		Client: httplimit.Limit{Events: KeyedEvents, Period: KeyedPeriod, Burst: KeyedEvents},
-		Table:  []keyed.Option{keyed.WithCapacity(capacity)},
+		Client: httplimit.Rate(KeyedEvents, KeyedPeriod, KeyedEvents, keyed.WithCapacity(capacity)),
 		Key:    key,
 	}})
 	if err != nil {

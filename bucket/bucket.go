@@ -2,6 +2,7 @@ package bucket
 
 import (
 	"context"
+	"errors"
 	"time"
 
 	"github.com/cellrate/cellrate/internal/bucketcore"
@@ -16,9 +17,20 @@ import (
 //
 // The zero Limiter has burst 0: it admits nothing, refusing every n > 0 with
 // limit.ErrCostExceedsBurst (as x/time/rate's zero Limiter rejects every
-// event); make a Limiter with New or NewRate. A Limiter must not be copied
-// after first use (go vet reports copies).
-type Limiter struct{ l bucketcore.Limiter }
+// event), and SetRate and SetBurst refuse it with a *limit.ParamError; make a
+// Limiter with New or NewRate. A Limiter must not be copied after first use
+// (go vet reports copies).
+type Limiter struct {
+	_ noCopy
+	l bucketcore.Limiter
+}
+
+// noCopy makes go vet's copylocks check report copies under the user's
+// type, not the internal one it wraps.
+type noCopy struct{}
+
+func (*noCopy) Lock()   {}
+func (*noCopy) Unlock() {}
 
 var _ limit.Member = (*Limiter)(nil)
 
@@ -214,10 +226,10 @@ func (r *Reservation) CancelAt(now int64) bool {
 // ErrTooMuchDebt is returned by Wait when a reservation would run the
 // bucket's debt beyond 2^62 units, or its time to act would pass the end of
 // int64 time.
-var ErrTooMuchDebt = bucketcore.ErrTooMuchDebt
+var ErrTooMuchDebt = errors.New("bucket: too many tokens reserved ahead")
 
 // Wait is WaitN(ctx, 1).
-func (l *Limiter) Wait(ctx context.Context) error { return l.l.Wait(ctx) }
+func (l *Limiter) Wait(ctx context.Context) error { return l.WaitN(ctx, 1) }
 
 // WaitN blocks until n tokens are available and takes them, or until ctx is
 // done. It reserves at once, so waiters are served in order; if ctx ends
@@ -225,4 +237,10 @@ func (l *Limiter) Wait(ctx context.Context) error { return l.l.Wait(ctx) }
 // sooner than the wait returns at once, with an error for which
 // errors.Is(err, context.DeadlineExceeded) holds. Its timer is stopped on
 // every path: nothing leaks.
-func (l *Limiter) WaitN(ctx context.Context, n int64) error { return l.l.WaitN(ctx, n) }
+func (l *Limiter) WaitN(ctx context.Context, n int64) error {
+	err := l.l.WaitN(ctx, n)
+	if err == bucketcore.ErrTooMuchDebt {
+		return ErrTooMuchDebt
+	}
+	return err
+}

@@ -128,7 +128,7 @@ func WithMaxWait(d time.Duration) Option { return func(c *config) { c.maxWait = 
 func WithClock(clock nanotime.Clock) Option { return func(c *config) { c.clock = clock } }
 
 // WithPanicHandler gives a panic of fn in the timer's goroutine to h instead
-// of crashing the program.
+// of crashing the program. A nil h keeps that default: the program crashes.
 func WithPanicHandler(h func(v any)) Option { return func(c *config) { c.onPanic = h } }
 
 // New returns a Debouncer that runs fn after wait of quiet following a burst

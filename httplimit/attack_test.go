@@ -2,6 +2,7 @@ package httplimit
 
 import (
 	"errors"
+	"github.com/cellrate/cellrate/httplimit/clientkey"
 	"net/http"
 	"net/http/httptest"
 	"net/netip"
@@ -11,7 +12,6 @@ import (
 	"time"
 
 	"github.com/cellrate/cellrate/keyed"
-	"github.com/cellrate/cellrate/limit"
 )
 
 // do sends a request with the given method and headers over c.
@@ -38,7 +38,7 @@ func TestHEADLimitedAsGET(t *testing.T) {
 	for _, viaMux := range []bool{true, false} {
 		var runs atomic.Int64
 		count := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { runs.Add(1) })
-		lim := mustNew(t, []Policy{{Name: "get", Methods: []string{"GET"}, Client: Limit{Events: 1, Period: time.Hour, Burst: 2}}},
+		lim := mustNew(t, []Policy{{Name: "get", Routes: []string{"GET /"}, Client: Rate(1, time.Hour, 2)}},
 			WithClock(clk.now))
 		var h http.Handler = count
 		if viaMux {
@@ -67,52 +67,28 @@ func TestHEADLimitedAsGET(t *testing.T) {
 	}
 }
 
-// TestZonedTrustedProxy: a trusted proxy whose address carries a zone
-// (a link-local peer) is trusted by its address, in both headers.
-func TestZonedTrustedProxy(t *testing.T) {
-	ll := netip.MustParsePrefix("fe80::/10")
-	for _, tc := range []struct{ h, v string }{{xff, "203.0.113.9"}, {fwd, "for=203.0.113.9"}} {
-		r := httptest.NewRequest("GET", "/", nil)
-		r.RemoteAddr = "[fe80::1%eth0]:80"
-		r.Header.Set(tc.h, tc.v)
-		if k, err := mustProxy(t, tc.h, ll)(r); err != nil || k.String() != "203.0.113.9" {
-			t.Errorf("%s: %v %v, want 203.0.113.9", tc.h, k, err)
-		}
-		// A zoned hop inside the header is trusted by its address too.
-		r.RemoteAddr = "10.0.0.1:80"
-		r.Header.Set(tc.h, "203.0.113.9, fe80::2%eth1")
-		if tc.h == fwd {
-			r.Header.Set(tc.h, `for=203.0.113.9, for="[fe80::2%eth1]"`)
-		}
-		key := mustProxy(t, tc.h, ll, netip.MustParsePrefix("10.0.0.0/8"))
-		if k, err := key(r); err != nil || k.String() != "203.0.113.9" {
-			t.Errorf("%s, zoned hop: %v %v, want 203.0.113.9", tc.h, k, err)
-		}
-	}
-}
-
 // TestKeyKinds: keys of different kinds whose bytes agree are different
 // clients (the string "ABCD" and the address 65.66.67.68; the address
 // and the same address joined with nothing else); IPv6 clients are their
 // /64, alone and inside a joined key.
 func TestKeyKinds(t *testing.T) {
 	var clk clock
-	keyOf := map[string]Key{
-		"s":     StringKey("ABCD"),
-		"a":     AddrKey(netip.MustParseAddr("65.66.67.68")),
-		"m":     AddrKey(netip.MustParseAddr("::ffff:65.66.67.68")),
-		"j":     must(JoinKeys(constKey(AddrKey(netip.MustParseAddr("65.66.67.68"))))(nil)),
-		"six1":  AddrKey(netip.MustParseAddr("2001:db8::1")),
-		"six2":  AddrKey(netip.MustParseAddr("2001:db8::ffff:2")),
-		"six3":  AddrKey(netip.MustParseAddr("2001:db8:0:1::1")),
+	keyOf := map[string]clientkey.Key{
+		"s":     clientkey.String("ABCD"),
+		"a":     clientkey.Addr(netip.MustParseAddr("65.66.67.68")),
+		"m":     clientkey.Addr(netip.MustParseAddr("::ffff:65.66.67.68")),
+		"j":     must(clientkey.Join(constKey(clientkey.Addr(netip.MustParseAddr("65.66.67.68"))))(nil)),
+		"six1":  clientkey.Addr(netip.MustParseAddr("2001:db8::1")),
+		"six2":  clientkey.Addr(netip.MustParseAddr("2001:db8::ffff:2")),
+		"six3":  clientkey.Addr(netip.MustParseAddr("2001:db8:0:1::1")),
 		"j6a":   joined(t, "2001:db8::1", "r"),
 		"j6b":   joined(t, "2001:db8::2", "r"),
 		"j6c":   joined(t, "2001:db8:0:1::1", "r"),
-		"jrev":  must(JoinKeys(constKey(StringKey("r")), constKey(AddrKey(netip.MustParseAddr("2001:db8::1"))))(nil)),
-		"plain": StringKey(`"r"`),
+		"jrev":  must(clientkey.Join(constKey(clientkey.String("r")), constKey(clientkey.Addr(netip.MustParseAddr("2001:db8::1"))))(nil)),
+		"plain": clientkey.String(`"r"`),
 	}
-	lim := mustNew(t, []Policy{{Name: "p", Client: Limit{Events: 1, Period: time.Hour, Burst: 1},
-		Key: func(r *http.Request) (Key, error) { return keyOf[r.Header.Get("K")], nil }}}, WithClock(clk.now))
+	lim := mustNew(t, []Policy{{Name: "p", Client: Rate(1, time.Hour, 1),
+		Key: func(r *http.Request) (clientkey.Key, error) { return keyOf[r.Header.Get("K")], nil }}}, WithClock(clk.now))
 	url, c := startServer(t, "tcp4", lim.Wrap(okHandler))
 	for _, tc := range []struct {
 		k    string
@@ -128,8 +104,11 @@ func TestKeyKinds(t *testing.T) {
 	}
 	// With /48 clients, 2001:db8:0:1::/64 is 2001:db8::/64's client, alone
 	// and joined.
-	lim = mustNew(t, []Policy{{Name: "p", Client: Limit{Events: 1, Period: time.Hour, Burst: 1},
-		Key: func(r *http.Request) (Key, error) { return keyOf[r.Header.Get("K")], nil }}}, WithClock(clk.now), WithIPv6Prefix(48))
+	by48, err := clientkey.IPv6Prefix(48, func(r *http.Request) (clientkey.Key, error) { return keyOf[r.Header.Get("K")], nil })
+	if err != nil {
+		t.Fatal(err)
+	}
+	lim = mustNew(t, []Policy{{Name: "p", Client: Rate(1, time.Hour, 1), Key: by48}}, WithClock(clk.now))
 	url, c = startServer(t, "tcp4", lim.Wrap(okHandler))
 	for _, tc := range []struct {
 		k    string
@@ -141,81 +120,45 @@ func TestKeyKinds(t *testing.T) {
 	}
 }
 
-func must(k Key, err error) Key {
+func must(k clientkey.Key, err error) clientkey.Key {
 	if err != nil {
 		panic(err)
 	}
 	return k
 }
 
-func constKey(k Key) KeyFunc { return func(*http.Request) (Key, error) { return k, nil } }
+func constKey(k clientkey.Key) clientkey.Func {
+	return func(*http.Request) (clientkey.Key, error) { return k, nil }
+}
 
-func joined(t *testing.T, addr, s string) Key {
+func joined(t *testing.T, addr, s string) clientkey.Key {
 	t.Helper()
-	k, err := JoinKeys(constKey(AddrKey(netip.MustParseAddr(addr))), constKey(StringKey(s)))(nil)
+	k, err := clientkey.Join(constKey(clientkey.Addr(netip.MustParseAddr(addr))), constKey(clientkey.String(s)))(nil)
 	if err != nil {
 		t.Fatal(err)
 	}
 	return k
 }
 
-// TestKeyFuncs: what JoinKeys, FirstKey and HeaderKey name, and their
-// errors.
-func TestKeyFuncs(t *testing.T) {
-	boom := errors.New("boom")
-	fail := func(*http.Request) (Key, error) { return Key{}, boom }
-	none := func(*http.Request) (Key, error) { return Key{}, nil }
-	path := func(r *http.Request) (Key, error) { return StringKey(r.URL.Path), nil }
-	r := httptest.NewRequest("GET", "/items", nil)
-	for _, tc := range []struct {
-		name string
-		f    KeyFunc
-		want string
-		err  error
-	}{
-		{"join", JoinKeys(PeerAddr, path), `192.0.2.1+"/items"`, nil},
-		{"join, string first", JoinKeys(path, PeerAddr), `"/items"+192.0.2.1`, nil},
-		{"join, missing part", JoinKeys(PeerAddr, HeaderKey("X-Api-Key")), "", ErrNoKey},
-		{"join, failing part", JoinKeys(PeerAddr, fail), "", boom},
-		{"join, no key", JoinKeys(none), "", ErrNoKey},
-		{"join of nothing", JoinKeys(), "", ErrNoKey},
-		{"first: no header, then the address", FirstKey(HeaderKey("X-Api-Key"), PeerAddr), "192.0.2.1", nil},
-		{"first: no key passes on", FirstKey(none, path), "/items", nil},
-		{"first: an error stops", FirstKey(fail, PeerAddr), "", boom},
-		{"first: none at all", FirstKey(HeaderKey("X-Api-Key")), "", ErrNoKey},
-	} {
-		k, err := tc.f(r)
-		if k.String() != tc.want || !errors.Is(err, tc.err) || (tc.err == nil) != (err == nil) {
-			t.Errorf("%s: %q %v, want %q %v", tc.name, k, err, tc.want, tc.err)
-		}
-	}
-	r.Header.Set("X-API-KEY", "k1")
-	if k, err := FirstKey(HeaderKey("x-api-key"), PeerAddr)(r); k != StringKey("k1") || err != nil {
-		t.Errorf("header key: %v %v", k, err)
-	}
-	if StringKey("") != (Key{}) || AddrKey(netip.Addr{}) != (Key{}) {
-		t.Error("an empty string or an invalid address is a key")
-	}
-}
-
-// TestKeyErrors: a KeyFunc's error reaches the error handler as it is and
-// is counted; no key (StringKey("")) is ErrNoKey, never a bucket shared
+// TestKeyErrors: a clientkey.Func's error reaches the error handler as it is and
+// is counted; no key (clientkey.String("")) is clientkey.ErrNoKey, never a bucket shared
 // by every keyless client; a full WithRefuse table answers 503.
 func TestKeyErrors(t *testing.T) {
 	var clk clock
 	boom := errors.New("no api key header")
 	var got []error
-	pol := func(k KeyFunc) []Policy {
-		return []Policy{{Name: "p", Key: k, Client: Limit{Events: 1, Period: time.Hour, Burst: 1}}}
+	pol := func(k clientkey.Func) []Policy {
+		return []Policy{{Name: "p", Key: k, Client: Rate(1, time.Hour, 1)}}
 	}
-	lim := mustNew(t, pol(func(r *http.Request) (Key, error) {
+	lim := mustNew(t, pol(func(r *http.Request) (clientkey.Key, error) {
 		if v := r.Header.Get("Api-Key"); v != "" {
-			return StringKey(v), nil
+			return clientkey.String(v), nil
 		}
-		return Key{}, boom
-	}), WithClock(clk.now), WithErrorHandler(func(w http.ResponseWriter, r *http.Request, err error) {
+		return clientkey.Key{}, boom
+	}), WithClock(clk.now), WithErrorHandler(func(w http.ResponseWriter, r *http.Request, err error) bool {
 		got = append(got, err)
 		w.WriteHeader(401)
+		return false
 	}))
 	url, c := startServer(t, "tcp4", lim.Wrap(okHandler))
 	for range 3 {
@@ -227,8 +170,8 @@ func TestKeyErrors(t *testing.T) {
 		t.Fatalf("handler got %v, stats %+v", got, lim.Stats()["p"])
 	}
 
-	// StringKey("") by default: 400 each time, none admitted, counted.
-	lim = mustNew(t, pol(func(r *http.Request) (Key, error) { return StringKey(r.Header.Get("Api-Key")), nil }), WithClock(clk.now))
+	// clientkey.String("") by default: 400 each time, none admitted, counted.
+	lim = mustNew(t, pol(func(r *http.Request) (clientkey.Key, error) { return clientkey.String(r.Header.Get("Api-Key")), nil }), WithClock(clk.now))
 	url, c = startServer(t, "tcp4", lim.Wrap(okHandler))
 	for range 3 {
 		if res := get(t, c, url); res.StatusCode != 400 {
@@ -244,8 +187,7 @@ func TestKeyErrors(t *testing.T) {
 
 	// A full table under keyed.WithRefuse: a new client is answered 503 and
 	// counted, never admitted past the table.
-	lim = mustNew(t, []Policy{{Name: "p", Key: HeaderKey("Api-Key"), Client: Limit{Events: 1, Period: time.Hour, Burst: 2},
-		Table: []keyed.Option{keyed.WithCapacity(8), keyed.WithRefuse()}}}, WithClock(clk.now))
+	lim = mustNew(t, []Policy{{Name: "p", Key: clientkey.Header("Api-Key"), Client: Rate(1, time.Hour, 2, keyed.WithCapacity(8), keyed.WithRefuse())}}, WithClock(clk.now))
 	url, c = startServer(t, "tcp4", lim.Wrap(okHandler))
 	full := 0
 	for i := range 40 {
@@ -285,36 +227,14 @@ func TestZeroLimiter(t *testing.T) {
 	}
 }
 
-// TestProxyKeyRefusals: ProxyKey refuses what could only key every
-// client by its peer, or nothing.
-func TestProxyKeyRefusals(t *testing.T) {
-	for _, tc := range []struct {
-		name, h, param string
-		trusted        []netip.Prefix
-	}{
-		{"no trusted prefix", xff, "trusted", nil},
-		{"an invalid prefix", fwd, "trusted", []netip.Prefix{loopback[0], {}}},
-		{"another header", "X-Real-Ip", "header", loopback},
-	} {
-		f, err := ProxyKey(tc.h, tc.trusted...)
-		var pe *limit.ParamError
-		if f != nil || !errors.As(err, &pe) || pe.Param != tc.param || pe.Pkg != "httplimit" {
-			t.Errorf("%s: %v", tc.name, err)
-		}
-	}
-	if _, err := ProxyKey("x-forwarded-for", loopback...); err != nil {
-		t.Errorf("a header name in lower case: %v", err)
-	}
-}
-
 // TestPathPrefixSegment: a prefix without a trailing slash is that path
 // and its subtree, never a longer segment ("/api" is not "/apiary"); one
 // with a trailing slash is the subtree only.
 func TestPathPrefixSegment(t *testing.T) {
 	var clk clock
 	lim := mustNew(t, []Policy{
-		{Name: "api", PathPrefix: "/api", Client: Limit{Events: 1, Period: time.Hour, Burst: 1}},
-		{Name: "docs", PathPrefix: "/docs/", Client: Limit{Events: 1, Period: time.Hour, Burst: 1}},
+		{Name: "api", Routes: []string{"/api"}, Client: Rate(1, time.Hour, 1)},
+		{Name: "docs", Routes: []string{"/docs/"}, Client: Rate(1, time.Hour, 1)},
 	}, WithClock(clk.now))
 	url, c := startServer(t, "tcp4", lim.Wrap(okHandler))
 	for _, tc := range []struct {
@@ -331,6 +251,48 @@ func TestPathPrefixSegment(t *testing.T) {
 		}
 		if res.StatusCode != tc.status || name != tc.policy {
 			t.Errorf("%s: %d by %q, want %d by %q", tc.path, res.StatusCode, name, tc.status, tc.policy)
+		}
+	}
+}
+
+// TestFirstPolicyApplies: of several policies that match a request, the
+// first in order applies, alone; a request no policy matches passes
+// unlimited with no fields.
+func TestFirstPolicyApplies(t *testing.T) {
+	var clk clock
+	lim := mustNew(t, []Policy{
+		{Name: "login", Routes: []string{"POST /login"}, Client: Rate(1, time.Hour, 1)},
+		{Name: "all", Routes: []string{"/"}, Client: Rate(1, time.Hour, 3)},
+		{Name: "never", Routes: []string{"/login"}, Client: Rate(1, time.Hour, 100)},
+	}, WithClock(clk.now))
+	h := lim.Wrap(okHandler)
+	for i, tc := range []struct {
+		method, path, policy string
+		status               int
+	}{
+		{"POST", "/login", "login", 200}, {"POST", "/login", "login", 429},
+		{"GET", "/login", "all", 200}, {"GET", "/x", "all", 200}, {"GET", "/login", "all", 200}, {"GET", "/y", "all", 429},
+	} {
+		w := httptest.NewRecorder()
+		r := httptest.NewRequest(tc.method, tc.path, nil)
+		h.ServeHTTP(w, r)
+		name := ""
+		if v := w.Header().Get("RateLimit"); v != "" {
+			name, _, _ = rateLimitField(t, v)
+		}
+		if w.Code != tc.status || name != tc.policy {
+			t.Errorf("request %d, %s %s: %d by %q, want %d by %q", i, tc.method, tc.path, w.Code, name, tc.status, tc.policy)
+		}
+	}
+	if st := lim.Stats(); st["never"].Admitted+st["never"].Denied != 0 || st["all"].Admitted != 3 || st["login"].Denied != 1 {
+		t.Fatalf("stats %+v", st)
+	}
+	lim = mustNew(t, []Policy{{Name: "api", Routes: []string{"/api/"}, Client: Rate(1, time.Hour, 1)}}, WithClock(clk.now))
+	for range 3 {
+		w := httptest.NewRecorder()
+		lim.Wrap(okHandler).ServeHTTP(w, httptest.NewRequest("GET", "/other", nil))
+		if w.Code != 200 || w.Header().Get("RateLimit") != "" || w.Header().Get("RateLimit-Policy") != "" {
+			t.Fatalf("unmatched: %d %v", w.Code, w.Header())
 		}
 	}
 }

@@ -12,7 +12,7 @@ import (
 func TestBurstAndRemaining(t *testing.T) {
 	var clk clock
 	clk.ns.Store(int64(time.Hour))
-	lim := mustNew(t, []Policy{{Name: "p", Client: Limit{Events: 1, Period: time.Minute, Burst: 3}}}, WithClock(clk.now))
+	lim := mustNew(t, []Policy{{Name: "p", Client: Rate(1, time.Minute, 3)}}, WithClock(clk.now))
 	url, c := startServer(t, "tcp4", lim.Wrap(okHandler))
 	for i := range 3 {
 		res := get(t, c, url)

@@ -6,6 +6,8 @@ import (
 	"time"
 
 	"github.com/cellrate/cellrate/concurrency"
+	"github.com/cellrate/cellrate/httplimit/clientkey"
+	"github.com/cellrate/cellrate/httplimit/internal/keypart"
 	"github.com/cellrate/cellrate/limit"
 )
 
@@ -32,14 +34,11 @@ func (l *Limiter) decide(w http.ResponseWriter, r *http.Request, d *Decision, h 
 	}
 	var err error
 	d.Key, err = p.key(r) // d is the deny handler's only after a decision
-	if err == nil && d.Key.kind == noKey {
-		err = ErrNoKey
+	k := parts(&d.Key)
+	if err == nil && k.Kind == keypart.None {
+		err = clientkey.ErrNoKey
 	}
 	if err != nil {
-		if l.cfg.failOpen {
-			p.unnamed.Add(1)
-			return serve
-		}
 		return l.fail(w, r, p, err)
 	}
 	cost := int64(1)
@@ -48,14 +47,14 @@ func (l *Limiter) decide(w http.ResponseWriter, r *http.Request, d *Decision, h 
 	}
 	now := l.cfg.clock()
 	d.Policy = p.name
-	if (p.flights != nil || p.inFlight != nil) && !p.takeFlight(h, &d.Key, now) {
-		p.busy.Add(1)
-		d.Busy, d.RetryAfter, d.reset = true, time.Second, 1
+	if (p.flights != nil || p.inFlight != nil) && !p.takeFlight(h, k, now) {
+		p.denied.Add(1)
+		d.RetryAfter, d.reset = time.Second, 1
 		p.fields.busy(w.Header())
 		return denied
 	}
 	var v verdict
-	err = p.admit(&v, &d.Key, now, cost)
+	err = p.admit(&v, k, now, cost)
 	if (!v.ok || err != nil) && h.held() {
 		h.release(concurrency.Ignored)
 	}
@@ -80,10 +79,13 @@ func (l *Limiter) decide(w http.ResponseWriter, r *http.Request, d *Decision, h 
 	return denied
 }
 
-// fail counts a request that cannot be decided and answers it.
+// fail counts a request that cannot be decided and hands it to the error
+// handler, which answers it or has it served unlimited.
 func (l *Limiter) fail(w http.ResponseWriter, r *http.Request, p *policy, err error) outcome {
 	p.errored.Add(1)
-	l.cfg.onErr(w, r, err)
+	if l.cfg.onErr(w, r, err) {
+		return serve
+	}
 	return answered
 }
 
@@ -98,7 +100,7 @@ type verdict struct {
 // admit takes n at now from the client's limit and then the global one if
 // both admit it, else from neither: the all-or-nothing decision of
 // limit.All, with the shared limit last so that it is never refunded.
-func (p *policy) admit(v *verdict, k *Key, now, n int64) error {
+func (p *policy) admit(v *verdict, k *keypart.Key, now, n int64) error {
 	var rc limit.Receipt
 	var err error
 	v.ok = true

@@ -1,33 +1,35 @@
 package httplimit_test
 
 import (
+	"errors"
 	"fmt"
+	"github.com/cellrate/cellrate/httplimit/clientkey"
 	"io"
 	"net/http"
 	"net/http/httptest"
 	"net/netip"
+	"strings"
 	"time"
 
 	"github.com/cellrate/cellrate/httplimit"
 )
 
-// A policy per route, each with its own key: /login by client address, 3
-// attempts at once and 1 more every 10 s; /api/ by API key, else by
-// address, 100 a second; and all of /api/ together 1000 a second. The
-// fourth login attempt at once is denied.
+// A policy per route, each with its own key: POST /login by client
+// address, 3 attempts at once and 1 more every 10 s; /api/ by API key,
+// else by address, 100 a second; and all of /api/ together 1000 a second.
+// The fourth login attempt at once is denied.
 func Example() {
 	lim, err := httplimit.New([]httplimit.Policy{{
-		Name:       "login",
-		Methods:    []string{"POST"},
-		PathPrefix: "/login",
-		Key:        httplimit.PeerAddr,
-		Client:     httplimit.Limit{Events: 1, Period: 10 * time.Second, Burst: 3},
+		Name:   "login",
+		Routes: []string{"POST /login"},
+		Key:    clientkey.Peer,
+		Client: httplimit.Rate(1, 10*time.Second, 3),
 	}, {
-		Name:       "api",
-		PathPrefix: "/api/",
-		Key:        httplimit.FirstKey(httplimit.HeaderKey("X-Api-Key"), httplimit.PeerAddr),
-		Client:     httplimit.Limit{Events: 100, Period: time.Second, Burst: 100},
-		Global:     httplimit.Limit{Events: 1000, Period: time.Second, Burst: 1000},
+		Name:   "api",
+		Routes: []string{"/api/"},
+		Key:    clientkey.First(clientkey.Header("X-Api-Key"), clientkey.Peer),
+		Client: httplimit.Rate(100, time.Second, 100),
+		Global: httplimit.Rate(1000, time.Second, 1000),
 	}})
 	if err != nil {
 		panic(err)
@@ -53,37 +55,6 @@ func Example() {
 	// 200 "api";q=100;w=1, "api-global";q=1000;w=1
 }
 
-// Behind a load balancer at 10.0.0.0/8, clients are named by the address
-// it appends to X-Forwarded-For; a header sent by any other peer is
-// ignored.
-func ExampleProxyKey() {
-	key, err := httplimit.ProxyKey("X-Forwarded-For", netip.MustParsePrefix("10.0.0.0/8"))
-	if err != nil {
-		panic(err)
-	}
-	for _, remote := range []string{"10.1.2.3:5000", "203.0.113.7:5000"} {
-		r := httptest.NewRequest("GET", "/", nil)
-		r.RemoteAddr = remote
-		r.Header.Set("X-Forwarded-For", "1.2.3.4, 198.51.100.20")
-		k, err := key(r)
-		fmt.Println(remote, "->", k, err)
-	}
-	// Output:
-	// 10.1.2.3:5000 -> 198.51.100.20 <nil>
-	// 203.0.113.7:5000 -> 203.0.113.7 <nil>
-}
-
-// A client named by its address and the route together: each path has
-// its own limit per address.
-func ExampleJoinKeys() {
-	path := func(r *http.Request) (httplimit.Key, error) { return httplimit.StringKey(r.URL.Path), nil }
-	key := httplimit.JoinKeys(httplimit.PeerAddr, path)
-	k, err := key(httptest.NewRequest("GET", "/items/7", nil))
-	fmt.Println(k, err)
-	// Output:
-	// 192.0.2.1+"/items/7" <nil>
-}
-
 // A deny handler that answers in the API's own format, from the Decision:
 // the limit that denied and when to retry. Uploads cost 2 of a client's
 // burst of 3, so the second upload at once is denied.
@@ -91,7 +62,7 @@ func ExampleWithDenyHandler() {
 	lim, err := httplimit.New([]httplimit.Policy{{
 		Name:   "upload",
 		Cost:   func(*http.Request) int64 { return 2 },
-		Client: httplimit.Limit{Events: 1, Period: time.Second, Burst: 3},
+		Client: httplimit.Rate(1, time.Second, 3),
 	}}, httplimit.WithClock(func() int64 { return 0 }), httplimit.WithDenyHandler(
 		func(w http.ResponseWriter, r *http.Request, d httplimit.Decision) {
 			w.WriteHeader(http.StatusTooManyRequests)
@@ -116,4 +87,73 @@ func ExampleWithDenyHandler() {
 	// Output:
 	// 200
 	// 429 1 {"limit":"upload","client":"192.0.2.1","retry_ms":1000}
+}
+
+// Behind a load balancer at 10.0.0.0/8, each client may have 2 requests
+// being served at once, and costs its request's size in KiB of a budget
+// of 64 KiB, refilled at 16 KiB a second. An upload the budget cannot
+// hold is answered 413 by the default error handler.
+func ExamplePolicy() {
+	key, err := clientkey.Proxy("X-Forwarded-For", netip.MustParsePrefix("10.0.0.0/8"))
+	if err != nil {
+		panic(err)
+	}
+	lim, err := httplimit.New([]httplimit.Policy{{
+		Name:           "upload",
+		Routes:         []string{"PUT /files/"},
+		Key:            key,
+		Cost:           func(r *http.Request) int64 { return max(1, (r.ContentLength+1023)/1024) },
+		Client:         httplimit.Rate(16, time.Second, 64),
+		ClientInFlight: 2,
+	}}, httplimit.WithClock(func() int64 { return 0 }))
+	if err != nil {
+		panic(err)
+	}
+	h := lim.Wrap(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {}))
+	for _, kib := range []int{40, 40, 20, 100} {
+		w := httptest.NewRecorder()
+		r := httptest.NewRequest("PUT", "/files/a", strings.NewReader(strings.Repeat("x", kib<<10)))
+		r.RemoteAddr = "10.1.2.3:5000"
+		r.Header.Set("X-Forwarded-For", "198.51.100.20")
+		h.ServeHTTP(w, r)
+		fmt.Println(kib, "KiB:", w.Code, w.Header().Values("RateLimit"))
+	}
+	fmt.Println(lim.Stats()["upload"].Admitted, "admitted,", lim.Stats()["upload"].Denied, "denied")
+	// Output:
+	// 40 KiB: 200 ["upload";r=24;t=3]
+	// 40 KiB: 429 ["upload";r=24;t=1]
+	// 20 KiB: 200 ["upload";r=4;t=4]
+	// 100 KiB: 413 []
+	// 2 admitted, 1 denied
+}
+
+// A server that would rather serve a request unlimited than refuse it
+// when its client cannot be named (fail open): here a request without
+// its API key. Errors still count in Stats.
+func ExampleWithErrorHandler() {
+	lim, err := httplimit.New([]httplimit.Policy{{
+		Name:   "api",
+		Key:    clientkey.Header("X-Api-Key"),
+		Client: httplimit.Rate(1, time.Second, 1),
+	}}, httplimit.WithErrorHandler(func(w http.ResponseWriter, r *http.Request, err error) bool {
+		if errors.Is(err, clientkey.ErrNoKey) {
+			return true // serve it, unlimited
+		}
+		http.Error(w, "Bad Request", http.StatusBadRequest)
+		return false
+	}))
+	if err != nil {
+		panic(err)
+	}
+	h := lim.Wrap(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {}))
+	for range 2 {
+		w := httptest.NewRecorder()
+		h.ServeHTTP(w, httptest.NewRequest("GET", "/", nil))
+		fmt.Println(w.Code)
+	}
+	fmt.Println(lim.Stats()["api"].Errors, "errors")
+	// Output:
+	// 200
+	// 200
+	// 2 errors
 }

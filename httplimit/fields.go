@@ -9,6 +9,7 @@ import (
 	"time"
 	"unsafe"
 
+	"github.com/cellrate/cellrate/httplimit/clientkey"
 	"github.com/cellrate/cellrate/keyed"
 	"github.com/cellrate/cellrate/limit"
 )
@@ -31,16 +32,10 @@ type limitSpec struct {
 // cached is how many values of r and of t a limit keeps formatted.
 const cached = 256
 
-// spec returns the limit's header values.
-func spec(l Limit, name, field string) (limitSpec, error) {
-	if l.Name != "" {
-		name = l.Name
-	}
-	if !printable(name) {
-		return limitSpec{}, &limit.ParamError{Pkg: "httplimit", Param: field + "Name", Value: name, Reason: "a name is printable ASCII"}
-	}
-	s := limitSpec{name: name, quota: l.Burst, events: l.Events, period: l.Period}
-	s.window = max(1, s.fullIn(l.Burst))
+// spec returns the header values of l, a valid limit, named name.
+func spec(l Limit, name string) limitSpec {
+	s := limitSpec{name: name, quota: l.burst, events: l.events, period: l.period}
+	s.window = max(1, s.fullIn(l.burst))
 	s.prefix = sfString(name) + ";r="
 	for r := range min(s.quota, cached-1) + 1 {
 		s.admit = append(s.admit, s.value(r, s.fullIn(s.quota-r)))
@@ -50,7 +45,7 @@ func spec(l Limit, name, field string) (limitSpec, error) {
 		s.deny[t] = s.value(0, t)
 		s.retry[t] = strconv.FormatInt(t, 10)
 	}
-	return s, nil
+	return s
 }
 
 func (s *limitSpec) value(r, t int64) string {
@@ -85,10 +80,11 @@ func (s *limitSpec) fullIn(n int64) int64 {
 
 // retrySeconds rounds a wait up to whole seconds, at least 1.
 func retrySeconds(d time.Duration) int64 {
-	if d >= limit.Never-time.Second {
-		return int64((limit.Never-1)/time.Second) + 1
+	s := int64(d / time.Second)
+	if d%time.Second > 0 {
+		s++
 	}
-	return max(1, int64((d+time.Second-1)/time.Second))
+	return max(1, s)
 }
 
 func printable(s string) bool {
@@ -211,7 +207,7 @@ func denyTooMany(w http.ResponseWriter, _ *http.Request, d Decision) {
 	delete(h, "Content-Length")
 	h["Content-Type"] = textPlain
 	h["X-Content-Type-Options"] = nosniff
-	if d.Busy {
+	if d.Limit == "" { // a cap in flight
 		w.WriteHeader(http.StatusServiceUnavailable)
 		w.Write(busyBody)
 		return
@@ -220,11 +216,11 @@ func denyTooMany(w http.ResponseWriter, _ *http.Request, d Decision) {
 	w.Write(tooManyBody)
 }
 
-func defaultError(w http.ResponseWriter, _ *http.Request, err error) {
+func defaultError(w http.ResponseWriter, _ *http.Request, err error) bool {
 	switch {
-	case errors.Is(err, ErrProxyHeader):
+	case errors.Is(err, clientkey.ErrProxyHeader):
 		http.Error(w, "Bad Request: client address: "+proxyReason(err), http.StatusBadRequest)
-	case errors.Is(err, ErrNoKey):
+	case errors.Is(err, clientkey.ErrNoKey):
 		http.Error(w, "Bad Request: no client key", http.StatusBadRequest)
 	case errors.Is(err, limit.ErrCostExceedsBurst):
 		http.Error(w, "Content Too Large: request cost exceeds the limit", http.StatusRequestEntityTooLarge)
@@ -233,12 +229,15 @@ func defaultError(w http.ResponseWriter, _ *http.Request, err error) {
 	default:
 		http.Error(w, "Internal Server Error", http.StatusInternalServerError)
 	}
+	return false
 }
 
-// proxyReason says what is wrong with the proxy header of err.
+// proxyReason says what is wrong with the proxy header of err, as
+// clientkey's error says it.
 func proxyReason(err error) string {
-	if ce := (*clientError)(nil); errors.As(err, &ce) {
-		return ce.reason
+	var re interface{ Reason() string }
+	if errors.As(err, &re) {
+		return re.Reason()
 	}
 	return "unreadable proxy header"
 }

@@ -1,6 +1,7 @@
 package httplimit
 
 import (
+	"github.com/cellrate/cellrate/httplimit/clientkey"
 	"net/http"
 	"net/netip"
 	"runtime"
@@ -59,16 +60,15 @@ var floorBody = []byte("ok")
 // client, bursts of 100, a table of 5/4 slots per client, keyed as
 // proxied says, primed with one request per client.
 func floorHandler(tb testing.TB, clients int, proxied bool) (http.Handler, []string) {
-	key := PeerAddr
+	key := clientkey.Peer
 	if proxied {
 		var err error
-		key, err = ProxyKey("X-Forwarded-For", netip.MustParsePrefix("127.0.0.0/8"), netip.MustParsePrefix("::1/128"))
+		key, err = clientkey.Proxy("X-Forwarded-For", netip.MustParsePrefix("127.0.0.0/8"), netip.MustParsePrefix("::1/128"))
 		if err != nil {
 			tb.Fatal(err)
 		}
 	}
-	lim := mustNew(tb, []Policy{{Name: "perip", Client: Limit{Events: 100, Period: time.Second, Burst: 100},
-		Table: []keyed.Option{keyed.WithCapacity(max(clients*5/4, 1024))}, Key: key}})
+	lim := mustNew(tb, []Policy{{Name: "perip", Client: Rate(100, time.Second, 100, keyed.WithCapacity(max(clients*5/4, 1024))), Key: key}})
 	h := lim.Wrap(floorOK)
 	addrs := make([]string, clients)
 	for i := range addrs {
@@ -169,7 +169,7 @@ func instrServe(c *floorConn, h http.Handler, addrs []string, proxied bool, coun
 }
 
 // BenchmarkSteps: each step of BenchmarkFloor's proxied request alone,
-// with the same draw of a client: naming it (ProxyKey), reading the clock,
+// with the same draw of a client: naming it (clientkey.Proxy), reading the clock,
 // the keyed decision (with its own clock read), and writing the fields of
 // an admitted response (RateLimit-Policy, RateLimit) and of a denied one
 // (those, Retry-After, the default denial's Content-Type and
@@ -178,7 +178,7 @@ func instrServe(c *floorConn, h http.Handler, addrs []string, proxied bool, coun
 // (bench/paired).
 func BenchmarkSteps(b *testing.B) {
 	for _, n := range []int{10, 100_000} {
-		key, err := ProxyKey("X-Forwarded-For", netip.MustParsePrefix("127.0.0.0/8"))
+		key, err := clientkey.Proxy("X-Forwarded-For", netip.MustParsePrefix("127.0.0.0/8"))
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -204,7 +204,7 @@ func BenchmarkSteps(b *testing.B) {
 			{"name", func(i int) {
 				c.xff[0] = strs[i]
 				k, _ := key(c.r)
-				sink += int64(k.kind)
+				sink += int64(parts(&k).Kind)
 			}},
 			{"clock", func(int) { sink += nanotime.Now() }},
 			{"keyed", func(i int) {

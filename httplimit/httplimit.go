@@ -7,54 +7,58 @@ import (
 	"time"
 
 	"github.com/cellrate/cellrate/concurrency"
+	"github.com/cellrate/cellrate/httplimit/clientkey"
 	"github.com/cellrate/cellrate/keyed"
 	"github.com/cellrate/cellrate/limit"
 	"github.com/cellrate/cellrate/nanotime"
 )
 
-// Limit is a token bucket: Events tokens refilled per Period, holding up
-// to Burst. The zero Limit is no limit.
+// Limit is a token bucket that Rate makes. The zero Limit is no limit.
 type Limit struct {
-	// Name names the limit in the RateLimit fields: printable ASCII.
-	// Empty, it is the Policy's Name for the per-client limit and the
-	// Policy's Name with "-global" for the global one.
-	Name   string
-	Events int64
-	Period time.Duration
-	Burst  int64
+	set    bool
+	events int64
+	period time.Duration
+	burst  int64
+	table  []keyed.Option
 }
 
-func (l Limit) set() bool { return l.Events != 0 || l.Period != 0 || l.Burst != 0 }
+// Rate returns the limit of events tokens refilled per period, holding up
+// to burst, as package keyed's New takes them. New validates it, and
+// returns a *limit.ParamError naming the policy's field. For a Policy's
+// Client limit, the table options size the table of clients
+// (keyed.WithCapacity) and say what happens when it is full
+// (keyed.WithRefuse, else it evicts); the Limiter's clock and the keys'
+// IPv6 prefix apply, not a table option's. A Global limit takes none.
+func Rate(events int64, period time.Duration, burst int64, table ...keyed.Option) Limit {
+	return Limit{set: true, events: events, period: period, burst: burst, table: append([]keyed.Option(nil), table...)}
+}
 
 // Policy is a class of requests, how their clients are named, and the
-// limits they are held to.
+// limits they are held to. The RateLimit fields name its Client limit by
+// its Name, and its Global limit by its Name and "-global".
 type Policy struct {
-	// Name names the policy in Stats and in Decisions (printable ASCII,
-	// not empty).
+	// Name names the policy in Stats, Decisions and the RateLimit fields
+	// (printable ASCII, not empty).
 	Name string
-	// Methods are the request methods the policy applies to, compared
-	// without regard to case; none means every method. "GET" holds HEAD
-	// too, since net/http serves HEAD with a GET handler.
-	Methods []string
-	// PathPrefix is the URL path the policy applies to: "" or "/" is
-	// every path; a prefix ending in "/" is that subtree; any other is
-	// that path and the subtree below it ("/api" matches "/api" and
+	// Routes are the requests the policy applies to, each a path prefix
+	// after an optional method, as "POST /login" or "/api/"; none means
+	// every request. A method compares without regard to case, and "GET"
+	// holds HEAD too, since net/http serves HEAD with a GET handler. A
+	// prefix ending in "/" is that subtree ("/" is every path); any other
+	// is that path and the subtree below it ("/api" matches "/api" and
 	// "/api/x", not "/apiary").
-	PathPrefix string
+	Routes []string
 	// Cost returns the units a request takes (nil: 1 each). A cost that
 	// is negative or above a limit's burst goes to the error handler.
 	Cost func(*http.Request) int64
-	// Key names the client of a request (nil: PeerAddr, the connection's
-	// peer address; ProxyKey for a server behind proxies).
-	Key KeyFunc
+	// Key names the client of a request (nil: clientkey.Peer, the
+	// connection's peer address; clientkey.Proxy for a server behind
+	// proxies).
+	Key clientkey.Func
 	// Client is the limit of each client, kept in a table of package
-	// keyed built with the Table options: its capacity (keyed.WithCapacity)
-	// and what happens when it is full (keyed.WithRefuse, else evict);
-	// the Limiter's clock and IPv6 prefix apply, not a Table option's.
-	Client Limit
-	Table  []keyed.Option
-	// Global is the limit of all clients of the policy together.
-	Global Limit
+	// keyed (see Rate); Global the limit of all clients of the policy
+	// together.
+	Client, Global Limit
 	// ClientInFlight caps each client's requests being served at once (0:
 	// no cap), and InFlight all clients' (nil: no cap), with a limit of
 	// package concurrency, fixed or adaptive, that policies may share.
@@ -74,17 +78,15 @@ type Decision struct {
 	// Policy is the name of the policy that matched.
 	Policy string
 	// Key is the client's key.
-	Key Key
+	Key clientkey.Key
 	// Limit is the name of the limit that waits longest, as the RateLimit
-	// field reports it; empty for a denial by a cap in flight (Busy).
+	// field reports it; empty for a denial by a cap on requests in flight
+	// (503 Service Unavailable, not 429).
 	Limit string
-	// Busy reports a denial by a cap on requests in flight (503), not by
-	// a rate limit (429).
-	Busy bool
 	// RetryAfter is the wait until every limit of the policy admits the
 	// request (if no other request is admitted meanwhile); Retry-After is
-	// it in whole seconds, rounded up, at least 1. It is 1 s for Busy:
-	// a slot frees when a request ends, which no limit can tell.
+	// it in whole seconds, rounded up, at least 1. It is 1 s for a cap in
+	// flight: a slot frees when a request ends, which no limit can tell.
 	RetryAfter time.Duration
 
 	remaining int64 // the RateLimit field's r: the least left in any limit
@@ -112,15 +114,16 @@ func (*noCopy) Unlock() {}
 // returns a *limit.ParamError for no policies or a policy it cannot build
 // (Param names the field, as "policies[1].Client.Burst").
 func New(policies []Policy, opts ...Option) (*Limiter, error) {
-	c := config{clock: nanotime.Now, v6bits: 64, admitHdrs: true}
-	for _, o := range opts {
+	c := config{clock: nanotime.Now, admitHdrs: true}
+	for i, o := range opts {
+		if o == nil {
+			return nil, &limit.ParamError{Pkg: "httplimit", Param: "option", Value: i, Reason: "a nil Option"}
+		}
 		o(&c)
 	}
 	switch {
 	case c.clock == nil:
 		return nil, &limit.ParamError{Pkg: "httplimit", Param: "clock", Value: c.clock, Reason: "the clock must not be nil"}
-	case c.v6bits < 1 || c.v6bits > 128:
-		return nil, &limit.ParamError{Pkg: "httplimit", Param: "ipv6 prefix", Value: c.v6bits, Min: 1, Max: 128}
 	case len(policies) == 0:
 		return nil, &limit.ParamError{Pkg: "httplimit", Param: "policies", Value: 0, Min: 1, Reason: "a Limiter needs a policy"}
 	}
@@ -132,7 +135,7 @@ func New(policies []Policy, opts ...Option) (*Limiter, error) {
 	}
 	l := &Limiter{cfg: c}
 	for i, ps := range policies {
-		p, err := newPolicy(i, ps, &c)
+		p, err := newPolicy(i, ps)
 		if err != nil {
 			return nil, err
 		}

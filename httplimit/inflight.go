@@ -5,6 +5,7 @@ import (
 	"sync/atomic"
 
 	"github.com/cellrate/cellrate/concurrency"
+	"github.com/cellrate/cellrate/httplimit/internal/keypart"
 )
 
 // flightSlots is the counters in each row of a per-client in-flight sketch.
@@ -33,23 +34,23 @@ func newFlights(limit int) *flights {
 }
 
 // slot is the index of k's counter in row i.
-func (f *flights) slot(i int, k Key, v6bits int) uint32 {
+func (f *flights) slot(i int, k *keypart.Key) uint32 {
 	var h maphash.Hash
 	h.SetSeed(f.seeds[i])
-	h.WriteByte(byte(k.kind))
-	if k.addr.IsValid() {
-		b, n := addrBytes(k.addr, v6bits)
+	h.WriteByte(byte(k.Kind))
+	if k.Addr.IsValid() {
+		b, n := k.AddrBytes()
 		h.Write(b[:n])
 	}
-	h.WriteString(k.s)
+	h.WriteString(k.S)
 	return uint32(h.Sum64() % flightSlots)
 }
 
 // acquire counts a request of k in both rows if both counters are below
 // the limit, else counts nothing.
-func (f *flights) acquire(k Key, v6bits int) (slots [2]uint32, ok bool) {
+func (f *flights) acquire(k *keypart.Key) (slots [2]uint32, ok bool) {
 	for i := range f.rows {
-		slots[i] = f.slot(i, k, v6bits)
+		slots[i] = f.slot(i, k)
 		c := &f.rows[i][slots[i]]
 		for {
 			n := c.Load()
@@ -82,9 +83,9 @@ type hold struct {
 
 // take acquires the policy's in-flight caps for k at now, the client's
 // first, or nothing.
-func (p *policy) takeFlight(h *hold, k *Key, now int64) bool {
+func (p *policy) takeFlight(h *hold, k *keypart.Key, now int64) bool {
 	if p.flights != nil {
-		slots, ok := p.flights.acquire(*k, p.v6bits)
+		slots, ok := p.flights.acquire(k)
 		if !ok {
 			return false
 		}

@@ -1,6 +1,8 @@
 package httplimit
 
 import (
+	"github.com/cellrate/cellrate/httplimit/clientkey"
+	"github.com/cellrate/cellrate/httplimit/internal/keypart"
 	"net/http"
 	"net/http/httptest"
 	"strconv"
@@ -74,8 +76,8 @@ func inFlight(t *testing.T, c *http.Client, url, key string, n, want int, g *gat
 func TestClientInFlight(t *testing.T) {
 	var clk clock
 	g := newGate()
-	lim := mustNew(t, []Policy{{Name: "p", Key: HeaderKey("K"), ClientInFlight: 2,
-		Client: Limit{Events: 1, Period: time.Hour, Burst: 3}}}, WithClock(clk.now))
+	lim := mustNew(t, []Policy{{Name: "p", Key: clientkey.Header("K"), ClientInFlight: 2,
+		Client: Rate(1, time.Hour, 3)}}, WithClock(clk.now))
 	url, c := startServer(t, "tcp4", lim.Wrap(g))
 	if got := inFlight(t, c, url, "a", 4, 2, g); len(got) != 2 || got[0] != 503 || got[1] != 503 {
 		t.Fatalf("over the cap: %v, want two 503s", got)
@@ -101,7 +103,7 @@ func TestClientInFlight(t *testing.T) {
 	if n := lim.policies[0].flights.held(); n != 0 {
 		t.Fatalf("%d slots held after a rate denial", n)
 	}
-	if st := lim.Stats()["p"]; st.Busy != 2 || st.Admitted != 4 || st.Denied != 1 {
+	if st := lim.Stats()["p"]; st.Admitted != 4 || st.Denied != 3 {
 		t.Fatalf("stats %+v", st)
 	}
 }
@@ -127,8 +129,8 @@ func TestGlobalInFlight(t *testing.T) {
 		t.Fatal(err)
 	}
 	lim := mustNew(t, []Policy{
-		{Name: "a", PathPrefix: "/a", Key: HeaderKey("K"), InFlight: cl, Client: Limit{Events: 1, Period: time.Hour, Burst: 5}},
-		{Name: "b", PathPrefix: "/b", Key: HeaderKey("K"), InFlight: cl},
+		{Name: "a", Routes: []string{"/a"}, Key: clientkey.Header("K"), InFlight: cl, Client: Rate(1, time.Hour, 5)},
+		{Name: "b", Routes: []string{"/b"}, Key: clientkey.Header("K"), InFlight: cl},
 	}, WithClock(clk.now))
 	url, c := startServer(t, "tcp4", lim.Wrap(g))
 	if got := inFlight(t, c, url+"/a", "x", 2, 2, g); len(got) != 0 {
@@ -163,23 +165,25 @@ func TestGlobalInFlight(t *testing.T) {
 func TestFlightsSketch(t *testing.T) {
 	f := newFlights(2)
 	// a and b share their row-1 counter and not their row-0 one.
-	a := StringKey("a")
-	var b Key
+	ka := clientkey.String("a")
+	a := parts(&ka)
+	var b *keypart.Key
 	for i := 0; ; i++ {
-		b = StringKey("b" + strconv.Itoa(i))
-		if f.slot(1, b, 64) == f.slot(1, a, 64) && f.slot(0, b, 64) != f.slot(0, a, 64) {
+		kb := clientkey.String("b" + strconv.Itoa(i))
+		b = parts(&kb)
+		if f.slot(1, b) == f.slot(1, a) && f.slot(0, b) != f.slot(0, a) {
 			break
 		}
 	}
 	for range 2 {
-		if _, ok := f.acquire(a, 64); !ok {
+		if _, ok := f.acquire(a); !ok {
 			t.Fatal("a refused under its cap")
 		}
 	}
-	if _, ok := f.acquire(b, 64); ok {
+	if _, ok := f.acquire(b); ok {
 		t.Fatal("b admitted past a full shared counter")
 	}
-	if n := f.rows[0][f.slot(0, b, 64)].Load(); n != 0 {
+	if n := f.rows[0][f.slot(0, b)].Load(); n != 0 {
 		t.Fatalf("b's refusal left %d counted in its first row", n)
 	}
 	// Many goroutines, one key: never more than the cap at once.
@@ -191,7 +195,7 @@ func TestFlightsSketch(t *testing.T) {
 		go func() {
 			defer wg.Done()
 			for range 2000 {
-				s, ok := g.acquire(a, 64)
+				s, ok := g.acquire(a)
 				if !ok {
 					continue
 				}
@@ -210,11 +214,11 @@ func TestFlightsSketch(t *testing.T) {
 }
 
 // TestBusyDecision: a denial by a cap in flight reaches the deny handler
-// as Busy, naming no limit, with a wait of 1 s, and the client's key.
+// naming no limit, with a wait of 1 s, and the client's key.
 func TestBusyDecision(t *testing.T) {
 	var got []Decision
-	lim := mustNew(t, []Policy{{Name: "p", Key: HeaderKey("K"), ClientInFlight: 1,
-		Client: Limit{Events: 1, Period: time.Hour, Burst: 3}}},
+	lim := mustNew(t, []Policy{{Name: "p", Key: clientkey.Header("K"), ClientInFlight: 1,
+		Client: Rate(1, time.Hour, 3)}},
 		WithDenyHandler(func(w http.ResponseWriter, r *http.Request, d Decision) {
 			got = append(got, d)
 			w.WriteHeader(http.StatusServiceUnavailable)
@@ -235,7 +239,7 @@ func TestBusyDecision(t *testing.T) {
 	if outer.Code != 200 || inner.Code != 503 || inner.Header().Get("Retry-After") != "1" {
 		t.Fatalf("outer %d, inner %d %v", outer.Code, inner.Code, inner.Header())
 	}
-	if len(got) != 1 || !got[0].Busy || got[0].Limit != "" || got[0].RetryAfter != time.Second ||
+	if len(got) != 1 || got[0].Limit != "" || got[0].RetryAfter != time.Second ||
 		got[0].Policy != "p" || got[0].Key.String() != "a" {
 		t.Fatalf("decisions %+v", got)
 	}

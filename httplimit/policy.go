@@ -4,13 +4,14 @@ import (
 	"encoding/binary"
 	"errors"
 	"hash/maphash"
-
 	"net/http"
-	"net/netip"
 	"strconv"
 	"strings"
+	"unsafe"
 
 	"github.com/cellrate/cellrate/concurrency"
+	"github.com/cellrate/cellrate/httplimit/clientkey"
+	"github.com/cellrate/cellrate/httplimit/internal/keypart"
 	"github.com/cellrate/cellrate/internal/gcrastep"
 	"github.com/cellrate/cellrate/keyed"
 	"github.com/cellrate/cellrate/limit"
@@ -19,11 +20,9 @@ import (
 
 type policy struct {
 	name     string
-	methods  []string // upper case; with HEAD when GET is there
-	prefix   string
+	routes   []route                   // none: every request
 	cost     func(*http.Request) int64 // nil: 1
-	key      KeyFunc
-	v6bits   int
+	key      clientkey.Func
 	seed     maphash.Seed // of joined keys
 	table    *keyed.Table
 	global   *globalLimit
@@ -33,10 +32,16 @@ type policy struct {
 	flights  *flights             // per-client requests in flight, if capped
 	inFlight *concurrency.Limiter // all clients' requests in flight, if capped
 
-	admitted, denied, busy, errored, unnamed striped.Counter
+	admitted, denied, errored striped.Counter
 }
 
-func newPolicy(i int, ps Policy, c *config) (*policy, error) {
+// route is one of a policy's Routes: a method (upper case, "" for any)
+// and a path prefix ("" for every path).
+type route struct {
+	method, prefix string
+}
+
+func newPolicy(i int, ps Policy) (*policy, error) {
 	field := "policies[" + strconv.Itoa(i) + "]."
 	perr := func(param string, v any, reason string) error {
 		return &limit.ParamError{Pkg: "httplimit", Param: field + param, Value: v, Reason: reason}
@@ -44,28 +49,20 @@ func newPolicy(i int, ps Policy, c *config) (*policy, error) {
 	if ps.Name == "" || !printable(ps.Name) {
 		return nil, perr("Name", ps.Name, "a name is printable ASCII, not empty")
 	}
-	if !ps.Client.set() && !ps.Global.set() && ps.ClientInFlight == 0 && ps.InFlight == nil {
+	if !ps.Client.set && !ps.Global.set && ps.ClientInFlight == 0 && ps.InFlight == nil {
 		return nil, perr("Client", ps.Client, "a policy needs a Client or a Global limit, or a cap on requests in flight")
 	}
 	if ps.ClientInFlight < 0 {
 		return nil, perr("ClientInFlight", ps.ClientInFlight, "a cap is not negative")
 	}
-	p := &policy{name: ps.Name, prefix: ps.PathPrefix, cost: ps.Cost,
-		key: ps.Key, v6bits: c.v6bits}
+	p := &policy{name: ps.Name, cost: ps.Cost, key: ps.Key}
 	if p.key == nil {
-		p.key = PeerAddr
+		p.key = clientkey.Peer
 	}
-	for j, m := range ps.Methods {
-		if !token(m) {
-			return nil, perr("Methods["+strconv.Itoa(j)+"]", m, "a method is a token (RFC 9110): letters, digits and !#$%&'*+-.^_`|~")
+	for j, rt := range ps.Routes {
+		if err := p.addRoute(rt); err != "" {
+			return nil, perr("Routes["+strconv.Itoa(j)+"]", rt, err)
 		}
-		p.methods = append(p.methods, strings.ToUpper(m))
-		if strings.EqualFold(m, http.MethodGet) {
-			p.methods = append(p.methods, http.MethodHead)
-		}
-	}
-	if p.prefix == "/" {
-		p.prefix = ""
 	}
 	p.seed = maphash.MakeSeed()
 	if ps.ClientInFlight > 0 {
@@ -80,32 +77,53 @@ func newPolicy(i int, ps Policy, c *config) (*policy, error) {
 }
 
 // limits builds the policy's client table and global limiter.
+// The keys cut IPv6 addresses to their prefixes: the table takes them
+// whole.
 func (p *policy) limits(ps Policy, field string) error {
 	var err error
-	if ps.Client.set() {
-		opts := append(append([]keyed.Option(nil), ps.Table...), keyed.WithIPv6Prefix(p.v6bits))
-		if p.table, err = keyed.New(ps.Client.Events, ps.Client.Period, ps.Client.Burst, opts...); err != nil {
+	if c := ps.Client; c.set {
+		opts := append(append([]keyed.Option(nil), c.table...), keyed.WithIPv6Prefix(128))
+		if p.table, err = keyed.New(c.events, c.period, c.burst, opts...); err != nil {
 			return restamp(err, field+"Client.")
 		}
-		if p.client, err = spec(ps.Client, ps.Name, field+"Client."); err != nil {
-			return err
-		}
+		p.client = spec(c, ps.Name)
 	}
-	if ps.Global.set() {
-		gp, err := gcrastep.NewParams(ps.Global.Events, ps.Global.Period, ps.Global.Burst)
+	if g := ps.Global; g.set {
+		if len(g.table) > 0 {
+			return &limit.ParamError{Pkg: "httplimit", Param: field + "Global", Value: len(g.table),
+				Reason: "table options are for a Client limit; a Global limit has no table"}
+		}
+		gp, err := gcrastep.NewParams(g.events, g.period, g.burst)
 		if err != nil {
 			return restamp(err, field+"Global.")
 		}
 		p.global = &globalLimit{ps: gp}
-		if p.gl, err = spec(ps.Global, ps.Name+"-global", field+"Global."); err != nil {
-			return err
-		}
-		if p.table != nil && p.gl.name == p.client.name {
-			return &limit.ParamError{Pkg: "httplimit", Param: field + "Global.Name", Value: p.gl.name,
-				Reason: "the two limits of a policy need different names"}
-		}
+		p.gl = spec(g, ps.Name+"-global")
 	}
 	return nil
+}
+
+// addRoute adds the route rt ("[METHOD ]/prefix"), and GET's HEAD, or
+// returns why rt is not one.
+func (p *policy) addRoute(rt string) string {
+	m, path, ok := strings.Cut(rt, " ")
+	if !ok {
+		m, path = "", rt
+	} else if !token(m) {
+		return "a method is a token (RFC 9110): letters, digits and !#$%&'*+-.^_`|~"
+	}
+	if path == "" || path[0] != '/' {
+		return `a route is a path prefix starting with "/", after an optional method and one space`
+	}
+	if path == "/" {
+		path = ""
+	}
+	m = strings.ToUpper(m)
+	p.routes = append(p.routes, route{method: m, prefix: path})
+	if m == http.MethodGet {
+		p.routes = append(p.routes, route{method: http.MethodHead, prefix: path})
+	}
+	return ""
 }
 
 // token reports whether m is an HTTP token (RFC 9110 section 5.6.2).
@@ -133,29 +151,33 @@ func restamp(err error, field string) error {
 	return err
 }
 
-// match reports whether the policy applies to r. Methods compare without
-// regard to case: a "get" that a handler serves as GET is limited as GET.
+// match reports whether the policy applies to r.
 func (p *policy) match(r *http.Request) bool {
-	if len(p.methods) > 0 {
-		found := false
-		for _, m := range p.methods {
-			if strings.EqualFold(m, r.Method) {
-				found = true
-				break
-			}
-		}
-		if !found {
-			return false
+	if len(p.routes) == 0 {
+		return true
+	}
+	for i := range p.routes {
+		if p.routes[i].match(r) {
+			return true
 		}
 	}
-	if p.prefix == "" {
+	return false
+}
+
+// match reports whether rt holds r. Methods compare without regard to
+// case: a "get" that a handler serves as GET is limited as GET.
+func (rt *route) match(r *http.Request) bool {
+	if rt.method != "" && !strings.EqualFold(rt.method, r.Method) {
+		return false
+	}
+	if rt.prefix == "" {
 		return true
 	}
 	path := r.URL.Path
-	if !strings.HasPrefix(path, p.prefix) {
+	if !strings.HasPrefix(path, rt.prefix) {
 		return false
 	}
-	return len(path) == len(p.prefix) || p.prefix[len(p.prefix)-1] == '/' || path[len(p.prefix)] == '/'
+	return len(path) == len(rt.prefix) || rt.prefix[len(rt.prefix)-1] == '/' || path[len(rt.prefix)] == '/'
 }
 
 // take takes n at now from the client's limiter in the table. An address
@@ -163,41 +185,30 @@ func (p *policy) match(r *http.Request) bool {
 // joined key is a string of a third form: a marker and the key's hash
 // under the policy's seed, its IPv6 address cut to the prefix. No other
 // string key names that limiter unless it guesses the seeded hash.
-func (p *policy) take(k *Key, now, n int64) (limit.Result, limit.Receipt, error) {
-	switch k.kind {
-	case addrKey:
-		return p.table.TakeAddrAt(k.addr, now, n)
-	case stringKey:
-		return p.table.TakeAt(k.s, now, n)
+func (p *policy) take(k *keypart.Key, now, n int64) (limit.Result, limit.Receipt, error) {
+	switch k.Kind {
+	case keypart.Addr:
+		return p.table.TakeAddrAt(k.Cut(), now, n)
+	case keypart.String:
+		return p.table.TakeAt(k.S, now, n)
 	}
 	var h maphash.Hash
 	h.SetSeed(p.seed)
-	if k.addr.IsValid() {
-		b, n := addrBytes(k.addr, p.v6bits)
+	if k.Addr.IsValid() {
+		b, n := k.AddrBytes()
 		h.WriteByte(byte(n))
 		h.Write(b[:n])
 	}
-	h.WriteString(k.s)
+	h.WriteString(k.S)
 	var b [10]byte
 	b[0], b[1] = 0xff, 'J'
 	binary.LittleEndian.PutUint64(b[2:], h.Sum64())
 	return p.table.TakeAt(string(b[:]), now, n)
 }
 
-// addrBytes returns 4 bytes for IPv4 and 16 for IPv6 (the first v6bits,
-// zero beyond them), so no IPv4 address hashes as an IPv6 prefix.
-func addrBytes(a netip.Addr, v6bits int) ([16]byte, int) {
-	if a.Is4() {
-		b4 := a.As4()
-		var b [16]byte
-		copy(b[:], b4[:])
-		return b, 4
-	}
-	b := a.As16()
-	full, part := v6bits/8, v6bits%8
-	if full < 16 {
-		b[full] &= ^byte(0xff >> part)
-		clear(b[full+1:])
-	}
-	return b, 16
-}
+// parts returns the parts of k: a clientkey.Key is a struct whose only
+// field is a keypart.Key (sizeOK checks that they have one size).
+func parts(k *clientkey.Key) *keypart.Key { return (*keypart.Key)(unsafe.Pointer(k)) }
+
+// sizeOK fails to compile unless the two types have one size.
+var _ = [1]struct{}{}[unsafe.Sizeof(clientkey.Key{})-unsafe.Sizeof(keypart.Key{})]

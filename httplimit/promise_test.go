@@ -1,6 +1,7 @@
 package httplimit
 
 import (
+	"github.com/cellrate/cellrate/httplimit/clientkey"
 	"math/big"
 	"math/rand/v2"
 	"net/http"
@@ -27,7 +28,7 @@ type twin struct {
 
 func newTwin(t *testing.T, ps Policy) *twin {
 	tw := &twin{}
-	ps.Key = HeaderKey("K")
+	ps.Key = clientkey.Header("K")
 	ps.Cost = func(r *http.Request) int64 { n, _ := strconv.ParseInt(r.Header.Get("N"), 10, 64); return n }
 	lim := mustNew(t, []Policy{ps}, WithClock(tw.clk.now), WithDenyHandler(func(w http.ResponseWriter, r *http.Request, d Decision) {
 		tw.last = d
@@ -76,8 +77,8 @@ func admits(t *testing.T, ps Policy, hist []step, s step) bool {
 //     pass at once), and not a token's time and a second before;
 //   - RateLimit-Policy: q and w of each limit.
 func TestHeaderPromises(t *testing.T) {
-	client := Limit{Events: 2, Period: 3 * time.Second, Burst: 3}
-	global := Limit{Events: 4, Period: 5 * time.Second, Burst: 4}
+	client := Rate(2, 3*time.Second, 3)
+	global := Rate(4, 5*time.Second, 4)
 	for _, tc := range []struct {
 		name   string
 		ps     Policy
@@ -159,7 +160,7 @@ func checkWait(t *testing.T, ps Policy, hist []step, s step, d Decision, w *http
 // not yet a second before unless t rounds.
 func checkFull(t *testing.T, ps Policy, hist []step, s step, reset int64) {
 	t.Helper()
-	q := max(ps.Client.Burst, ps.Global.Burst)
+	q := max(ps.Client.burst, ps.Global.burst)
 	full := func(dt int64) bool {
 		tw := replay(t, ps, hist)
 		for range q {
@@ -175,10 +176,10 @@ func checkFull(t *testing.T, ps Policy, hist []step, s step, reset int64) {
 	// r is whole units, so t may count up to one token's time too many
 	// before it rounds up; never more.
 	l := ps.Client
-	if !l.set() {
+	if !l.set {
 		l = ps.Global
 	}
-	if early := (reset-1)*1e9 - int64(l.Period)/l.Events - 1; early > 0 && full(early) {
+	if early := (reset-1)*1e9 - int64(l.period)/l.events - 1; early > 0 && full(early) {
 		t.Fatalf("after %+v: t=%d s, yet full at %v", s, reset, time.Duration(early))
 	}
 }
@@ -188,8 +189,8 @@ func checkFull(t *testing.T, ps Policy, hist []step, s step, reset int64) {
 // the client's, and the request is admitted then, not a second after the
 // client's wait.
 func TestRetryAfterAcrossLimits(t *testing.T) {
-	ps := Policy{Name: "p", Client: Limit{Events: 1, Period: time.Second, Burst: 1},
-		Global: Limit{Events: 1, Period: 5 * time.Second, Burst: 2}}
+	ps := Policy{Name: "p", Client: Rate(1, time.Second, 1),
+		Global: Rate(1, 5*time.Second, 2)}
 	t0 := int64(time.Hour)
 	hist := []step{{t0, "A", 1}, {t0, "B", 1}}
 	tw := replay(t, ps, hist)
@@ -211,7 +212,7 @@ func TestRetryAfterAcrossLimits(t *testing.T) {
 // TestRetryAfterFraction: a wait of 1.5 s is Retry-After 2, never 1,
 // for each kind of limit.
 func TestRetryAfterFraction(t *testing.T) {
-	l := Limit{Events: 2, Period: 3 * time.Second, Burst: 1}
+	l := Rate(2, 3*time.Second, 1)
 	for _, ps := range []Policy{{Name: "c", Client: l}, {Name: "g", Global: l}} {
 		t0 := int64(time.Hour)
 		hist := []step{{t0, "A", 1}}
@@ -232,11 +233,22 @@ func TestRetryAfterFraction(t *testing.T) {
 // exactly, against math/big, saturated at 2^62.
 func TestFullIn(t *testing.T) {
 	rng := rand.New(rand.NewPCG(3, 4))
-	for i := range 20000 {
+	// The edges of the saturation: a quotient of exactly 1e9 * 2^64 ns,
+	// 2^62 s with a fraction, 2^62 s exactly, and a cost of 0.
+	edges := []struct {
+		n      int64
+		events int64
+		period time.Duration
+	}{{1 << 62, 1, 4e9}, {4611686013815701891, 1, 1e9 + 1}, {1 << 62, 1, 1e9}, {1 << 62, 3, 3e9}, {0, 1, 1e9}, {-1, 1, 1e9}}
+	for i := range 20000 + len(edges) {
 		s := limitSpec{events: 1 + rng.Int64N(1<<uint(rng.IntN(62))), period: time.Duration(1 + rng.Int64N(1<<uint(rng.IntN(62))))}
 		n := rng.Int64N(1 << uint(rng.IntN(62)))
 		if i%4 == 0 { // whole seconds and their neighbours
 			s.events, s.period = 1, time.Duration(1e9*(1+rng.Int64N(100))+rng.Int64N(3)-1)
+		}
+		if i >= 20000 {
+			e := edges[i-20000]
+			n, s.events, s.period = e.n, e.events, e.period
 		}
 		x := new(big.Int).Mul(big.NewInt(n), big.NewInt(int64(s.period)))
 		d := new(big.Int).Mul(big.NewInt(s.events), big.NewInt(1e9))
@@ -246,6 +258,9 @@ func TestFullIn(t *testing.T) {
 		}
 		if want.Cmp(big.NewInt(1<<62)) > 0 {
 			want.SetInt64(1 << 62)
+		}
+		if n < 0 {
+			want.SetInt64(0)
 		}
 		if got := s.fullIn(n); got != want.Int64() {
 			t.Fatalf("fullIn(%d) with %d per %d: %d, want %v", n, s.events, s.period, got, want)

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"expvar"
 	"fmt"
+	"github.com/cellrate/cellrate/httplimit/clientkey"
 	"io"
 	"math/rand/v2"
 	"net"
@@ -131,8 +132,8 @@ func TestExactOverSchedule(t *testing.T) {
 			var clk clock
 			clk.ns.Store(1e12)
 			var cost atomic.Int64
-			lim := mustNew(t, []Policy{{Name: "api", Client: Limit{Events: events, Period: period, Burst: burst},
-				Global: Limit{Events: 6, Period: period, Burst: 3}, Cost: func(*http.Request) int64 { return cost.Load() }}},
+			lim := mustNew(t, []Policy{{Name: "api", Client: Rate(events, period, burst),
+				Global: Rate(6, period, 3), Cost: func(*http.Request) int64 { return cost.Load() }}},
 				WithClock(clk.now))
 			url, c := startServer(t, network, lim.Wrap(okHandler))
 			twinT, _ := keyed.New(events, period, burst)
@@ -257,7 +258,7 @@ func (m *twinGlobal) Refund(rc limit.Receipt) {
 func TestManyClientsConcurrently(t *testing.T) {
 	const clients, burst, steps = 64, 3, 3
 	var clk clock
-	lim := mustNew(t, []Policy{{Name: "perip", Client: Limit{Events: 1, Period: time.Second, Burst: burst},
+	lim := mustNew(t, []Policy{{Name: "perip", Client: Rate(1, time.Second, burst),
 		Key: mustProxy(t, xff, loopback...)}}, WithClock(clk.now))
 	url4, c4 := startServer(t, "tcp4", lim.Wrap(okHandler))
 	url6, c6 := url4, c4
@@ -302,8 +303,8 @@ func TestManyClientsConcurrently(t *testing.T) {
 
 	// A global limit below the clients' sum, and the same /64 grouped.
 	clk.ns.Store(0)
-	lim = mustNew(t, []Policy{{Name: "perip", Client: Limit{Events: 1, Period: time.Second, Burst: burst},
-		Global: Limit{Events: 1, Period: time.Second, Burst: 50}, Key: mustProxy(t, xff, loopback...)}},
+	lim = mustNew(t, []Policy{{Name: "perip", Client: Rate(1, time.Second, burst),
+		Global: Rate(1, time.Second, 50), Key: mustProxy(t, xff, loopback...)}},
 		WithClock(clk.now))
 	url, c := startServer(t, "tcp4", lim.Wrap(okHandler))
 	var total atomic.Int64
@@ -345,7 +346,7 @@ func TestSpoofing(t *testing.T) {
 				} else {
 					tr = []netip.Prefix{netip.MustParsePrefix("10.0.0.0/8")}
 				}
-				lim := mustNew(t, []Policy{{Name: "p", Client: Limit{Events: 1, Period: time.Second, Burst: 2},
+				lim := mustNew(t, []Policy{{Name: "p", Client: Rate(1, time.Second, 2),
 					Key: mustProxy(t, h, tr...)}}, WithClock(clk.now))
 				url, c := startServer(t, network, lim.Wrap(okHandler))
 				ok := 0
@@ -373,17 +374,16 @@ func TestSpoofing(t *testing.T) {
 }
 
 // TestHeaders: the fields on admitted and denied responses, legacy ones,
-// the field-free admitted responses of WithDenialHeadersOnly, a custom
+// the field-free admitted responses of WithHeaders(false, false), a custom
 // deny handler and OnDeny, policies by method and path, and costs.
 func TestHeaders(t *testing.T) {
 	var clk clock
 	var denials []Decision
 	var mu sync.Mutex
 	lim := mustNew(t, []Policy{
-		{Name: "writes", Methods: []string{"post"}, PathPrefix: "/api", Cost: fixedCost(2), Client: Limit{Events: 1, Period: 8 * time.Second, Burst: 4}},
-		{Name: "api", PathPrefix: "/api/", Client: Limit{Name: "per-client", Events: 1, Period: time.Second, Burst: 8},
-			Global: Limit{Events: 100, Period: time.Second, Burst: 100}},
-	}, WithClock(clk.now), WithLegacyHeaders(), WithDenyHandler(func(w http.ResponseWriter, r *http.Request, d Decision) {
+		{Name: "writes", Routes: []string{"post /api"}, Cost: fixedCost(2), Client: Rate(1, 8*time.Second, 4)},
+		{Name: "api", Routes: []string{"/api/"}, Client: Rate(1, time.Second, 8), Global: Rate(100, time.Second, 100)},
+	}, WithClock(clk.now), WithHeaders(true, true), WithDenyHandler(func(w http.ResponseWriter, r *http.Request, d Decision) {
 		mu.Lock()
 		denials = append(denials, d)
 		mu.Unlock()
@@ -391,10 +391,10 @@ func TestHeaders(t *testing.T) {
 	}))
 	url, c := startServer(t, "tcp4", lim.Wrap(okHandler))
 	res := get(t, c, url+"/api/x")
-	if p := res.Header.Get("RateLimit-Policy"); p != `"per-client";q=8;w=8, "api-global";q=100;w=1` {
+	if p := res.Header.Get("RateLimit-Policy"); p != `"api";q=8;w=8, "api-global";q=100;w=1` {
 		t.Fatalf("RateLimit-Policy %q", p)
 	}
-	if v := res.Header.Get("RateLimit"); v != `"per-client";r=7;t=1` {
+	if v := res.Header.Get("RateLimit"); v != `"api";r=7;t=1` {
 		t.Fatalf("RateLimit %q", v)
 	}
 	if res.Header.Get("X-RateLimit-Limit") != "8" || res.Header.Get("X-RateLimit-Remaining") != "7" {
@@ -449,8 +449,8 @@ func TestHeaders(t *testing.T) {
 	}
 
 	// A custom deny handler, and no fields on admitted responses.
-	lim = mustNew(t, []Policy{{Name: "p", Client: Limit{Events: 1, Period: 64 * time.Second, Burst: 1}}}, WithClock(clk.now),
-		WithDenialHeadersOnly(), WithDenyHandler(func(w http.ResponseWriter, r *http.Request, d Decision) {
+	lim = mustNew(t, []Policy{{Name: "p", Client: Rate(1, 64*time.Second, 1)}}, WithClock(clk.now),
+		WithHeaders(false, false), WithDenyHandler(func(w http.ResponseWriter, r *http.Request, d Decision) {
 			w.WriteHeader(http.StatusServiceUnavailable)
 			fmt.Fprintf(w, "slow down, %s", d.Key)
 		}))
@@ -468,7 +468,7 @@ func TestHeaders(t *testing.T) {
 // and fail open.
 func TestBadInput(t *testing.T) {
 	var clk clock
-	pol := []Policy{{Name: "p", Client: Limit{Events: 1, Period: time.Second, Burst: 3},
+	pol := []Policy{{Name: "p", Client: Rate(1, time.Second, 3),
 		Cost: func(r *http.Request) int64 {
 			n, _ := strconv.ParseInt(r.URL.Query().Get("cost"), 10, 64)
 			return max(n, 1) - 2*boolInt(r.URL.Query().Has("neg"))
@@ -483,7 +483,7 @@ func TestBadInput(t *testing.T) {
 		{"empty element", "/", "1.2.3.4, ", 400},
 		{"huge element", "/", strings.Repeat("a", 100<<10), 400},
 		{"huge list, client found", "/", strings.Repeat("9.9.9.9,", 10<<10) + "5.6.7.8", 200},
-		{"too many trusted hops", "/", strings.Repeat("127.0.0.2,", maxHops+1), 400},
+		{"too many trusted hops", "/", strings.Repeat("127.0.0.2,", 33), 400},
 		{"cost above burst", "/?cost=4", "5.6.7.9", 413},
 		{"negative cost", "/?neg", "5.6.7.9", 500},
 	} {
@@ -494,27 +494,34 @@ func TestBadInput(t *testing.T) {
 	if st := lim.Stats()["p"]; st.Errors != 6 || st.Admitted != 1 {
 		t.Errorf("stats %+v", st)
 	}
-	// A KeyFunc's own error, then fail open.
+	// A clientkey.Func's own error, then fail open.
 	boom := errors.New("no api key")
-	kf := func(r *http.Request) (Key, error) {
+	kf := func(r *http.Request) (clientkey.Key, error) {
 		if k := r.Header.Get("Api-Key"); k != "" {
-			return StringKey(k), nil
+			return clientkey.String(k), nil
 		}
-		return Key{}, boom
+		return clientkey.Key{}, boom
 	}
 	var gotErr error
 	lim = mustNew(t, keyedBy(kf, pol), WithClock(clk.now))
 	url, c = startServer(t, "tcp4", lim.Wrap(okHandler))
 	if res := get(t, c, url); res.StatusCode != 500 {
-		t.Errorf("KeyFunc error: %d", res.StatusCode)
+		t.Errorf("clientkey.Func error: %d", res.StatusCode)
 	}
 	for i := range 4 {
 		if res := get(t, c, url, "Api-Key", "k1"); (res.StatusCode == 200) != (i < 3) {
 			t.Errorf("api key request %d: %d", i, res.StatusCode)
 		}
 	}
-	lim = mustNew(t, keyedBy(kf, pol), WithClock(clk.now), WithFailOpen(),
-		WithErrorHandler(func(w http.ResponseWriter, r *http.Request, err error) { gotErr = err; w.WriteHeader(418) }))
+	lim = mustNew(t, keyedBy(kf, pol), WithClock(clk.now),
+		WithErrorHandler(func(w http.ResponseWriter, r *http.Request, err error) bool {
+			if errors.Is(err, boom) {
+				return true // fail open
+			}
+			gotErr = err
+			w.WriteHeader(418)
+			return false
+		}))
 	url, c = startServer(t, "tcp4", lim.Wrap(okHandler))
 	for range 5 {
 		if res := get(t, c, url); res.StatusCode != 200 {
@@ -524,7 +531,7 @@ func TestBadInput(t *testing.T) {
 	if res := get(t, c, url+"?cost=9", "Api-Key", "k"); res.StatusCode != 418 || !errors.Is(gotErr, limit.ErrCostExceedsBurst) {
 		t.Errorf("error handler: %d %v", res.StatusCode, gotErr)
 	}
-	if st := lim.Stats()["p"]; st.Unnamed != 5 || st.Errors != 1 {
+	if st := lim.Stats()["p"]; st.Errors != 6 || st.Admitted != 0 {
 		t.Errorf("stats %+v", st)
 	}
 	// RemoteAddr that no TCP server gives: empty, a Unix socket's.
@@ -548,14 +555,14 @@ func boolInt(b bool) int64 {
 }
 
 // TestUnixSocket: a real server on a Unix socket has no peer address: the
-// default fails closed, a KeyFunc names its clients.
+// default fails closed, a clientkey.Func names its clients.
 func TestUnixSocket(t *testing.T) {
 	dir := t.TempDir()
 	ln, err := net.Listen("unix", dir+"/s")
 	if err != nil {
 		t.Skip(err)
 	}
-	lim := mustNew(t, []Policy{{Name: "p", Client: Limit{Events: 1, Period: time.Minute, Burst: 1}}})
+	lim := mustNew(t, []Policy{{Name: "p", Client: Rate(1, time.Minute, 1)}})
 	srv := &httptest.Server{Listener: ln, Config: &http.Server{Handler: lim.Wrap(okHandler)}}
 	srv.Start()
 	defer srv.Close()
@@ -569,7 +576,7 @@ func TestUnixSocket(t *testing.T) {
 }
 
 func TestNewErrors(t *testing.T) {
-	ok := Limit{Events: 1, Period: time.Second, Burst: 1}
+	ok := Rate(1, time.Second, 1)
 	cases := []struct {
 		param string
 		ps    []Policy
@@ -578,17 +585,20 @@ func TestNewErrors(t *testing.T) {
 		{"policies[0].Name", []Policy{{Client: ok}}, nil},
 		{"policies[0].Name", []Policy{{Name: "é", Client: ok}}, nil},
 		{"policies[0].Client", []Policy{{Name: "a"}}, nil},
-		{"policies[0].Client.Burst", []Policy{{Name: "a", Client: Limit{Events: 1, Period: time.Second, Burst: 1 << 40}}}, nil},
-		{"policies[0].Client.Capacity", []Policy{{Name: "a", Client: ok, Table: []keyed.Option{keyed.WithCapacity(2)}}}, nil},
+		{"policies[0].Client.Burst", []Policy{{Name: "a", Client: Rate(1, time.Second, 1<<40)}}, nil},
+		{"policies[0].Client.Capacity", []Policy{{Name: "a", Client: Rate(1, time.Second, 1, keyed.WithCapacity(2))}}, nil},
 		{"policies", nil, nil},
-		{"policies[0].Methods[1]", []Policy{{Name: "a", Client: ok, Methods: []string{"GET", "GE T"}}}, nil},
-		{"policies[0].Methods[0]", []Policy{{Name: "a", Client: ok, Methods: []string{""}}}, nil},
-		{"policies[0].Global.Events", []Policy{{Name: "a", Global: Limit{Period: time.Second, Burst: 1}}}, nil},
-		{"policies[0].Global.Name", []Policy{{Name: "a", Client: ok, Global: Limit{Name: "a", Events: 1, Period: 1, Burst: 1}}}, nil},
-		{"policies[0].Client.Name", []Policy{{Name: "a", Client: Limit{Name: "\n", Events: 1, Period: time.Second, Burst: 1}}}, nil},
+		{"policies[0].Routes[1]", []Policy{{Name: "a", Client: ok, Routes: []string{"GET /", "GE T /"}}}, nil},
+		{"policies[0].Routes[0]", []Policy{{Name: "a", Client: ok, Routes: []string{""}}}, nil},
+		{"policies[0].Routes[0]", []Policy{{Name: "a", Client: ok, Routes: []string{"api/"}}}, nil},
+		{"policies[0].Routes[0]", []Policy{{Name: "a", Client: ok, Routes: []string{" /api"}}}, nil},
+		{"policies[0].Routes[0]", []Policy{{Name: "a", Client: ok, Routes: []string{"GET  /api"}}}, nil},
+		{"policies[0].Routes[0]", []Policy{{Name: "a", Client: ok, Routes: []string{"GET"}}}, nil},
+		{"policies[0].Global.Events", []Policy{{Name: "a", Global: Rate(0, time.Second, 1)}}, nil},
+		{"policies[0].Client.Events", []Policy{{Name: "a", Client: Rate(0, 0, 0)}}, nil},
+		{"policies[0].Global", []Policy{{Name: "a", Global: Rate(1, time.Second, 1, keyed.WithCapacity(1024))}}, nil},
 		{"policies[1].Name", []Policy{{Name: "a", Client: ok}, {Name: "a", Client: ok}}, nil},
 		{"clock", []Policy{{Name: "a", Client: ok}}, []Option{WithClock(nil)}},
-		{"ipv6 prefix", []Policy{{Name: "a", Client: ok}}, []Option{WithIPv6Prefix(0)}},
 	}
 	for _, c := range cases {
 		_, err := New(c.ps, c.opts...)
@@ -601,7 +611,7 @@ func TestNewErrors(t *testing.T) {
 
 // TestStatsJSON: Stats publish through expvar as JSON.
 func TestStatsJSON(t *testing.T) {
-	lim := mustNew(t, []Policy{{Name: "p", Client: Limit{Events: 1, Period: time.Minute, Burst: 1}}})
+	lim := mustNew(t, []Policy{{Name: "p", Client: Rate(1, time.Minute, 1)}})
 	h := lim.Wrap(okHandler)
 	for range 3 {
 		r := httptest.NewRequest("GET", "/", nil)
@@ -629,11 +639,11 @@ func TestDecideAllocs(t *testing.T) {
 		ps     Policy
 		allocs float64
 	}{
-		{"admitted, r cached", Policy{Name: "p", Client: Limit{Events: 1e3, Period: time.Millisecond, Burst: 100},
-			Global: Limit{Events: 1e9, Period: time.Second, Burst: 1e6}}, 0},
-		{"admitted, r formatted", Policy{Name: "p", Global: Limit{Events: 1e9, Period: time.Second, Burst: 1e6}}, 1},
-		{"denied, cached", Policy{Name: "p", Client: Limit{Events: 1, Period: time.Minute, Burst: 1}}, 0},
-		{"denied, t formatted", Policy{Name: "p", Client: Limit{Events: 1, Period: time.Hour, Burst: 1}}, 1},
+		{"admitted, r cached", Policy{Name: "p", Client: Rate(1e3, time.Millisecond, 100),
+			Global: Rate(1e9, time.Second, 1e6)}, 0},
+		{"admitted, r formatted", Policy{Name: "p", Global: Rate(1e9, time.Second, 1e6)}, 1},
+		{"denied, cached", Policy{Name: "p", Client: Rate(1, time.Minute, 1)}, 0},
+		{"denied, t formatted", Policy{Name: "p", Client: Rate(1, time.Hour, 1)}, 1},
 	} {
 		lim := mustNew(t, []Policy{tc.ps})
 		lim.serve(w, r, &hold{})
@@ -650,8 +660,7 @@ func TestDecideAllocs(t *testing.T) {
 func BenchmarkServe(b *testing.B) {
 	for _, n := range []int{10, 100_000} {
 		b.Run(strconv.Itoa(n), func(b *testing.B) {
-			lim := mustNew(b, []Policy{{Name: "perip", Client: Limit{Events: 100, Period: time.Second, Burst: 100},
-				Table: []keyed.Option{keyed.WithCapacity(max(n*5/4, 1024))}}})
+			lim := mustNew(b, []Policy{{Name: "perip", Client: Rate(100, time.Second, 100, keyed.WithCapacity(max(n*5/4, 1024)))}})
 			h := lim.Wrap(okHandler)
 			addrs := make([]string, n)
 			for i := range addrs {
@@ -681,10 +690,23 @@ func fixedCost(n int64) func(*http.Request) int64 {
 }
 
 // keyedBy returns ps, each keyed by f.
-func keyedBy(f KeyFunc, ps []Policy) []Policy {
+func keyedBy(f clientkey.Func, ps []Policy) []Policy {
 	out := append([]Policy(nil), ps...)
 	for i := range out {
 		out[i].Key = f
 	}
 	return out
+}
+
+const xff, fwd = "X-Forwarded-For", "Forwarded"
+
+var loopback = []netip.Prefix{netip.MustParsePrefix("127.0.0.0/8"), netip.MustParsePrefix("::1/128")}
+
+func mustProxy(t testing.TB, h string, trusted ...netip.Prefix) clientkey.Func {
+	t.Helper()
+	f, err := clientkey.Proxy(h, trusted...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return f
 }

@@ -10,13 +10,13 @@ import (
 //
 //	expvar.Publish("httplimit", expvar.Func(func() any { return lim.Stats() }))
 type Stats struct {
-	// Admitted and Denied count the requests decided; Busy those a cap on
-	// requests in flight denied.
-	Admitted, Denied, Busy int64
-	// Errors counts requests the error handler answered (a client that
-	// could not be named, a cost out of range); Unnamed counts those
-	// WithFailOpen let through unlimited.
-	Errors, Unnamed int64
+	// Admitted and Denied count the requests decided, Denied those a cap
+	// on requests in flight denied too (the deny handler tells them by
+	// Decision.Limit).
+	Admitted, Denied int64
+	// Errors counts requests handed to the error handler (a client that
+	// could not be named, a cost out of range), answered or let through.
+	Errors int64
 	// Clients is the per-client table's Stats (zero without a Client
 	// limit).
 	Clients keyed.Stats
@@ -30,8 +30,7 @@ func (l *Limiter) Stats() map[string]Stats {
 	}
 	out := make(map[string]Stats, len(l.policies))
 	for _, p := range l.policies {
-		s := Stats{Admitted: p.admitted.Load(), Denied: p.denied.Load(), Busy: p.busy.Load(),
-			Errors: p.errored.Load(), Unnamed: p.unnamed.Load()}
+		s := Stats{Admitted: p.admitted.Load(), Denied: p.denied.Load(), Errors: p.errored.Load()}
 		if p.table != nil {
 			s.Clients = p.table.Stats()
 		}

@@ -77,7 +77,7 @@
 // admitted in it. A debt in the past is no debt, so registers expire by
 // time alone.
 //
-// A new key is placed in two steps (claim, then settle) so that concurrent
-// first decisions on one key never leave it in two slots; settle reads the
-// sketch after making sure no other slot holds the key.
+// A new key is placed in two steps, taking a slot and then deciding in it, so
+// that concurrent first decisions on one key never leave it in two slots; the
+// decision reads the sketch after making sure no other slot holds the key.
 package keyed

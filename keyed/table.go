@@ -173,7 +173,10 @@ func NewWindow(lim int64, window time.Duration, opts ...Option) (*Table, error) 
 
 func newTable(k *kind, opts []Option) (*Table, error) {
 	c := config{slots: defaultCapacity, v6bits: 64}
-	for _, o := range opts {
+	for i, o := range opts {
+		if o == nil {
+			return nil, &limit.ParamError{Pkg: "keyed", Param: "option", Value: i, Reason: "a nil Option"}
+		}
 		o(&c)
 	}
 	switch {

@@ -1,5 +1,7 @@
 package limit
 
+import "reflect"
+
 // All is the all-or-nothing AND of Members: a request is admitted only if
 // every member admits it, and then it has taken n from each. Typical uses are
 // a per-key limit and a global limit, or a hierarchy of buckets (a user's, its
@@ -30,13 +32,13 @@ type All struct {
 
 // NewAll returns the composition of the members, in the order they are
 // asked. It returns a *ParamError for no members (Param "members") or a nil
-// member (Param "member", Value its index).
+// member, a nil interface or a nil pointer (Param "member", Value its index).
 func NewAll(members ...Member) (*All, error) {
 	if len(members) == 0 {
 		return nil, &ParamError{Pkg: "limit", Param: "members", Value: 0, Min: 1}
 	}
 	for i, m := range members {
-		if m == nil {
+		if isNil(m) {
 			return nil, &ParamError{Pkg: "limit", Param: "member", Value: i, Reason: "member is nil"}
 		}
 	}
@@ -90,4 +92,11 @@ func (a *All) take(i int, now, n int64) (Result, error) {
 	}
 	rest.Remaining = min(rest.Remaining, r.Remaining)
 	return rest, nil
+}
+
+// isNil reports whether m is nil or holds a nil pointer, which would panic
+// at the first decision.
+func isNil(m Member) bool {
+	v := reflect.ValueOf(m)
+	return m == nil || v.Kind() == reflect.Pointer && v.IsNil()
 }

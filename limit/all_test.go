@@ -97,6 +97,10 @@ func TestAllErrors(t *testing.T) {
 	if _, err := NewAll(&counter{"a", 1, &log}, nil); !errors.As(err, &pe) || pe.Param != "member" || pe.Value != 1 {
 		t.Fatalf("NewAll(a, nil): %v", err)
 	}
+	// A nil pointer of a Member type is as nil as a nil interface.
+	if _, err := NewAll(&counter{"a", 1, &log}, (*counter)(nil)); !errors.As(err, &pe) || pe.Param != "member" || pe.Value != 1 {
+		t.Fatalf("NewAll(a, (*counter)(nil)): %v", err)
+	}
 	// The zero All fails safe: it admits nothing.
 	var zero All
 	for _, n := range []int64{1, 3} {

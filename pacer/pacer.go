@@ -140,9 +140,12 @@ func (p *Pacer) Slack() int64 { return p.slack }
 
 // Reservation is a slot taken by Reserve.
 type Reservation struct {
-	// OK reports whether a slot was taken (false only at the end of time).
+	// OK reports whether a slot was taken: false for the zero Pacer and at
+	// the end of time.
 	OK bool
-	// Wait is how long after the reservation's now the slot is.
+	// Wait is how long after the reservation's now the slot is; limit.Never
+	// when OK is false, so a caller that sleeps Wait without reading OK
+	// never acts.
 	Wait time.Duration
 
 	p             *Pacer
@@ -171,7 +174,7 @@ func (p *Pacer) ReserveAt(now int64) Reservation {
 		tat := p.tat.Load()
 		next, wait, ok := p.s.reserve(tat, now)
 		if !ok {
-			return Reservation{}
+			return Reservation{Wait: limit.Never}
 		}
 		if p.tat.CompareAndSwap(tat, next) {
 			return Reservation{OK: true, Wait: time.Duration(wait), p: p, before: tat, after: next}

@@ -205,7 +205,7 @@ func TestEndOfTime(t *testing.T) {
 	if r := p.ReserveAt(math.MaxInt64 - int64(time.Second)); !r.OK || r.Wait != 0 {
 		t.Fatalf("near the end: %+v", r)
 	}
-	if r := p.ReserveAt(math.MaxInt64 - int64(time.Second)); r.OK {
+	if r := p.ReserveAt(math.MaxInt64 - int64(time.Second)); r.OK || r.Wait != limit.Never {
 		t.Fatalf("a slot past the end: %+v", r)
 	}
 	q := mustNew(t, 1, time.Second)

@@ -6,18 +6,20 @@ import (
 	"testing"
 
 	"github.com/cellrate/cellrate/internal/limittest"
+	"github.com/cellrate/cellrate/limit"
 )
 
-// TestZeroPacer: the zero Pacer hands out no slot, at any now, and its Wait
+// TestZeroPacer: the zero Pacer hands out no slot, at any now (a Wait of
+// limit.Never, so sleeping it never acts), and its Wait
 // returns ErrNoRate at once, with its plain methods reading nanotime.Now.
 func TestZeroPacer(t *testing.T) {
 	var p Pacer
 	for _, now := range limittest.ZeroTimes {
-		if r := p.ReserveAt(now); r.OK || r.Wait != 0 || r.Cancel() {
+		if r := p.ReserveAt(now); r.OK || r.Wait != limit.Never || r.Cancel() {
 			t.Fatalf("ReserveAt(%d) = %+v", now, r)
 		}
 	}
-	if r := p.Reserve(); r.OK {
+	if r := p.Reserve(); r.OK || r.Wait != limit.Never {
 		t.Fatalf("Reserve() = %+v", r)
 	}
 	if err := p.Wait(context.Background()); !errors.Is(err, ErrNoRate) {

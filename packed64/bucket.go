@@ -12,7 +12,17 @@ import (
 //
 // The zero Bucket admits nothing; use NewBucket. A Bucket must not be
 // copied after first use (go vet reports copies).
-type Bucket struct{ b packed64core.Bucket }
+type Bucket struct {
+	_ noCopy
+	b packed64core.Bucket
+}
+
+// noCopy makes go vet's copylocks check report copies under the user's
+// type, not the internal one it wraps.
+type noCopy struct{}
+
+func (*noCopy) Lock()   {}
+func (*noCopy) Unlock() {}
 
 var _ limit.Member = (*Bucket)(nil)
 

@@ -14,7 +14,10 @@ import (
 // The zero Buckets has no buckets: as in an empty slice, every i is out of
 // range and panics; use NewBuckets. Buckets must not be copied after first
 // use (go vet reports copies).
-type Buckets struct{ t packed64core.Buckets }
+type Buckets struct {
+	_ noCopy
+	t packed64core.Buckets
+}
 
 // NewBuckets returns count full buckets, each refilled with events tokens
 // per period and holding up to burst. A parameter out of range is a
@@ -53,7 +56,10 @@ func (t *Buckets) AllowNAt(i int, now, n int64) (limit.Result, error) {
 // The zero Windows has no counters: as in an empty slice, every i is out of
 // range and panics; use NewWindows. Windows must not be copied after first
 // use (go vet reports copies).
-type Windows struct{ t packed64core.Windows }
+type Windows struct {
+	_ noCopy
+	t packed64core.Windows
+}
 
 // NewWindows returns count empty counters, each admitting limit units per
 // window. A parameter out of range is a *limit.ParamError: count must be in

@@ -12,7 +12,10 @@ import (
 //
 // The zero Window admits nothing; use NewWindow. A Window must not be
 // copied after first use (go vet reports copies).
-type Window struct{ w packed64core.Window }
+type Window struct {
+	_ noCopy
+	w packed64core.Window
+}
 
 var _ limit.Member = (*Window)(nil)
 

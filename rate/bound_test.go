@@ -179,4 +179,13 @@ func TestAllocs(t *testing.T) {
 			t.Errorf("%s: %v allocations", name, a)
 		}
 	}
+	// Reserve allocates the *Reservation it returns, as x/time/rate's
+	// does, and nothing more, for a finite, a zero and an infinite Limit.
+	var r *rate.Reservation
+	for _, lim := range []*rate.Limiter{l, rate.NewLimiter(0, 1<<20), rate.NewLimiter(rate.Inf, 0)} {
+		if a := testing.AllocsPerRun(1000, func() { r = lim.ReserveN(now, 1) }); a != 1 {
+			t.Errorf("ReserveN at Limit %v: %v allocations, want 1", lim.Limit(), a)
+		}
+	}
+	_ = r
 }

@@ -3,8 +3,10 @@
 // ExampleLimiter.
 //
 // It is built on package bucket: tokens are exact fractions instead of
-// float64s, and Allow, AllowN and Reserve take no lock and allocate nothing
-// (SetLimit and SetBurst take a mutex among themselves). The plain methods
+// float64s. Allow, AllowN and Reserve take no lock; Allow and AllowN
+// allocate nothing, and Reserve only the Reservation it returns (64 bytes,
+// as x/time/rate's). SetLimit and SetBurst take a mutex among themselves.
+// The plain methods
 // read time.Now, so they follow testing/synctest's fake clock. A time.Time is
 // read as t.Sub of the time NewLimiter was called: times from time.Now use
 // the monotonic clock, times without a monotonic reading (time.Unix, a time

@@ -46,6 +46,7 @@ func TestMain(m *testing.M) {
 	for _, f := range benchCleanups {
 		f()
 	}
+	redistest.KillShared()
 	os.Exit(code)
 }
 

@@ -1,9 +1,11 @@
 package redis
 
 // Every use of the main module's API is in this file, so that a change
-// there is a change here only.
+// there is a change here only (but limit.Result, named in the exported
+// signatures).
 
 import (
+	"sync/atomic"
 	"time"
 
 	"github.com/cellrate/cellrate/gcra"
@@ -13,11 +15,11 @@ import (
 	"github.com/cellrate/cellrate/window"
 )
 
-// Result is the outcome of one decision: package limit's Result.
-type Result = limit.Result
+// result is the outcome of one decision.
+type result = limit.Result
 
-// Never is the RetryAfter of a request that can never be admitted.
-const Never = limit.Never
+// never is the RetryAfter of a request that can never be admitted.
+const never = limit.Never
 
 var (
 	errNegativeCost     = limit.ErrNegativeCost
@@ -38,7 +40,7 @@ func newGoGCRA(events int64, period time.Duration, burst int64) (goGCRA, error) 
 	return step.NewGCRA(events, period, burst)
 }
 
-func stepGoGCRA(ps goGCRA, tat uint64, now, n int64) (uint64, Result, error) {
+func stepGoGCRA(ps goGCRA, tat uint64, now, n int64) (uint64, result, error) {
 	next, r, err := ps.Step(step.GCRAState(tat), now, n)
 	return uint64(next), r, err
 }
@@ -48,7 +50,7 @@ type goWindowState = window.State
 
 func newGoWindow(lim int64, w time.Duration) (goWindow, error) { return window.NewParams(lim, w) }
 
-func stepGoWindow(ps goWindow, s goWindowState, now, n int64) (goWindowState, Result, error) {
+func stepGoWindow(ps goWindow, s goWindowState, now, n int64) (goWindowState, result, error) {
 	return ps.Step(s, now, n)
 }
 
@@ -56,10 +58,11 @@ func stepGoWindow(ps goWindow, s goWindowState, now, n int64) (goWindowState, Re
 func monotonic() int64 { return nanotime.Now() }
 
 // localLimiter is the fail-open fallback of a two-tier limiter: a
-// process-local GCRA and its burst.
+// process-local GCRA, its burst, and the two-tier rate it follows.
 type localLimiter struct {
 	l     *gcra.Limiter
 	burst int64
+	rate  atomic.Pointer[tierRate]
 }
 
 func newLocalLimiter(events int64, period time.Duration, burst int64) (*localLimiter, error) {
@@ -70,6 +73,10 @@ func newLocalLimiter(events int64, period time.Duration, burst int64) (*localLim
 	return &localLimiter{l: l, burst: burst}, nil
 }
 
-func localAllow(l *localLimiter, now, n int64) (Result, error) { return l.l.AllowNAt(now, n) }
+func localAllow(l *localLimiter, now, n int64) (result, error) { return l.l.AllowNAt(now, n) }
 
 func localBurst(l *localLimiter) int64 { return l.burst }
+
+func localSetRate(l *localLimiter, now int64, perSecond float64) error {
+	return l.l.SetRateAt(now, perSecond)
+}

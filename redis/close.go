@@ -6,7 +6,9 @@ import (
 )
 
 // ErrClosed is what a TwoTier returns, denying, for a request its pool
-// cannot serve after Close.
+// cannot serve after Close. A Limiter or TwoTier that no constructor made
+// (a zero value or a nil pointer) denies every request with an error that
+// is ErrClosed for errors.Is.
 var ErrClosed = errors.New("redis: TwoTier closed")
 
 // Close gives back to Redis the units this process borrowed and has not
@@ -45,6 +47,8 @@ func (t *TwoTier) giveBack(ctx context.Context, key string, e *entry) error {
 	if give == 0 || e.last == "" {
 		return nil
 	}
-	_, _, _, err := t.r.decide(ctx, key, false, 0, 0, true, true, give, 0, e.last)
+	// Under the parameter set that wrote e.last: the key still holds that
+	// value only if no decision has converted it to another rate since.
+	_, _, _, err := t.r.decide(ctx, key, e.prog, false, 0, 0, true, true, give, 0, e.last)
 	return err
 }

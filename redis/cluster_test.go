@@ -16,6 +16,7 @@ import (
 // follows ASK and MOVED, the script is loaded on the new node after its
 // NOSCRIPT, and every decision and state still matches package gcra's Step.
 func TestCluster(t *testing.T) {
+	longTest(t)
 	cl := redistest.StartCluster(t, 3, 0)
 	c := cl.Client(t)
 	const events, burst = 5, 3
@@ -29,7 +30,7 @@ func TestCluster(t *testing.T) {
 	step := func(key string, n int64) {
 		t.Helper()
 		next, want, _ := stepGoGCRA(ref, tats[key], now, n)
-		got, err := l.AllowNAt(bg, key, now, n)
+		got, err := l.allowNAt(bg, key, now, n)
 		if err != nil || got != want {
 			t.Fatalf("key %s at %d: %+v %v, want %+v", key, now, got, err, want)
 		}
@@ -40,7 +41,7 @@ func TestCluster(t *testing.T) {
 	for i := range 30 {
 		key := "user" + strconv.Itoa(i)
 		step(key, 1)
-		m, err := c.MasterForKey(bg, l.Key(key))
+		m, err := c.MasterForKey(bg, l.keyOf(key))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -52,8 +53,8 @@ func TestCluster(t *testing.T) {
 
 	// Move the slot of "user0" from its master to another while deciding.
 	key := "user0"
-	slot := int(c.ClusterKeySlot(bg, l.Key(key)).Val())
-	src, dst := nodeFor(t, cl, c, l.Key(key))
+	slot := int(c.ClusterKeySlot(bg, l.keyOf(key)).Val())
+	src, dst := nodeFor(t, cl, c, l.keyOf(key))
 	srcID, _ := src.Do("CLUSTER", "MYID")
 	dstID, _ := dst.Do("CLUSTER", "MYID")
 	s := strconv.Itoa(slot)
@@ -64,7 +65,7 @@ func TestCluster(t *testing.T) {
 	now += 50e6
 	step(key, 1) // the key is still on the source
 	host, port, _ := strings.Cut(dst.Addr, ":")
-	mustDo(t, src, "MIGRATE", host, port, "", "0", "5000", "KEYS", l.Key(key))
+	mustDo(t, src, "MIGRATE", host, port, "", "0", "5000", "KEYS", l.keyOf(key))
 	now += 50e6
 	step(key, 1) // ASK: on the destination, whose first EVALSHA finds NOSCRIPT
 	for _, n := range cl.Nodes {
@@ -74,7 +75,7 @@ func TestCluster(t *testing.T) {
 		now += 150e6
 		step(key, 1) // MOVED, then the new owner directly
 	}
-	if a, _ := dst.Do("EXISTS", l.Key(key)); a != "1" {
+	if a, _ := dst.Do("EXISTS", l.keyOf(key)); a != "1" {
 		t.Fatalf("the key is not on its new master %s", dst.Addr)
 	}
 

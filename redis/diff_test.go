@@ -112,13 +112,13 @@ func TestGCRAMatchesStep(t *testing.T) {
 		for i, now := range times {
 			n := costs[i]
 			next, want, werr := stepGoGCRA(ref, tat, now, n)
-			got, gerr := l.AllowNAt(bg, "k", now, n)
+			got, gerr := l.allowNAt(bg, "k", now, n)
 			if got != want || gerr != werr {
 				t.Fatalf("case %v step %d: now %d n %d tat %d: script %+v %v, gcra.Step %+v %v",
 					tc, i, now, n, tat, got, gerr, want, werr)
 			}
 			tat = next
-			st := rawState(t, c, l.Key("k"), 8)
+			st := rawState(t, c, l.keyOf("k"), 8)
 			if st == nil {
 				if tat != 0 {
 					t.Fatalf("case %v step %d: no key, Go's TAT %d", tc, i, tat)
@@ -158,13 +158,13 @@ func TestTimeLimits(t *testing.T) {
 		for i, now := range times {
 			for _, n := range []int64{1, 2} {
 				next, want, _ := stepGoGCRA(gref, tat, now, n)
-				if got, err := g.AllowNAt(bg, key, now, n); err != nil || got != want {
+				if got, err := g.allowNAt(bg, key, now, n); err != nil || got != want {
 					t.Fatalf("gcra %s step %d at %d n %d: %+v %v, want %+v", key, i, now, n, got, err, want)
 				}
 				tat = next
 				wn := n << 30
 				wnext, wwant, _ := stepGoWindow(wref, ws, now, wn)
-				if got, err := w.AllowNAt(bg, key, now, wn); err != nil || got != wwant {
+				if got, err := w.allowNAt(bg, key, now, wn); err != nil || got != wwant {
 					t.Fatalf("window %s step %d at %d n %d: %+v %v, want %+v", key, i, now, wn, got, err, wwant)
 				}
 				ws = wnext
@@ -208,13 +208,13 @@ func TestWindowMatchesStep(t *testing.T) {
 		for i, now := range times {
 			n := costs[i]
 			next, want, werr := stepGoWindow(ref, s, now, n)
-			got, gerr := l.AllowNAt(bg, "k", now, n)
+			got, gerr := l.allowNAt(bg, "k", now, n)
 			if got != want || gerr != werr {
 				t.Fatalf("case %v step %d: now %d n %d state %+v: script %+v %v, window.Step %+v %v",
 					tc, i, now, n, s, got, gerr, want, werr)
 			}
 			s = next
-			st := rawState(t, c, l.Key("k"), 4)
+			st := rawState(t, c, l.keyOf("k"), 4)
 			if st == nil {
 				if s.Prev|s.Cur != 0 {
 					t.Fatalf("case %v step %d: no key, Go's state %+v", tc, i, s)
@@ -257,7 +257,7 @@ func TestGiveBackMatchesStep(t *testing.T) {
 			// value, capped at what keeps the TAT at or after now.
 			q := new(big.Int).Add(big.NewInt(now), new(big.Int).Lsh(big.NewInt(1), 63))
 			q.Mul(q, new(big.Int).SetUint64(gp.e)).Quo(q, new(big.Int).SetUint64(gp.p))
-			cur := rawKey(t, c, l.Key("k"))
+			cur := rawKey(t, c, l.keyOf("k"))
 			if give > 0 && cur == last && cur != "" && tat > q.Uint64() {
 				back := min(give, int64((tat-q.Uint64())/gp.j))
 				tat -= uint64(back) * gp.j
@@ -272,7 +272,7 @@ func TestGiveBackMatchesStep(t *testing.T) {
 				next, want, m = reserve(t, ref, gp, tat, q.Uint64(), now, rcap)
 				reserved += m
 			}
-			got, gm, written, err := l.decide(bg, "k", true, now, k, true, true, give, rcap, last)
+			got, gm, written, err := l.decide(bg, "k", nil, true, now, k, true, true, give, rcap, last)
 			if err != nil || gm != m || got.OK != (m > 0) || got.Remaining != want.Remaining || got.RetryAfter != want.RetryAfter {
 				t.Fatalf("case %v at %d: take %d give %d: %+v m %d %v, want m %d %+v", tc, now, k, give, got, gm, err, m, want)
 			}
@@ -281,7 +281,7 @@ func TestGiveBackMatchesStep(t *testing.T) {
 				last = written
 			}
 			lastM = m
-			if st := rawState(t, c, l.Key("k"), 8); st != nil {
+			if st := rawState(t, c, l.keyOf("k"), 8); st != nil {
 				if g, ok := gp.gcraTAT(int64(st[0]), int64(st[1]), int64(st[2])); !ok || g != tat {
 					t.Fatalf("case %v: state %v = %d, model %d", tc, st, g, tat)
 				}
@@ -295,7 +295,7 @@ func TestGiveBackMatchesStep(t *testing.T) {
 			switch rng.IntN(4) {
 			case 0: // someone else admits in between
 				next, want, _ := stepGoGCRA(ref, tat, now, 1)
-				if got, _ := l.AllowNAt(bg, "k", now, 1); got != want {
+				if got, _ := l.allowNAt(bg, "k", now, 1); got != want {
 					t.Fatalf("case %v: %+v, want %+v", tc, got, want)
 				}
 				tat = next
@@ -318,7 +318,7 @@ func TestGiveBackMatchesStep(t *testing.T) {
 // steps): up to k decisions of one, each at the first time it is admitted,
 // while the TAT stays within two bursts of now; else a denial of one. It returns the state, the Result
 // (the wait is the first's) and the units reserved.
-func reserve(t *testing.T, ref goGCRA, gp gcraParams, tat, q uint64, now, k int64) (uint64, Result, int64) {
+func reserve(t *testing.T, ref goGCRA, gp gcraParams, tat, q uint64, now, k int64) (uint64, result, int64) {
 	t.Helper()
 	room := (2*int64(gp.burst*gp.j) - int64(tat-q)) / int64(gp.j)
 	if room < 1 || int64(tat-q) > 2*int64(gp.burst*gp.j) {
@@ -341,7 +341,7 @@ func reserve(t *testing.T, ref goGCRA, gp gcraParams, tat, q uint64, now, k int6
 		}
 		tat = next
 	}
-	return tat, Result{OK: true, RetryAfter: first}, k
+	return tat, result{OK: true, RetryAfter: first}, k
 }
 
 func rawKey(t *testing.T, c *goredis.Client, key string) string {

@@ -29,17 +29,17 @@
 // per tenant, say) are as many libraries; one deleted is loaded again by
 // the next decision that needs it. A GCRA's SetRate loads one per rate
 // used: give an AIMD few distinct rates (round them, as its Example does).
-// A Limiter's rate can change while it runs (SetRate, SetRateAt: what
-// package adaptive's AIMD drives), with the bound stated there: a window
-// compares its counts with the new limit; a GCRA key records the rate it
-// was written at and carries the events it owes to the rate of the next
-// decision made under another, so a change never frees a burst. The
+// A limiter's rate can change while it runs (SetRate, SetRateAt: what
+// package adaptive's AIMD drives; a TwoTier's too), with the bound stated
+// there: a window compares its counts with the new limit; a GCRA key
+// records the rate it was written at and carries the events it owes to
+// the rate of the next decision made under another, so a change never
+// frees a burst. The
 // time of a decision is the Redis server's clock, so the calling machines
-// need no synchronised clocks; AllowNAt takes the caller's time instead,
-// for tests. A time behind the state's (a failover to a replica whose
-// clock is behind, a caller's stale time) never admits more than the
-// bound. Decisions one process makes at once are sent together, one
-// pipeline per Redis node, without waiting for company.
+// need no synchronised clocks. A time behind the state's (a failover to
+// a replica whose clock is behind) never admits more than the bound.
+// Decisions one process makes at once are sent together, in pipelines per
+// Redis node (a few in flight at once), without waiting for company.
 //
 // A key's state lives at prefix + "{" + key + "}": the braces are a hash
 // tag, so a key's state is in one Redis Cluster slot and keys spread over

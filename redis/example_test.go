@@ -49,8 +49,9 @@ func ExampleNewWindow() {
 
 // A two-tier limiter: each process borrows up to 50 units at a time (what
 // it spends, at its pace) and answers from them without a round trip; 5000
-// per second in all, bursts of 2000, and while Redis is down each process
-// admits a tenth of that on its own.
+// per second in all, bursts of 2000 (1500 of them in Redis: what the rate
+// refills in a lease, 5000*0.1s, is kept back), and while Redis is down
+// each process admits a tenth of that on its own.
 func ExampleNewTwoTier() {
 	c := goredis.NewClient(&goredis.Options{Addr: "localhost:6379", ContextTimeoutEnabled: true})
 	l, err := redis.NewTwoTier(c, "tt:", 5000, time.Second, 2000,
@@ -58,8 +59,7 @@ func ExampleNewTwoTier() {
 	if err != nil {
 		panic(err)
 	}
-	defer l.Close(context.Background())         // gives back the units this process holds
-	fmt.Println("Redis burst:", l.RedisBurst()) // 2000 - 5000*0.1s
+	defer l.Close(context.Background()) // gives back the units this process holds
 	ok, err := l.Allow(context.Background(), "global")
 	fmt.Println(ok, err)
 }

@@ -56,9 +56,9 @@ func TestFaultFailoverBound(t *testing.T) {
 		}
 		return m.Options().Addr
 	}
-	addr := masterOf(ps[0].l.Key("k"))
+	addr := masterOf(ps[0].l.keyOf("k"))
 	tkey := "k"
-	for i := 0; masterOf(ps[0].tt.r.Key(tkey)) != addr; i++ {
+	for i := 0; masterOf(ps[0].tt.r.keyOf(tkey)) != addr; i++ {
 		tkey = "k" + strconv.Itoa(i)
 	}
 	var master *redistest.Server
@@ -169,6 +169,6 @@ func TestFaultFailoverBound(t *testing.T) {
 	if gcraOK.Load() > gbound+gburst {
 		t.Errorf("the Limiter admitted %d, over its bound %d and a burst", gcraOK.Load(), gbound)
 	}
-	rb := ps[0].tt.RedisBurst()
+	rb := ps[0].tt.redisBurst()
 	checkBound(t, adm, func(sum, span int64) bool { return sum*1e9 > (tburst+2*rb)*1e9+events*span })
 }

@@ -18,7 +18,7 @@ import (
 
 // faultTimeout bounds each call in the fault tests; slack is what a loaded
 // machine may add to a call's time (far below go-redis's default 3s).
-const faultTimeout, slack = 100 * time.Millisecond, 400 * time.Millisecond
+const faultTimeout, slack = 100 * time.Millisecond, time.Second
 
 func faultClient(t *testing.T, addr string) *goredis.Client {
 	return goredis.NewClient(&goredis.Options{Addr: addr, ContextTimeoutEnabled: true,
@@ -32,6 +32,27 @@ func within(t *testing.T, d time.Duration, what string, f func()) {
 	f()
 	if el := time.Since(start); el > d {
 		t.Fatalf("%s took %v, over %v", what, el, d)
+	}
+}
+
+// recovers retries f, a call that should succeed (ok: it should also
+// admit), until it does or 3s pass, and fails t with its last result. On a
+// loaded machine (-race, other tests) a call can outlast its 100ms
+// timeout, or a TwoTier's round trip its 50ms lease (the units come back
+// void): what a fault test asks of such calls is that they succeed again,
+// not how fast.
+func recovers(t *testing.T, what string, admit bool, f func() (bool, error)) {
+	t.Helper()
+	deadline := time.Now().Add(3 * time.Second)
+	for {
+		ok, err := f()
+		if err == nil && (ok || !admit) {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%s: %v %v", what, ok, err)
+		}
+		time.Sleep(10 * time.Millisecond)
 	}
 }
 
@@ -54,6 +75,7 @@ func checkGoroutines(t *testing.T, base int) {
 // answers within its timeout while Redis is down (Limiter and closed
 // TwoTier with an error, the open one on its local share), and all recover.
 func TestFaultDownAndRestart(t *testing.T) {
+	longTest(t)
 	base := runtime.NumGoroutine()
 	s := redistest.Start(t)
 	c := faultClient(t, s.Addr)
@@ -61,14 +83,12 @@ func TestFaultDownAndRestart(t *testing.T) {
 	closed, _ := NewTwoTier(c, "fc", 100, time.Second, 40, WithTimeout(faultTimeout), WithBatch(5), WithLease(50*time.Millisecond))
 	open, _ := NewTwoTier(c, "fo", 100, time.Second, 40, WithTimeout(faultTimeout), WithBatch(5),
 		WithLease(50*time.Millisecond), WithFailOpen(0.25))
-	for _, f := range []func() error{
-		func() error { _, err := l.Allow(bg, "k"); return err },
-		func() error { _, err := closed.Allow(bg, "k"); return err },
-		func() error { _, err := open.Allow(bg, "k"); return err },
+	for _, f := range []func() (bool, error){
+		func() (bool, error) { return l.Allow(bg, "k") },
+		func() (bool, error) { return closed.Allow(bg, "k") },
+		func() (bool, error) { return open.Allow(bg, "k") },
 	} {
-		if err := f(); err != nil {
-			t.Fatal(err)
-		}
+		recovers(t, "before the fault", false, f)
 	}
 	time.Sleep(60 * time.Millisecond) // the borrowed units' leases end
 
@@ -91,6 +111,7 @@ func TestFaultDownAndRestart(t *testing.T) {
 	})
 	// Open: on the local limit, a quarter of the rate and burst: 10 at once.
 	admitted := 0
+	start := time.Now()
 	within(t, tripAfter*faultTimeout+slack, "open TwoTier, Redis down", func() {
 		for range 50 {
 			ok, err := open.Allow(bg, "k")
@@ -102,8 +123,9 @@ func TestFaultDownAndRestart(t *testing.T) {
 			}
 		}
 	})
-	if admitted < 10 || admitted > 12 {
-		t.Fatalf("open TwoTier admitted %d with Redis down, want the local burst 10 (+ the rate's refill)", admitted)
+	// 25/s refills one unit per 40ms of the loop (slow on a loaded machine).
+	if most := 10 + 1 + int(time.Since(start)/(40*time.Millisecond)); admitted < 10 || admitted > most {
+		t.Fatalf("open TwoTier admitted %d with Redis down, want the local burst 10 (+ the rate's refill: at most %d)", admitted, most)
 	}
 	if st := open.Stats(); st.Fallbacks == 0 || st.Errors == 0 {
 		t.Fatalf("open stats %+v", st)
@@ -111,13 +133,12 @@ func TestFaultDownAndRestart(t *testing.T) {
 
 	s.Restart() // empty, without the scripts: EVALSHA finds NOSCRIPT
 	time.Sleep(110 * time.Millisecond)
-	if r, err := l.AllowN(bg, "k", 10); err != nil || !r.OK {
-		t.Fatalf("Limiter after restart: %+v %v", r, err) // the key is gone: full
-	}
+	recovers(t, "Limiter after restart", true, func() (bool, error) {
+		r, err := l.AllowN(bg, "k", 10) // a full key
+		return r.OK, err
+	})
 	for _, tt := range []*TwoTier{closed, open} {
-		if ok, err := tt.Allow(bg, "k"); err != nil || !ok {
-			t.Fatalf("TwoTier after restart: %v %v", ok, err)
-		}
+		recovers(t, "TwoTier after restart", true, func() (bool, error) { return tt.Allow(bg, "k") })
 	}
 	c.Close()
 	s.Kill()
@@ -127,6 +148,7 @@ func TestFaultDownAndRestart(t *testing.T) {
 // TestFaultSlow stops the server with SIGSTOP: every call returns within
 // its timeout, with an error; after SIGCONT decisions go on.
 func TestFaultSlow(t *testing.T) {
+	longTest(t)
 	base := runtime.NumGoroutine()
 	s := redistest.Start(t)
 	c := faultClient(t, s.Addr)
@@ -182,6 +204,7 @@ func TestFaultSlow(t *testing.T) {
 // within their timeout, until the replica takes over; then they go on
 // from the replicated state, matching package gcra's Step.
 func TestFaultClusterFailover(t *testing.T) {
+	longTest(t)
 	cl := redistest.StartCluster(t, 3, 1)
 	c := goredis.NewClusterClient(&goredis.ClusterOptions{Addrs: cl.Addrs(), ContextTimeoutEnabled: true,
 		DialTimeout: faultTimeout, MaxRedirects: 3})
@@ -193,7 +216,7 @@ func TestFaultClusterFailover(t *testing.T) {
 	now := time.Now().UnixNano()
 	step := func() error {
 		next, want, _ := stepGoGCRA(ref, tat, now, 1)
-		got, err := l.AllowNAt(bg, "k", now, 1)
+		got, err := l.allowNAt(bg, "k", now, 1)
 		if err != nil {
 			return err
 		}
@@ -208,7 +231,7 @@ func TestFaultClusterFailover(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	m, err := c.MasterForKey(bg, l.Key("k"))
+	m, err := c.MasterForKey(bg, l.keyOf("k"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -219,11 +242,11 @@ func TestFaultClusterFailover(t *testing.T) {
 		}
 	}
 	// Wait until a replica holds the state, then kill the master.
-	want, _ := master.Do("GET", l.Key("k"))
+	want, _ := master.Do("GET", l.keyOf("k"))
 	deadline := time.Now().Add(15 * time.Second)
 	for replicated := false; !replicated; {
 		for _, n := range cl.Nodes {
-			v, err := n.DoSeq([]string{"READONLY"}, []string{"GET", l.Key("k")})
+			v, err := n.DoSeq([]string{"READONLY"}, []string{"GET", l.keyOf("k")})
 			replicated = replicated || (n != master && err == nil && v == want)
 		}
 		if time.Now().After(deadline) {
@@ -261,6 +284,7 @@ func TestFaultClusterFailover(t *testing.T) {
 // continues take units no one is given, so the admissions of the whole run
 // keep the exact bound (the Limiter's rate is one a minute: its burst).
 func TestFaultStoppedBound(t *testing.T) {
+	longTest(t)
 	s := redistest.Start(t)
 	c := faultClient(t, s.Addr)
 	t.Cleanup(func() { c.Close() })

@@ -60,7 +60,7 @@ func midTraffic(t *testing.T, c Client, prefix string, gated bool, change func(i
 				now += int64(i%4) * 60e6
 				n := int64(1 + i%3)
 				next, want, _ := stepGoGCRA(ref, tat, now, n)
-				got, err := g.AllowNAt(bg, key, now, n)
+				got, err := g.allowNAt(bg, key, now, n)
 				if missing(err) {
 					// Flushed again between the load and the call
 					// again: an error, and nothing decided (the next

@@ -45,15 +45,15 @@ func owed(w gcraParams, tat uint64, now int64) *big.Int {
 // states it. It reports whether it wrote the key, whether the key changed
 // rate, and which stale rule denied it (1: another rate before the key's
 // latest write, 2: before its last change; 0: none).
-func (k *rateKey) decide(t *testing.T, rs *rateSet, now, n int64) (Result, bool, bool, int) {
+func (k *rateKey) decide(t *testing.T, rs *rateSet, now, n int64) (result, bool, bool, int) {
 	t.Helper()
 	tat, conv := k.tat, false
 	if k.w.p != 0 && (k.w.p != rs.gp.p || k.w.e != rs.gp.e || k.w.j != rs.gp.j) {
 		if now < k.h {
 			if n == 0 {
-				return Result{OK: true}, false, false, 0
+				return result{OK: true}, false, false, 0
 			}
-			return Result{RetryAfter: time.Duration(k.h - now)}, false, false, 1
+			return result{RetryAfter: time.Duration(k.h - now)}, false, false, 1
 		}
 		tat, conv = 0, true
 		if o := owed(k.w, k.tat, now); o.Sign() > 0 {
@@ -77,7 +77,7 @@ func (k *rateKey) decide(t *testing.T, rs *rateSet, now, n int64) (Result, bool,
 		if !r.OK {
 			w += int64(r.RetryAfter)
 		}
-		return Result{RetryAfter: time.Duration(max(w, k.c) - now)}, false, false, 2
+		return result{RetryAfter: time.Duration(max(w, k.c) - now)}, false, false, 2
 	}
 	if n == 0 || (!r.OK && !conv) {
 		return r, false, false, 0
@@ -171,7 +171,7 @@ func TestGCRASetRateMatchesModel(t *testing.T) {
 			n := rng.Int64N(5)
 			want, wrote, conv, rule := k.decide(t, cur[p], now, n)
 			stale[rule]++
-			got, err := ls[p].AllowNAt(bg, "k", now, n)
+			got, err := ls[p].allowNAt(bg, "k", now, n)
 			if err != nil || got != want {
 				t.Fatalf("run %d decision %d (limiter %d at %d/%v): now %d n %d key %+v: %+v %v, model %+v",
 					run, i, p, cur[p].events, cur[p].per, now, n, k, got, err, want)
@@ -255,9 +255,9 @@ func TestGCRAStaleAcrossChange(t *testing.T) {
 	_, c := server(t)
 	const s = int64(time.Second)
 	t0 := time.Now().UnixNano()
-	allow := func(l *Limiter, key string, at, n int64) Result {
+	allow := func(l *Limiter, key string, at, n int64) result {
 		t.Helper()
-		r, err := l.AllowNAt(bg, key, at, n)
+		r, err := l.allowNAt(bg, key, at, n)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -307,18 +307,18 @@ func TestGCRAChangeFar(t *testing.T) {
 	a, _ := NewGCRA(c, "sf:", 10, time.Second, 3, WithGrace(time.Hour))
 	b, _ := NewGCRA(c, "sf:", 3, time.Second, 3, WithGrace(time.Hour))
 	t0 := time.Now().UnixNano()
-	if r, err := a.AllowNAt(bg, "k", t0, 3); err != nil || !r.OK {
+	if r, err := a.allowNAt(bg, "k", t0, 3); err != nil || !r.OK {
 		t.Fatal(r, err)
 	}
-	if r, err := b.AllowNAt(bg, "k", t0-1e16, 1); err != nil || r.OK || r.RetryAfter != time.Duration(1e16) {
+	if r, err := b.allowNAt(bg, "k", t0-1e16, 1); err != nil || r.OK || r.RetryAfter != time.Duration(1e16) {
 		t.Fatalf("far behind at another rate: %+v %v", r, err)
 	}
-	if r, err := b.AllowNAt(bg, "k", t0+1e16, 3); err != nil || !r.OK {
+	if r, err := b.allowNAt(bg, "k", t0+1e16, 3); err != nil || !r.OK {
 		t.Fatalf("far ahead at another rate: %+v %v", r, err)
 	}
 	// The exact wait is a third of a second rounded up to the ns; the
 	// key's grid of steps, from its origin, may round it 1ns further up.
-	if r, err := b.AllowNAt(bg, "k", t0+1e16, 1); err != nil || r.OK || r.RetryAfter < time.Second/3+1 || r.RetryAfter > time.Second/3+2 {
+	if r, err := b.allowNAt(bg, "k", t0+1e16, 1); err != nil || r.OK || r.RetryAfter < time.Second/3+1 || r.RetryAfter > time.Second/3+2 {
 		t.Fatalf("then at 3/s: %+v %v", r, err)
 	}
 }
@@ -331,10 +331,10 @@ func TestGCRALegacyKey(t *testing.T) {
 	l, _ := NewGCRA(c, "sl:", 7, time.Second, 4, WithGrace(time.Hour))
 	ref, _ := newGoGCRA(7, time.Second, 4)
 	now := time.Now().UnixNano()
-	if _, err := l.AllowNAt(bg, "k", now, 3); err != nil {
+	if _, err := l.allowNAt(bg, "k", now, 3); err != nil {
 		t.Fatal(err)
 	}
-	st := rawState(t, c, l.Key("k"), 8)
+	st := rawState(t, c, l.keyOf("k"), 8)
 	gp := l.prog.Load().gp
 	tat, ok := gp.gcraTAT(int64(st[0]), int64(st[1]), int64(st[2]))
 	if !ok {
@@ -344,12 +344,12 @@ func TestGCRALegacyKey(t *testing.T) {
 	for i, f := range st[:3] {
 		binary.LittleEndian.PutUint64(raw[8*i:], math.Float64bits(f))
 	}
-	if err := c.Set(bg, l.Key("k"), raw, time.Hour).Err(); err != nil {
+	if err := c.Set(bg, l.keyOf("k"), raw, time.Hour).Err(); err != nil {
 		t.Fatal(err)
 	}
 	for i, at := range []int64{now, now + 1e8, now + 2e8} {
 		next, want, _ := stepGoGCRA(ref, tat, at, 1)
-		got, err := l.AllowNAt(bg, "k", at, 1)
+		got, err := l.allowNAt(bg, "k", at, 1)
 		if err != nil || got != want {
 			t.Fatalf("decision %d on a 24-byte key: %+v %v, gcra.Step %+v", i, got, err, want)
 		}

@@ -9,6 +9,8 @@ import (
 	"time"
 
 	goredis "github.com/redis/go-redis/v9"
+
+	"github.com/cellrate/cellrate/limit"
 )
 
 // Client is what a Limiter runs its scripts on: a *goredis.Client, a
@@ -27,6 +29,11 @@ const (
 // token bucket family) or a sliding-window counter. Every decision is one
 // round trip running one script on the server holding the key. It is safe
 // for concurrent use by many goroutines and many processes.
+//
+// A Limiter not made by NewGCRA or NewWindow (the zero Limiter, or a nil
+// pointer) denies every request with an error that is ErrClosed for
+// errors.Is. A Limiter must not be copied after first use (go vet reports
+// copies).
 type Limiter struct {
 	c       Client
 	prog    atomic.Pointer[program]
@@ -59,8 +66,8 @@ type Option func(*config)
 // go at once: Redis expires a key only once its own clock has passed that
 // instant, and decisions take their time from that clock, so no decision
 // can miss a key whose state still counts. A grace covers decisions made
-// with an older time: a caller's time (AllowNAt) running behind the
-// server's, or a server whose clock was stepped back by up to d.
+// with an older time: a server whose clock was stepped back by up to d,
+// or a replica promoted with a clock up to d behind.
 func WithGrace(d time.Duration) Option { return func(c *config) { c.grace = d } }
 
 // WithTimeout bounds every call to Redis by d (when the caller's context
@@ -150,10 +157,10 @@ func graceMs(d time.Duration) int64 {
 	return int64((d + time.Millisecond - 1) / time.Millisecond)
 }
 
-// Key returns the Redis key that holds key's state: the prefix and key in
+// keyOf returns the Redis key that holds key's state: the prefix and key in
 // braces, a hash tag, so that in a Redis Cluster everything kept for one
 // key lives in one slot.
-func (l *Limiter) Key(key string) string {
+func (l *Limiter) keyOf(key string) string {
 	if l == nil {
 		return "{" + key + "}"
 	}
@@ -177,16 +184,16 @@ func (l *Limiter) Allow(ctx context.Context, key string) (bool, error) {
 // On an error from Redis (down, slow past the timeout, a failover under
 // way) it returns a Result that is not OK and the error: the limiter fails
 // closed. (The two-tier limiter can fail open; see TwoTier.)
-func (l *Limiter) AllowN(ctx context.Context, key string, n int64) (Result, error) {
+func (l *Limiter) AllowN(ctx context.Context, key string, n int64) (limit.Result, error) {
 	r, _, err := l.run(ctx, key, false, 0, n, false)
 	return r, err
 }
 
-// AllowNAt is AllowN at the caller's time now, in Unix nanoseconds, in
-// [-2^62, 2^62): for tests and for callers that keep their own clock. A
-// key it writes expires as AllowN's would, counted from the server's
-// clock (see WithGrace for times behind it).
-func (l *Limiter) AllowNAt(ctx context.Context, key string, now, n int64) (Result, error) {
+// allowNAt is AllowN at the caller's time now, in Unix nanoseconds, in
+// [-2^62, 2^62): the tests' hook, to compare decisions at chosen times
+// with the Go steps'. A key it writes expires as AllowN's would, counted
+// from the server's clock (see WithGrace for times behind it).
+func (l *Limiter) allowNAt(ctx context.Context, key string, now, n int64) (result, error) {
 	r, _, err := l.run(ctx, key, true, now, n, false)
 	return r, err
 }
@@ -194,7 +201,7 @@ func (l *Limiter) AllowNAt(ctx context.Context, key string, now, n int64) (Resul
 // Reset removes key's state: the key becomes full (GCRA) or empty (window).
 func (l *Limiter) Reset(ctx context.Context, key string) error {
 	if l == nil || l.c == nil {
-		return ErrZeroValue
+		return errZeroValue
 	}
 	ctx, cancel := l.ctx(ctx)
 	defer cancel()
@@ -202,7 +209,7 @@ func (l *Limiter) Reset(ctx context.Context, key string) error {
 	if !ok {
 		return errors.New("redis: Reset needs a client that can run DEL")
 	}
-	return c.Del(ctx, l.Key(key)).Err()
+	return c.Del(ctx, l.keyOf(key)).Err()
 }
 
 // errTime reports a caller's time outside [-2^62, 2^62).
@@ -210,16 +217,17 @@ var errTime = errors.New("redis: now must be in [-2^62, 2^62) Unix ns")
 
 // run is every decision: n units (take: up to n) at the server's time,
 // or at now (caller). It returns the Result and the units taken.
-func (l *Limiter) run(ctx context.Context, key string, caller bool, now, n int64, take bool) (Result, int64, error) {
-	r, m, _, err := l.decide(ctx, key, caller, now, n, take, false, 0, 0, "")
+func (l *Limiter) run(ctx context.Context, key string, caller bool, now, n int64, take bool) (result, int64, error) {
+	r, m, _, err := l.decide(ctx, key, nil, caller, now, n, take, false, 0, 0, "")
 	return r, m, err
 }
 
 // decide is run for a TwoTier's borrows (tier, GCRA only): it may also give
 // back give units of the caller's last borrow, whose written value was
 // last, reserves at most reserve units when none is there, and returns the
-// value it writes ("" if none).
-func (l *Limiter) decide(ctx context.Context, key string, caller bool, now, n int64, take, tier bool, give, reserve int64, last string) (Result, int64, string, error) {
+// value it writes ("" if none). prog is the parameter set to decide under
+// (nil: the limiter's in force).
+func (l *Limiter) decide(ctx context.Context, key string, prog *program, caller bool, now, n int64, take, tier bool, give, reserve int64, last string) (result, int64, string, error) {
 	lim, r0, err := l.check(caller, now, n, take)
 	if err != nil {
 		return r0, 0, "", err
@@ -229,15 +237,18 @@ func (l *Limiter) decide(ctx context.Context, key string, caller bool, now, n in
 	b := argPool.Get().(*argBuf)
 	defer argPool.Put(b)
 	giving := tier && l.alg == algGCRA
-	b.args = decisionArgs(b.args[:0], caller, now, n, take)
+	b.args = decisionArgs(b.args[:0], caller, now, n, take, giving)
 	if lim != nil {
 		b.args = append(b.args, lim.arg)
 	}
 	if giving {
 		b.args = append(b.args, give, last, reserve)
 	}
-	b.keys[0] = l.Key(key)
-	b.prog = l.prog.Load()
+	b.keys[0] = l.keyOf(key)
+	b.prog = prog
+	if prog == nil {
+		b.prog = l.prog.Load()
+	}
 	ctx, cancel := l.ctx(ctx)
 	defer cancel()
 	cmd := l.send(ctx, b)
@@ -254,21 +265,27 @@ func (l *Limiter) decide(ctx context.Context, key string, caller bool, now, n in
 	clear(b.args)
 	if err != nil {
 		l.failed(ctx, err)
-		return Result{}, 0, "", err
+		return result{}, 0, "", err
 	}
 	if len(v) != 5 {
-		return Result{}, 0, "", fmt.Errorf("redis: the script returned %d values, want 5", len(v))
+		return result{}, 0, "", fmt.Errorf("redis: the script returned %d values, want 5", len(v))
 	}
-	r := Result{OK: v[0] == 1, Remaining: v[2]}
+	r := result{OK: v[0] == 1, Remaining: v[2]}
 	if !r.OK || take {
 		r.RetryAfter = retryAfter(v[3], v[4])
 	}
 	return r, v[1], written, nil
 }
 
-// decisionArgs appends a decision's first five arguments to args: mode
-// (1: the caller's time), the caller's now in Unix seconds and ns, n, take.
-func decisionArgs(args []any, caller bool, now, n int64, take bool) []any {
+// decisionArgs appends a decision's first arguments to args: mode (1: the
+// caller's time), the caller's now in Unix seconds and ns, n, take; or, at
+// the server's time taking n or nothing and giving nothing back, n alone
+// (the scripts' short form: the server parses every argument of every
+// call, about 0.1µs each).
+func decisionArgs(args []any, caller bool, now, n int64, take, giving bool) []any {
+	if !caller && !take && !giving {
+		return append(args, n)
+	}
 	args = append(args, 0, 0, 0, n, 0)
 	if caller {
 		s := now / 1e9
@@ -296,20 +313,20 @@ func (l *Limiter) failed(ctx context.Context, err error) {
 
 // check refuses a decision that needs no round trip, and returns a
 // window's limit in force.
-func (l *Limiter) check(caller bool, now, n int64, take bool) (*limitArg, Result, error) {
+func (l *Limiter) check(caller bool, now, n int64, take bool) (*limitArg, result, error) {
 	if l == nil || l.c == nil {
-		return nil, zeroResult, ErrZeroValue
+		return nil, zeroResult, errZeroValue
 	}
 	max, lim := l.limit()
 	switch {
 	case n < 0:
-		return nil, Result{RetryAfter: Never}, errNegativeCost
+		return nil, result{RetryAfter: never}, errNegativeCost
 	case n > max && !take:
-		return nil, Result{RetryAfter: Never}, errCostExceedsBurst
+		return nil, result{RetryAfter: never}, errCostExceedsBurst
 	case caller && (now < -1<<62 || now >= 1<<62):
-		return nil, Result{RetryAfter: Never}, errTime
+		return nil, result{RetryAfter: never}, errTime
 	}
-	return lim, Result{}, nil
+	return lim, result{}, nil
 }
 
 // limit returns the largest n (a GCRA's burst, a window's limit in force)
@@ -362,14 +379,14 @@ func parseGiving(cmd *goredis.Cmd) ([]int64, string, error) {
 }
 
 func retryAfter(s, ns int64) time.Duration {
-	const never = int64(Never)
+	const most = int64(never)
 	q := ns / 1e9 // ns into [0, 1e9), exactly
 	s, ns = s+q, ns-q*1e9
 	if ns < 0 {
 		s, ns = s-1, ns+1e9
 	}
-	if s > never/1e9 || (s == never/1e9 && ns > never%1e9) {
-		return Never
+	if s > most/1e9 || (s == most/1e9 && ns > most%1e9) {
+		return never
 	}
 	return time.Duration(s*1e9 + ns)
 }
@@ -386,6 +403,8 @@ type argBuf struct {
 	keys [1]string
 	cmd  *goredis.Cmd
 	done chan bool // true: lead the next batch
+	run  []*argBuf // the batch this call leads, if it leads one
+	ctx  context.Context
 }
 
 var argPool = sync.Pool{New: func() any {

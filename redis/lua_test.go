@@ -38,13 +38,13 @@ func checkSchedule(t *testing.T, name string, c Client, flush func()) {
 			now += int64(i%4) * 60e6
 			n := int64(1 + i%3)
 			next, want, _ := stepGoGCRA(gref, tat, now, n)
-			if got, err := g.AllowNAt(bg, key, now, n); err != nil || got != want {
+			if got, err := g.allowNAt(bg, key, now, n); err != nil || got != want {
 				t.Errorf("%s gcra %s decision %d: %+v %v, want %+v", name, key, i, got, err, want)
 				return
 			}
 			tat = next
 			wnext, wwant, _ := stepGoWindow(wref, ws, now, n)
-			if got, err := w.AllowNAt(bg, key, now, n); err != nil || got != wwant {
+			if got, err := w.allowNAt(bg, key, now, n); err != nil || got != wwant {
 				t.Errorf("%s window %s decision %d: %+v %v, want %+v", name, key, i, got, err, wwant)
 				return
 			}
@@ -152,12 +152,13 @@ func TestPipelineLoadsAgain(t *testing.T) {
 			var batch []*argBuf
 			for i := range 3 {
 				b := argPool.New().(*argBuf)
-				b.keys[0] = l.Key(strconv.Itoa(round*3 + i))
+				b.keys[0] = l.keyOf(strconv.Itoa(round*3 + i))
 				b.prog = l.prog.Load()
 				b.args = append(b.args, 0, 0, 0, 1, 0)
+				b.ctx = bg
 				batch = append(batch, b)
 			}
-			l.flush(bg, batch)
+			l.flush(batch)
 			for i, b := range batch {
 				if v, err := ints(b.cmd, nil); err != nil || len(v) != 5 || v[0] != 1 || v[1] != 1 {
 					t.Fatalf("without FCALL %v, round %d call %d: %v %v, want 1 admitted", old, round, i, v, err)

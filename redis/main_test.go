@@ -21,10 +21,21 @@ func (quiet) Printf(context.Context, string, ...any) {}
 
 func init() { goredis.SetLogger(quiet{}) }
 
-// server starts a redis-server for one test and returns a client of it.
+// server returns the shared redis-server, emptied for this test, and a
+// client of it: for tests that neither kill, pause nor reconfigure their
+// server (those start their own with redistest.Start).
 func server(t testing.TB) (*redistest.Server, *goredis.Client) {
-	s := redistest.Start(t)
+	s := redistest.Shared(t)
 	return s, s.Client(t)
+}
+
+// longTest skips t under -short: the fault tests that kill, pause or
+// restart servers, or start a cluster, run in make test's full run.
+func longTest(t *testing.T) {
+	t.Helper()
+	if testing.Short() {
+		t.Skip("kills, pauses or restarts servers, or starts a cluster: not under -short")
+	}
 }
 
 // rawState returns the doubles a key holds (nil if there is no key).

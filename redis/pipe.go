@@ -5,22 +5,32 @@ import (
 	"errors"
 	"strings"
 	"sync"
+	"time"
 
 	goredis "github.com/redis/go-redis/v9"
 )
 
-// batcher sends the decisions a process makes at once together: while one
-// batch is on its way to Redis, the decisions that arrive queue; when it is
-// back, the first of them sends the queue as the next batch, in one go-redis
-// pipeline (one write, one read, per node). No decision waits for company:
-// a decision alone is sent at once, and one that queues waits for at most
-// the batch in flight and its own.
+// batcher sends the decisions a process makes at once together: up to
+// lanes batches are on their way to Redis at a time (so the server is kept
+// busy while a batch's reply travels), and the decisions that arrive while
+// all lanes are busy queue; when a batch is back, the first of the queue
+// sends the whole queue as the next batch, in one go-redis pipeline (one
+// write, one read, per node). No decision waits for company: a decision
+// that finds a free lane is sent at once, and one that queues waits for at
+// most one batch in flight and its own.
 type batcher struct {
-	mu    sync.Mutex
-	busy  bool      // a batch is in flight
-	queue []*argBuf // waiting for the next batch
-	run   []*argBuf // the batch in flight (its leader's only)
+	mu     sync.Mutex
+	flying int       // batches in flight, at most lanes
+	queue  []*argBuf // waiting for the next batch
 }
+
+// lanes is how many batches a batcher keeps in flight at once: two, so
+// that one is on the server while the other's reply travels and its
+// callers come back. Each more lane lets more decisions find one free and
+// go alone: batches shrink and every decision costs more CPU, on the
+// client and on the server (measured with 16 goroutines: 0.19 server
+// reads a decision with two lanes, 0.34 with four, and 11% less CPU).
+const lanes = 2
 
 // pipeliner is a client that can send commands in one pipeline.
 type pipeliner interface{ Pipeline() goredis.Pipeliner }
@@ -39,55 +49,68 @@ func (l *Limiter) batcherFor(ctx context.Context, key string) *batcher {
 	return q.(*batcher)
 }
 
-// send runs b's script call, alone or in a batch, and returns its reply.
+// send runs b's call, alone or in a batch, and returns its reply.
 func (l *Limiter) send(ctx context.Context, b *argBuf) *goredis.Cmd {
 	q := l.batcherFor(ctx, b.keys[0])
+	b.ctx = ctx
+	defer func() { b.ctx = nil }()
 	q.mu.Lock()
-	if q.busy {
+	if q.flying == lanes {
 		q.queue = append(q.queue, b)
 		q.mu.Unlock()
 		if !<-b.done {
 			return b.cmd
 		}
-		q.mu.Lock() // leading: b is in the queue
+		// Leading b.run, the queue handed over with a lane.
+	} else {
+		q.flying++
+		q.mu.Unlock()
+		b.run = append(b.run[:0], b)
 	}
-	q.busy = true
-	q.run = append(q.run[:0], q.queue...)
-	q.queue = q.queue[:0]
-	q.mu.Unlock()
-	if len(q.run) == 0 {
-		q.run = append(q.run, b)
-	}
-	l.flush(ctx, q.run)
-	for _, c := range q.run {
+	l.flush(b.run)
+	for _, c := range b.run {
 		if c != b {
 			c.done <- false
 		}
 	}
-	clear(q.run)
-	q.mu.Lock()
-	if len(q.queue) > 0 {
-		q.queue[0].done <- true
-	} else {
-		q.busy = false
-	}
-	q.mu.Unlock()
+	clear(b.run)
+	q.handOver()
 	return b.cmd
+}
+
+// handOver passes a finished batch's lane, with the whole queue as the
+// next batch, to the queue's first decision; with none queued the lane is
+// free. The queue leaves under the lock, so no decision is handed a lane
+// twice.
+func (q *batcher) handOver() {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	if len(q.queue) == 0 {
+		q.flying--
+		return
+	}
+	next := q.queue[0]
+	next.run = append(next.run[:0], q.queue...)
+	clear(q.queue)
+	q.queue = q.queue[:0]
+	next.done <- true
 }
 
 // flush sends the batch: one call alone, more in one pipeline, each call
 // that failed for want of its function or script (a restarted server, a
 // node new to the cluster, a server without Functions) sent again alone,
-// which loads it or turns to scripts. The leader's context bounds the
-// batch.
-func (l *Limiter) flush(ctx context.Context, batch []*argBuf) {
+// which loads it or turns to scripts. A call alone runs under its own
+// context; a pipeline under batchContext's.
+func (l *Limiter) flush(batch []*argBuf) {
 	p, ok := l.c.(pipeliner)
 	if len(batch) == 1 || !ok || l.eval.Load() {
 		for _, c := range batch {
-			l.runOne(ctx, c)
+			l.runOne(c.ctx, c)
 		}
 		return
 	}
+	ctx, cancel := batchContext(batch)
+	defer cancel()
 	pipe := p.Pipeline()
 	for _, c := range batch {
 		c.cmd = pipe.Do(ctx, c.command(fcall, c.prog.name)...)
@@ -96,9 +119,28 @@ func (l *Limiter) flush(ctx context.Context, batch []*argBuf) {
 	for _, c := range batch {
 		clear(c.full)
 		if err := c.cmd.Err(); missing(err) || noFunctions(err) {
-			l.runOne(ctx, c)
+			l.runOne(c.ctx, c)
 		}
 	}
+}
+
+// batchContext is what a pipeline runs under: its first decision's
+// context's values, none of its decisions' cancellation, and the latest
+// of their deadlines (none if one has none): a caller that gives up (a
+// client gone) fails no other decision in its batch.
+func batchContext(batch []*argBuf) (context.Context, context.CancelFunc) {
+	ctx := context.WithoutCancel(batch[0].ctx)
+	var last time.Time
+	for _, c := range batch {
+		d, ok := c.ctx.Deadline()
+		if !ok {
+			return ctx, nop
+		}
+		if d.After(last) {
+			last = d
+		}
+	}
+	return context.WithDeadline(ctx, last)
 }
 
 // doer is a client that sends any command: with it, a call's command is

@@ -15,6 +15,7 @@ import (
 // the exact bound together. A Limiter has no such memory: its key admits
 // up to its burst again, the excess its documentation states.
 func TestFaultEmptyRestart(t *testing.T) {
+	longTest(t)
 	s := redistest.Start(t)
 	c := goredis.NewClient(&goredis.Options{Addr: s.Addr, MaxRetries: -1})
 	t.Cleanup(func() { c.Close() })

@@ -37,44 +37,48 @@ func TestServerTime(t *testing.T) {
 // TestKeysLeaveWhenFull checks each key's expiry is exactly when its state
 // becomes the same as no key (plus the grace), and that it is then gone.
 func TestKeysLeaveWhenFull(t *testing.T) {
+	t.Parallel() // sleeps; keys in a database of its own
 	_, c := server(t)
 	for _, grace := range []time.Duration{0, 1500 * time.Microsecond, time.Second} {
-		g, _ := NewGCRA(c, "g"+grace.String(), 3, time.Second, 2, WithGrace(grace))
-		w, _ := NewWindow(c, "w"+grace.String(), 4, 100*time.Millisecond, WithGrace(grace))
-		gms := int64((grace + time.Millisecond - 1) / time.Millisecond)
-		for i := range 3 {
-			if _, err := g.AllowN(bg, "k", 1); err != nil {
-				t.Fatal(err)
+		t.Run(grace.String(), func(t *testing.T) {
+			t.Parallel() // each sleeps a second
+			g, _ := NewGCRA(c, "g"+grace.String(), 3, time.Second, 2, WithGrace(grace))
+			w, _ := NewWindow(c, "w"+grace.String(), 4, 100*time.Millisecond, WithGrace(grace))
+			gms := int64((grace + time.Millisecond - 1) / time.Millisecond)
+			for i := range 3 {
+				if _, err := g.AllowN(bg, "k", 1); err != nil {
+					t.Fatal(err)
+				}
+				if _, err := w.AllowN(bg, "k", 1); err != nil {
+					t.Fatal(err)
+				}
+				// GCRA: full at origin + ceil(t*p/e) ns.
+				st := rawState(t, c, g.keyOf("k"), 8)
+				gp := g.prog.Load().gp
+				full := new(big.Int).Mul(big.NewInt(int64(st[2])), new(big.Int).SetUint64(gp.p))
+				full.Add(full, new(big.Int).SetUint64(gp.e-1)).Quo(full, new(big.Int).SetUint64(gp.e))
+				ns := int64(st[0])*1e9 + int64(st[1]) + full.Int64()
+				if got, want := c.PExpireTime(bg, g.keyOf("k")).Val(), time.Duration((ns+999999)/1e6+gms)*time.Millisecond; got != want {
+					t.Fatalf("gcra grace %v step %d: expires at %v, want %v", grace, i, got, want)
+				}
+				ws := rawState(t, c, w.keyOf("k"), 4)
+				ns = int64(ws[0])*1e9 + int64(ws[1]) + 2*int64(100*time.Millisecond)
+				if got, want := c.PExpireTime(bg, w.keyOf("k")).Val(), time.Duration((ns+999999)/1e6+gms)*time.Millisecond; got != want {
+					t.Fatalf("window grace %v step %d: expires at %v, want %v", grace, i, got, want)
+				}
 			}
-			if _, err := w.AllowN(bg, "k", 1); err != nil {
-				t.Fatal(err)
+			if grace > 100*time.Millisecond {
+				return
 			}
-			// GCRA: full at origin + ceil(t*p/e) ns.
-			st := rawState(t, c, g.Key("k"), 8)
-			gp := g.prog.Load().gp
-			full := new(big.Int).Mul(big.NewInt(int64(st[2])), new(big.Int).SetUint64(gp.p))
-			full.Add(full, new(big.Int).SetUint64(gp.e-1)).Quo(full, new(big.Int).SetUint64(gp.e))
-			ns := int64(st[0])*1e9 + int64(st[1]) + full.Int64()
-			if got, want := c.PExpireTime(bg, g.Key("k")).Val(), time.Duration((ns+999999)/1e6+gms)*time.Millisecond; got != want {
-				t.Fatalf("gcra grace %v step %d: expires at %v, want %v", grace, i, got, want)
+			time.Sleep(time.Second + grace + 10*time.Millisecond)
+			if n := c.Exists(bg, g.keyOf("k"), w.keyOf("k")).Val(); n != 0 {
+				t.Fatalf("grace %v: %d keys left after they were full", grace, n)
 			}
-			ws := rawState(t, c, w.Key("k"), 4)
-			ns = int64(ws[0])*1e9 + int64(ws[1]) + 2*int64(100*time.Millisecond)
-			if got, want := c.PExpireTime(bg, w.Key("k")).Val(), time.Duration((ns+999999)/1e6+gms)*time.Millisecond; got != want {
-				t.Fatalf("window grace %v step %d: expires at %v, want %v", grace, i, got, want)
+			// No key is a full limiter.
+			if r, err := g.AllowN(bg, "k", 2); err != nil || !r.OK {
+				t.Fatalf("no key: %+v %v", r, err)
 			}
-		}
-		if grace > 100*time.Millisecond {
-			continue
-		}
-		time.Sleep(time.Second + grace + 10*time.Millisecond)
-		if n := c.Exists(bg, g.Key("k"), w.Key("k")).Val(); n != 0 {
-			t.Fatalf("grace %v: %d keys left after they were full", grace, n)
-		}
-		// No key is a full limiter.
-		if r, err := g.AllowN(bg, "k", 2); err != nil || !r.OK {
-			t.Fatalf("no key: %+v %v", r, err)
-		}
+		})
 	}
 }
 
@@ -100,13 +104,13 @@ func TestCostErrors(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if r, err := l.AllowN(bg, "k", -1); err != errNegativeCost || r.RetryAfter != Never {
+	if r, err := l.AllowN(bg, "k", -1); err != errNegativeCost || r.RetryAfter != never {
 		t.Fatalf("n=-1: %+v %v", r, err)
 	}
-	if r, err := l.AllowN(bg, "k", 4); err != errCostExceedsBurst || r.RetryAfter != Never {
+	if r, err := l.AllowN(bg, "k", 4); err != errCostExceedsBurst || r.RetryAfter != never {
 		t.Fatalf("n=4: %+v %v", r, err)
 	}
-	if _, err := l.AllowNAt(bg, "k", 1<<62, 1); err != errTime {
+	if _, err := l.allowNAt(bg, "k", 1<<62, 1); err != errTime {
 		t.Fatalf("now 2^62: %v", err)
 	}
 }

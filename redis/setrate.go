@@ -48,7 +48,7 @@ type limitArg struct {
 // rates an AIMD sets to a few distinct values.
 func (l *Limiter) SetRate(events int64, per time.Duration) error {
 	if l == nil || l.c == nil {
-		return ErrZeroValue
+		return errZeroValue
 	}
 	if l.alg == algGCRA {
 		return l.setGCRA(events, per)
@@ -91,7 +91,7 @@ func (l *Limiter) setGCRA(events int64, per time.Duration) error {
 // take their time from the Redis server.
 func (l *Limiter) SetRateAt(now int64, perSecond float64) error {
 	if l == nil || l.c == nil {
-		return ErrZeroValue
+		return errZeroValue
 	}
 	if l.alg == algGCRA {
 		num, den, ok := ratio.Fraction(perSecond)

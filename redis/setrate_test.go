@@ -49,7 +49,7 @@ func TestWindowSetRateMatchesStep(t *testing.T) {
 		n := 1 + rng.Int64N(3)
 		ref, _ := newGoWindow(lim, time.Second)
 		next, want, werr := stepGoWindow(ref, s, now, n)
-		got, gerr := l.AllowNAt(bg, "k", now, n)
+		got, gerr := l.allowNAt(bg, "k", now, n)
 		if got != want || gerr != werr {
 			t.Fatalf("decision %d under limit %d: now %d n %d state %+v: %+v %v, window.Step %+v %v",
 				i, lim, now, n, s, got, gerr, want, werr)
@@ -129,17 +129,17 @@ func TestSetRateErrors(t *testing.T) {
 	// Still 8/s, burst 3: the fourth at one instant waits 1/8 s.
 	now := time.Now().UnixNano()
 	for i := range 4 {
-		r, err := g.AllowNAt(bg, "k", now, 1)
+		r, err := g.allowNAt(bg, "k", now, 1)
 		if err != nil || r.OK != (i < 3) || (i == 3 && r.RetryAfter != time.Second/8) {
 			t.Fatalf("decision %d after refused changes: %+v %v", i, r, err)
 		}
 	}
 	var z Limiter
 	var nl *Limiter
-	if err := z.SetRateAt(0, 1); err != ErrZeroValue {
+	if err := z.SetRateAt(0, 1); err != errZeroValue {
 		t.Errorf("zero Limiter: %v", err)
 	}
-	if err := nl.SetRate(1, time.Second); err != ErrZeroValue {
+	if err := nl.SetRate(1, time.Second); err != errZeroValue {
 		t.Errorf("nil Limiter: %v", err)
 	}
 }
@@ -200,7 +200,7 @@ func TestAIMDDrivesGCRA(t *testing.T) {
 	}
 	now := time.Now().UnixNano()
 	for i := range 6 {
-		r, err := g.AllowNAt(bg, "k", now, 1)
+		r, err := g.allowNAt(bg, "k", now, 1)
 		if err != nil || r.OK != (i < 5) {
 			t.Fatalf("decision %d: %+v %v", i, r, err)
 		}

@@ -20,6 +20,7 @@ import (
 // must see no error and be admitted about its bound, burst + rate*T, and
 // never more.
 func TestFaultShardDown(t *testing.T) {
+	longTest(t)
 	cl := redistest.StartCluster(t, 3, 0, "--cluster-require-full-coverage", "no")
 	c := goredis.NewClusterClient(&goredis.ClusterOptions{Addrs: cl.Addrs(), ContextTimeoutEnabled: true,
 		DialTimeout: faultTimeout, MaxRedirects: 3})
@@ -31,7 +32,7 @@ func TestFaultShardDown(t *testing.T) {
 		t.Fatal(err)
 	}
 	master := func(key string) *redistest.Server {
-		m, err := c.MasterForKey(bg, tt.r.Key(key))
+		m, err := c.MasterForKey(bg, tt.r.keyOf(key))
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -28,7 +28,7 @@ func share(t *testing.T, s *redistest.Server, rates []int, d time.Duration, mk f
 	var wg sync.WaitGroup
 	stop := time.Now().Add(d)
 	for _, rate := range rates {
-		c := goredis.NewClient(&goredis.Options{Addr: s.Addr})
+		c := goredis.NewClient(s.Options())
 		t.Cleanup(func() { c.Close() })
 		tt, err := mk(c)
 		if err != nil {
@@ -80,10 +80,10 @@ func totals(ps []*process) (asked, admitted, trips int64) {
 // admitted at least 95% of what they ask, with at most one round trip per
 // admission.
 func TestTwoTierLightProcesses(t *testing.T) {
-	s := redistest.Start(t)
+	s := redistest.Shared(t)
 	d := 2 * time.Second
 	if testing.Short() {
-		d = time.Second
+		d = 400 * time.Millisecond // the bound only
 	}
 	rates := []int{100, 100, 100, 100, 100, 100, 100, 100}
 	ps, adm := share(t, s, rates, d, func(c Client) (*TwoTier, error) {
@@ -110,10 +110,10 @@ func TestTwoTierLightProcesses(t *testing.T) {
 // borrow of the empty key reserves the units to come: none comes back
 // empty).
 func TestTwoTierSaturated(t *testing.T) {
-	s := redistest.Start(t)
+	s := redistest.Shared(t)
 	d := 2 * time.Second
 	if testing.Short() {
-		d = time.Second
+		d = 400 * time.Millisecond // the bound only
 	}
 	ps, adm := share(t, s, []int{0, 0, 0}, d, func(c Client) (*TwoTier, error) {
 		return NewTwoTier(c, "sat", 50, time.Second, 10, WithTimeout(5*time.Second))
@@ -138,8 +138,12 @@ func TestTwoTierSaturated(t *testing.T) {
 // once the burst is spent, is admitted steadily at the rate: a denial is
 // kept until the next unit could be there, not until a batch refilled.
 func TestTwoTierNoSpikes(t *testing.T) {
-	s := redistest.Start(t)
-	ps, adm := share(t, s, []int{0}, 1500*time.Millisecond, func(c Client) (*TwoTier, error) {
+	s := redistest.Shared(t)
+	d := 1500 * time.Millisecond
+	if testing.Short() {
+		d = 500 * time.Millisecond // the bound only
+	}
+	ps, adm := share(t, s, []int{0}, d, func(c Client) (*TwoTier, error) {
 		return NewTwoTier(c, "spike", 100, time.Second, 1000, WithTimeout(5*time.Second))
 	})
 	checkBound(t, adm, func(sum, span int64) bool { return sum*1e9 > 1000*1e9+100*span })

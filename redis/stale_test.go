@@ -61,12 +61,12 @@ func TestStaleTimesNeverOverAdmit(t *testing.T) {
 			now -= rng.Int64N(int64(2 * time.Second)) // a failover to a clock behind
 		}
 		n := 1 + rng.Int64N(2)
-		if r, err := g.AllowNAt(bg, "k", now, n); err != nil {
+		if r, err := g.allowNAt(bg, "k", now, n); err != nil {
 			t.Fatal(err)
 		} else if r.OK {
 			ga = append(ga, admission{now, n})
 		}
-		if r, err := w.AllowNAt(bg, "k", now, n); err != nil {
+		if r, err := w.allowNAt(bg, "k", now, n); err != nil {
 			t.Fatal(err)
 		} else if r.OK {
 			wa = append(wa, admission{now, n})

@@ -9,6 +9,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/cellrate/cellrate/limit"
 )
 
 // WithBatch caps how many units a TwoTier borrows from Redis in one round
@@ -72,7 +74,8 @@ const (
 // burst' + events*(t+lease)/period <= burst + events*t/period. Times are
 // the server's clock for borrowing and each process's monotonic clock for
 // spending: the bound assumes they run at the same rate (not that they
-// agree), as clocks on one machine or under NTP do.
+// agree), as clocks on one machine or under NTP do. SetRate changes the
+// rate while the limiter runs, with the bound it states.
 //
 // A borrow that finds the key empty reserves units to come: Redis admits
 // them one at a time, each at the first time it is there, as that many
@@ -138,14 +141,18 @@ const (
 // reservation lengthens the line of the key until its units' times pass.
 // So after a failure on a node, a borrow asks only the units its request
 // needs, until one succeeds.
+//
+// A TwoTier not made by NewTwoTier (the zero TwoTier, or a nil pointer)
+// denies every request with an error that is ErrClosed for errors.Is. A
+// TwoTier must not be copied after first use (go vet reports copies).
 type TwoTier struct {
 	r         *Limiter
-	events    int64
-	period    time.Duration
-	burst     int64 // of the whole, as given
+	rate      atomic.Pointer[tierRate] // in force; replaced whole by SetRate
+	setting   sync.Mutex               // one SetRate at a time
+	burst     int64                    // of the whole, as given
+	keep      int64                    // burst less the Redis burst: what a lease may refill
+	maxLease  int64                    // ns, the lease asked for (WithLease or its default)
 	batch     int64
-	half      int64 // the units the rate refills in half a lease, at least 1
-	lease     int64 // ns
 	retry     int64 // ns
 	share     float64
 	entries   sync.Map // key -> *entry
@@ -168,16 +175,32 @@ type entry struct {
 	size      int64         // the units the next borrow asks (under mu)
 	zeros     int64         // borrows that found none, halved by each that found some (under mu)
 	res       reservation   // units Redis admitted at times to come (under mu)
+	prog      *program      // the parameter set of the last borrow (under mu)
 	reserving atomic.Bool   // res holds units not yet in the pool
 	fb        atomic.Pointer[localLimiter]
 }
 
 // reservation is what a borrow that found the key empty holds: n units
-// Redis admitted one at a time, each at the first time it was there. Unit i
-// may be spent from base+refill(i) (when it is there, at the latest) until
-// end+refill(i)-1 (a lease from its time, at the earliest); out are in the
-// pool already.
-type reservation struct{ n, out, base, end int64 }
+// Redis admitted one at a time at rate, each at the first time it was
+// there. Unit i may be spent from base+refill(i) (when it is there, at the
+// latest) until end+refill(i)-1 (a lease from its time, at the earliest);
+// out are in the pool already.
+type reservation struct {
+	n, out, base, end int64
+	rate              *tierRate
+}
+
+// tierRate is a TwoTier's rate and what follows from it: the lease (the
+// longest, up to the one asked for, in which the rate refills at most
+// keep units), the units it refills in half a lease, and the Redis
+// limiter's parameter set.
+type tierRate struct {
+	events int64
+	period time.Duration
+	lease  int64 // ns
+	half   int64 // at least 1
+	prog   *program
+}
 
 // Stats counts a TwoTier's round trips to Redis, the errors among them and
 // the decisions made on the fail-open limit.
@@ -252,15 +275,19 @@ func NewTwoTier(c Client, prefix string, events int64, period time.Duration, bur
 	if err != nil {
 		return nil, err
 	}
-	t := &TwoTier{r: r, events: events, period: period, burst: burst, batch: cfg.batch,
-		lease: int64(cfg.lease), retry: int64(cfg.retry), share: cfg.share}
-	t.half = max(1, t.units(t.lease/2))
+	t := &TwoTier{r: r, burst: burst, keep: keep.Int64(), maxLease: int64(cfg.lease), batch: cfg.batch,
+		retry: int64(cfg.retry), share: cfg.share}
+	rt, err := t.newRate(events, period)
+	if err != nil {
+		return nil, err
+	}
+	t.rate.Store(rt)
 	return t, nil
 }
 
-// RedisBurst returns the burst of the Redis limiter the processes borrow
+// redisBurst returns the burst of the Redis limiter the processes borrow
 // from: the burst less what the rate refills in a lease.
-func (t *TwoTier) RedisBurst() int64 {
+func (t *TwoTier) redisBurst() int64 {
 	if t == nil || t.r == nil {
 		return 0
 	}
@@ -282,7 +309,7 @@ func (t *TwoTier) Allow(ctx context.Context, key string) (bool, error) {
 // within its lease: n above what the rate refills in a lease may wait
 // until the others ask less (with NewGCRA too, small requests take units
 // as they come).
-func (t *TwoTier) AllowN(ctx context.Context, key string, n int64) (Result, error) {
+func (t *TwoTier) AllowN(ctx context.Context, key string, n int64) (limit.Result, error) {
 	r, _, err := t.allow(ctx, key, n)
 	return r, err
 }
@@ -296,18 +323,18 @@ func (t *TwoTier) entry(key string) *entry {
 }
 
 // allow also returns the monotonic time an admission counts at.
-func (t *TwoTier) allow(ctx context.Context, key string, n int64) (Result, int64, error) {
+func (t *TwoTier) allow(ctx context.Context, key string, n int64) (result, int64, error) {
 	switch {
 	case t == nil || t.r == nil:
-		return zeroResult, 0, ErrZeroValue
+		return zeroResult, 0, errZeroValue
 	case n < 0:
-		return Result{RetryAfter: Never}, 0, errNegativeCost
+		return result{RetryAfter: never}, 0, errNegativeCost
 	case n > t.r.max:
-		return Result{RetryAfter: Never}, 0, errCostExceedsBurst
+		return result{RetryAfter: never}, 0, errCostExceedsBurst
 	}
 	e := t.entry(key)
 	if n == 0 {
-		return Result{OK: true, Remaining: int64(e.word.Load() & tokMask)}, monotonic(), nil
+		return result{OK: true, Remaining: int64(e.word.Load() & tokMask)}, monotonic(), nil
 	}
 	if r, at, ok := e.spend(n); ok {
 		return r, at, nil
@@ -316,12 +343,12 @@ func (t *TwoTier) allow(ctx context.Context, key string, n int64) (Result, int64
 }
 
 // spend takes n units from the pool if it holds n in a live lease.
-func (e *entry) spend(n int64) (Result, int64, bool) {
+func (e *entry) spend(n int64) (result, int64, bool) {
 	for {
 		w := e.word.Load()
 		tok := int64(w & tokMask)
 		if tok < n {
-			return Result{}, 0, false
+			return result{}, 0, false
 		}
 		if !e.word.CompareAndSwap(w, w-uint64(n)) {
 			continue
@@ -330,13 +357,13 @@ func (e *entry) spend(n int64) (Result, int64, bool) {
 		// which must be before the lease's end.
 		now := monotonic()
 		if now < int64(w>>tokBits)*1e6 {
-			return Result{OK: true, Remaining: tok - n}, now, true
+			return result{OK: true, Remaining: tok - n}, now, true
 		}
 		// The lease ran out: the units are void. Put them back if nothing
 		// changed (a new lease may have replaced the pool: then they are
 		// lost), for the next borrow to give back to Redis.
 		e.word.CompareAndSwap(w-uint64(n), w)
-		return Result{}, 0, false
+		return result{}, 0, false
 	}
 }
 
@@ -357,12 +384,12 @@ func (e *entry) add(m, deadline int64) {
 	}
 }
 
-func (t *TwoTier) slow(ctx context.Context, e *entry, key string, n int64) (Result, int64, error) {
+func (t *TwoTier) slow(ctx context.Context, e *entry, key string, n int64) (result, int64, error) {
 	now := monotonic()
 	if until := e.denyUntil.Load(); now < until {
-		return Result{RetryAfter: time.Duration(until - now)}, 0, nil
+		return result{RetryAfter: time.Duration(until - now)}, 0, nil
 	}
-	h := t.nodes.of(ctx, t.r.c, t.r.Key(key))
+	h := t.nodes.of(ctx, t.r.c, t.r.keyOf(key))
 	if now < h.downUntil.Load() && !e.reserving.Load() {
 		return t.fallback(e, h, now, n, ErrUnavailable)
 	}
@@ -383,7 +410,7 @@ func (t *TwoTier) slow(ctx context.Context, e *entry, key string, n int64) (Resu
 		return t.awaiting(e, now, n), 0, nil
 	}
 	if until := e.denyUntil.Load(); now < until {
-		return Result{RetryAfter: time.Duration(until - now)}, 0, nil
+		return result{RetryAfter: time.Duration(until - now)}, 0, nil
 	}
 	if now < h.downUntil.Load() {
 		return t.fallback(e, h, now, n, ErrUnavailable)
@@ -393,13 +420,14 @@ func (t *TwoTier) slow(ctx context.Context, e *entry, key string, n int64) (Resu
 
 // roundTrip borrows for key (under e.mu) and decides the request from
 // what comes back, counting the node's failures.
-func (t *TwoTier) roundTrip(ctx context.Context, e *entry, h *health, key string, n, now int64) (Result, int64, error) {
+func (t *TwoTier) roundTrip(ctx context.Context, e *entry, h *health, key string, n, now int64) (result, int64, error) {
 	if t.trips.Add(1)%sweepEvery == 0 {
 		t.sweep(now)
 	}
-	want, reserve := t.sizes(e, h, now, n)
+	rt := t.rate.Load()
+	want, reserve := t.sizes(e, h, rt, now, n)
 	give := e.reclaim(now)
-	r, m, err := t.borrow(ctx, e, key, want, reserve, give)
+	r, m, err := t.borrow(ctx, e, key, rt, want, reserve, give)
 	if err != nil {
 		t.errs.Add(1)
 		now = monotonic()
@@ -410,7 +438,7 @@ func (t *TwoTier) roundTrip(ctx context.Context, e *entry, h *health, key string
 	}
 	h.failing.Store(0)
 	e.at, e.got = now, m
-	return t.received(e, r, m, n, now)
+	return t.received(e, rt, r, m, n, now)
 }
 
 // sizes returns how many units to borrow if the key has them, and how
@@ -419,25 +447,25 @@ func (t *TwoTier) roundTrip(ctx context.Context, e *entry, h *health, key string
 // (within the batch), so that a round trip brings two. After the node
 // failed, only the request's: a borrow whose reply is lost takes units no
 // one spends.
-func (t *TwoTier) sizes(e *entry, h *health, now, n int64) (want, reserve int64) {
+func (t *TwoTier) sizes(e *entry, h *health, rt *tierRate, now, n int64) (want, reserve int64) {
 	if h.failing.Load() > 0 {
 		return n, n
 	}
-	want = e.resize(now, t.lease, t.batch)
-	reserve = min(max(2, min(want, t.half)), t.batch)
+	want = e.resize(now, rt.lease, t.batch)
+	reserve = min(max(2, min(want, rt.half)), t.batch)
 	return max(want, n), max(reserve, n)
 }
 
 // borrow asks Redis for up to want units, or if none is there for up to
 // reserve units to come, giving back give units of the last borrow, and
 // keeps the receipt of this one.
-func (t *TwoTier) borrow(ctx context.Context, e *entry, key string, want, reserve, give int64) (Result, int64, error) {
-	r, m, written, err := t.r.decide(ctx, key, false, 0, want, true, true, give, reserve, e.last)
+func (t *TwoTier) borrow(ctx context.Context, e *entry, key string, rt *tierRate, want, reserve, give int64) (result, int64, error) {
+	r, m, written, err := t.r.decide(ctx, key, rt.prog, false, 0, want, true, true, give, reserve, e.last)
 	if give > 0 || err != nil {
 		e.lastM = 0 // given back, or lost: never twice
 	}
 	if written != "" {
-		e.last = written
+		e.last, e.prog = written, rt.prog
 	}
 	if m > 0 {
 		e.lastM = m
@@ -453,29 +481,34 @@ func (t *TwoTier) borrow(ctx context.Context, e *entry, key string, want, reserv
 // other processes compete for the units: zeros counts the borrows that
 // found none (halved by each borrow that found some), each standing for a
 // process that takes a unit before this one.
-func (t *TwoTier) received(e *entry, r Result, m, n, ls int64) (Result, int64, error) {
+func (t *TwoTier) received(e *entry, rt *tierRate, r result, m, n, ls int64) (result, int64, error) {
 	now := monotonic()
 	if m == 0 {
 		e.zeros = min(e.zeros+1, t.r.max)
-		wait := satAdd(int64(r.RetryAfter), t.refill(e.zeros-1))
+		wait := satAdd(int64(r.RetryAfter), rt.refill(e.zeros-1))
 		e.denyUntil.Store(satAdd(now, wait))
-		return Result{Remaining: int64(e.word.Load() & tokMask), RetryAfter: time.Duration(wait)}, 0, nil
+		return result{Remaining: int64(e.word.Load() & tokMask), RetryAfter: time.Duration(wait)}, 0, nil
 	}
 	e.zeros /= 2
 	if w := int64(r.RetryAfter); w > 0 {
 		// Redis decided at a time in [ls, now] here: the first unit is
 		// there by now+w and its lease runs from ls+w at the earliest.
-		e.res = reservation{n: m, base: satAdd(now, w), end: satAdd(ls+w, t.lease)}
+		e.res = reservation{n: m, base: satAdd(now, w), end: satAdd(ls+w, rt.lease), rate: rt}
 		e.reserving.Store(true)
 		t.release(e, now)
 		return t.awaiting(e, now, n), 0, nil
 	}
-	e.add(m, ls+t.lease)
+	e.add(m, ls+rt.lease)
+	if cur := t.rate.Load(); cur != rt {
+		// A SetRate ran during the round trip and may have passed this
+		// entry before the units were in: cut their lease as it would have.
+		e.shorten(rt, cur, now)
+	}
 	if r, at, ok := e.spend(n); ok {
 		return r, at, nil
 	}
 	tok := int64(e.word.Load() & tokMask)
-	return Result{Remaining: tok, RetryAfter: time.Duration(t.refill(max(1, n-tok)))}, 0, nil
+	return result{Remaining: tok, RetryAfter: time.Duration(rt.refill(max(1, n-tok)))}, 0, nil
 }
 
 // release puts in the pool the reserved units whose times have come, each
@@ -484,15 +517,20 @@ func (t *TwoTier) received(e *entry, r Result, m, n, ls int64) (Result, int64, e
 // lease has ended go in at once: void, for reclaim to give back.
 func (t *TwoTier) release(e *entry, now int64) {
 	rs := &e.res
+	if rs.out < rs.n && rs.rate != t.rate.Load() {
+		// The rate changed: the units still to come are void (see SetRate).
+		rs.out = rs.n
+		e.denyUntil.Store(0)
+	}
 	for rs.out < rs.n {
-		at := satAdd(rs.base, t.refill(rs.out))
-		end := satAdd(rs.end, t.refill(rs.out)-1)
+		at := satAdd(rs.base, rs.rate.refill(rs.out))
+		end := satAdd(rs.end, rs.rate.refill(rs.out)-1)
 		if now < at && now < end {
 			e.denyUntil.Store(at)
 			return
 		}
 		// The units due by now, at least this one, at most all.
-		k := min(rs.n-rs.out, 1+t.units(now-at))
+		k := min(rs.n-rs.out, 1+rs.rate.units(now-at))
 		e.add(k, end)
 		rs.out += k
 	}
@@ -501,11 +539,11 @@ func (t *TwoTier) release(e *entry, now int64) {
 
 // awaiting is the denial of a request for n units while a reservation's
 // units are still to come: the wait is until n could be in the pool.
-func (t *TwoTier) awaiting(e *entry, now, n int64) Result {
+func (t *TwoTier) awaiting(e *entry, now, n int64) result {
 	tok := int64(e.word.Load() & tokMask)
 	i := min(e.res.out+max(0, n-tok), e.res.n) - 1
-	wait := max(1, satAdd(e.res.base, t.refill(max(i, e.res.out)))-now)
-	return Result{Remaining: tok, RetryAfter: time.Duration(wait)}
+	wait := max(1, satAdd(e.res.base, e.res.rate.refill(max(i, e.res.out)))-now)
+	return result{Remaining: tok, RetryAfter: time.Duration(wait)}
 }
 
 // resize returns how many units to borrow: what this process spent per
@@ -552,29 +590,29 @@ func satAdd(a, b int64) int64 {
 }
 
 // units returns how many whole units the rate refills in d ns (d >= 0).
-func (t *TwoTier) units(d int64) int64 {
+func (rt *tierRate) units(d int64) int64 {
 	if d <= 0 {
 		return 0
 	}
-	hi, lo := bits.Mul64(uint64(d), uint64(t.events))
-	if hi >= uint64(t.period) {
+	hi, lo := bits.Mul64(uint64(d), uint64(rt.events))
+	if hi >= uint64(rt.period) {
 		return math.MaxInt64
 	}
-	q, _ := bits.Div64(hi, lo, uint64(t.period))
+	q, _ := bits.Div64(hi, lo, uint64(rt.period))
 	return int64(min(q, math.MaxInt64))
 }
 
 // refill returns the ns the rate takes to refill k units, rounded up.
-func (t *TwoTier) refill(k int64) int64 {
-	hi, lo := bits.Mul64(uint64(k), uint64(t.period))
-	if hi >= uint64(t.events) {
-		return int64(Never)
+func (rt *tierRate) refill(k int64) int64 {
+	hi, lo := bits.Mul64(uint64(k), uint64(rt.period))
+	if hi >= uint64(rt.events) {
+		return int64(never)
 	}
-	q, r := bits.Div64(hi, lo, uint64(t.events))
+	q, r := bits.Div64(hi, lo, uint64(rt.events))
 	if r != 0 {
 		q++
 	}
-	return int64(min(q, uint64(Never)))
+	return int64(min(q, uint64(never)))
 }
 
 // sweepEvery is how many round trips pass between sweeps of idle keys.
@@ -616,28 +654,43 @@ func (e *entry) idle(now int64) bool {
 	return (w&tokMask == 0 || int64(w>>tokBits)*1e6 <= now) && e.denyUntil.Load() <= now
 }
 
+// follow sets the fail-open limit fb to its share of rt at now, unless it
+// has it.
+func (t *TwoTier) follow(fb *localLimiter, rt *tierRate, now int64) error {
+	if old := fb.rate.Load(); old != rt && fb.rate.CompareAndSwap(old, rt) {
+		ev := max(1, int64(float64(rt.events)*t.share))
+		return localSetRate(fb, now, float64(ev)*1e9/float64(rt.period))
+	}
+	return nil
+}
+
 // fallback decides while Redis fails: deny with err (fail closed), or on
 // the local limit.
-func (t *TwoTier) fallback(e *entry, h *health, now, n int64, err error) (Result, int64, error) {
+func (t *TwoTier) fallback(e *entry, h *health, now, n int64, err error) (result, int64, error) {
 	if t.share == 0 {
-		return Result{RetryAfter: time.Duration(max(1, h.downUntil.Load()-now))}, 0, err
+		return result{RetryAfter: time.Duration(max(1, h.downUntil.Load()-now))}, 0, err
 	}
+	rt := t.rate.Load()
 	fb := e.fb.Load()
 	if fb == nil {
-		ev := max(1, int64(float64(t.events)*t.share))
+		ev := max(1, int64(float64(rt.events)*t.share))
 		b := max(1, int64(float64(t.burst)*t.share))
-		l, lerr := newLocalLimiter(ev, t.period, b)
+		l, lerr := newLocalLimiter(ev, rt.period, b)
 		if lerr != nil {
-			return Result{}, 0, lerr
+			return result{}, 0, lerr
 		}
+		l.rate.Store(rt)
 		if !e.fb.CompareAndSwap(nil, l) {
 			l = e.fb.Load()
 		}
 		fb = l
 	}
+	if err := t.follow(fb, rt, now); err != nil {
+		return result{}, 0, err
+	}
 	t.fallbacks.Add(1)
 	if n > localBurst(fb) {
-		return Result{RetryAfter: Never}, 0, nil
+		return result{RetryAfter: never}, 0, nil
 	}
 	r, ferr := localAllow(fb, now, n)
 	return r, now, ferr

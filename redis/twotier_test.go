@@ -25,7 +25,9 @@ func hammer(t *testing.T, s *redistest.Server, procs, g int, d time.Duration, mk
 	stop := time.Now().Add(d)
 	var errs atomic.Int64
 	for range procs {
-		c := goredis.NewClient(&goredis.Options{Addr: s.Addr, PoolSize: g})
+		o := s.Options()
+		o.PoolSize = g
+		c := goredis.NewClient(o)
 		t.Cleanup(func() { c.Close() })
 		tt, err := mk(c)
 		if err != nil {
@@ -65,12 +67,16 @@ func hammer(t *testing.T, s *redistest.Server, procs, g int, d time.Duration, mk
 // count at, keep burst + events*T/period over every interval, exactly;
 // and reports what batching cost against that bound.
 func TestTwoTierBound(t *testing.T) {
-	s := redistest.Start(t)
+	s := redistest.Shared(t)
 	const events, burst = 2000, 300
 	period := time.Second
+	d := 1500 * time.Millisecond
+	if testing.Short() {
+		d = 250 * time.Millisecond // 12 leases
+	}
 	for _, batch := range []int64{1, 10, 50} {
 		prefix := "tt" + string(rune('a'+batch%26))
-		adm, tts := hammer(t, s, 4, 4, 1500*time.Millisecond, func(c Client) (*TwoTier, error) {
+		adm, tts := hammer(t, s, 4, 4, d, func(c Client) (*TwoTier, error) {
 			return NewTwoTier(c, prefix, events, period, burst, WithBatch(batch), WithLease(20*time.Millisecond), WithTimeout(5*time.Second))
 		})
 		checkBound(t, adm, func(sum, span int64) bool {
@@ -86,7 +92,7 @@ func TestTwoTierBound(t *testing.T) {
 		}
 		bound := float64(burst) + float64(events)*float64(last-first)/float64(period)
 		t.Logf("batch %d (Redis burst %d): %d admitted, %.1f%% of the bound over their span, %d round trips",
-			batch, tts[0].RedisBurst(), len(adm), 100*float64(len(adm))/bound, trips)
+			batch, tts[0].redisBurst(), len(adm), 100*float64(len(adm))/bound, trips)
 	}
 }
 
@@ -94,9 +100,10 @@ func TestTwoTierBound(t *testing.T) {
 // while another drains and the bucket refills: the held units must be void,
 // or the two together would pass the bound.
 func TestTwoTierLeaseEnds(t *testing.T) {
-	s := redistest.Start(t)
+	t.Parallel() // sleeps; keys in a database of its own
+	s := redistest.Shared(t)
 	mk := func() *TwoTier {
-		c := goredis.NewClient(&goredis.Options{Addr: s.Addr})
+		c := goredis.NewClient(s.Options())
 		t.Cleanup(func() { c.Close() })
 		tt, err := NewTwoTier(c, "le", 100, time.Second, 80, WithBatch(40), WithLease(300*time.Millisecond), WithTimeout(5*time.Second))
 		if err != nil {
@@ -138,6 +145,7 @@ func TestTwoTierLeaseEnds(t *testing.T) {
 
 // TestTwoTierSweep: the entries of idle keys leave the process.
 func TestTwoTierSweep(t *testing.T) {
+	t.Parallel() // sleeps; keys in a database of its own
 	_, c := server(t)
 	tt, err := NewTwoTier(c, "sw", 1000, time.Second, 100, WithBatch(1), WithLease(10*time.Millisecond))
 	if err != nil {
@@ -184,7 +192,7 @@ func TestTwoTierSweep(t *testing.T) {
 // admitted on the key since; another process can then take them. Every
 // unit of the Redis burst is then spent, held live, or left for others.
 func TestTwoTierGivesBack(t *testing.T) {
-	s := redistest.Start(t)
+	s := redistest.Shared(t)
 	a, b := giveBackPair(t, s, "gb")
 	spend(t, a, 20) // a's borrows grow to 40 units
 	held := a.pool("k")
@@ -210,7 +218,7 @@ func TestTwoTierGivesBack(t *testing.T) {
 // process gets every unit the closed one did not spend; the closed one
 // then denies with ErrClosed.
 func TestTwoTierClose(t *testing.T) {
-	s := redistest.Start(t)
+	s := redistest.Shared(t)
 	a, b := giveBackPair(t, s, "cl")
 	spend(t, a, 20)
 	if a.pool("k") == 0 {
@@ -232,7 +240,7 @@ func TestTwoTierClose(t *testing.T) {
 // leases of 200ms.
 func giveBackPair(t *testing.T, s *redistest.Server, prefix string) (a, b *TwoTier) {
 	mk := func() *TwoTier {
-		c := goredis.NewClient(&goredis.Options{Addr: s.Addr})
+		c := goredis.NewClient(s.Options())
 		t.Cleanup(func() { c.Close() })
 		if err := c.Ping(bg).Err(); err != nil { // dialled: a first round trip within the lease
 			t.Fatal(err)
@@ -281,8 +289,8 @@ func TestTwoTierReserves(t *testing.T) {
 		t.Fatal(err)
 	}
 	// The denial that ends the spending is the borrow that reserves.
-	if got := spend(t, tt, 100); got != tt.RedisBurst() {
-		t.Fatalf("spent %d of a Redis burst of %d", got, tt.RedisBurst())
+	if got := spend(t, tt, 100); got != tt.redisBurst() {
+		t.Fatalf("spent %d of a Redis burst of %d", got, tt.redisBurst())
 	}
 	trips := tt.Stats().RoundTrips
 	r, err := tt.AllowN(bg, "k", 1)
@@ -326,9 +334,9 @@ func TestTwoTierLineShort(t *testing.T) {
 	})
 	checkBound(t, adm, func(sum, span int64) bool { return sum*1e9 > 50*1e9+events*span })
 	tt := tts[0]
-	line := c.PTTL(bg, tt.r.Key("k")).Val() // the TAT less now: full again then
-	res := max(2, tt.half)
-	if most := time.Duration(tt.RedisBurst()+procs*res+1) * time.Second / events; line > most {
+	line := c.PTTL(bg, tt.r.keyOf("k")).Val() // the TAT less now: full again then
+	res := max(2, tt.rate.Load().half)
+	if most := time.Duration(tt.redisBurst()+procs*res+1) * time.Second / events; line > most {
 		t.Fatalf("the key is full again in %v, over an empty bucket and %d reservations of %d (%v)", line, procs, res, most)
 	}
 }

@@ -1,15 +1,23 @@
 package redis
 
 import (
-	"errors"
 	"strings"
 
 	goredis "github.com/redis/go-redis/v9"
 )
 
-// ErrZeroValue is what a Limiter or TwoTier that no constructor made (a
-// zero value, or a nil pointer) returns with every decision, denying.
-var ErrZeroValue = errors.New("redis: a limiter not made by NewGCRA, NewWindow or NewTwoTier; it denies")
+// errZeroValue is what a Limiter or TwoTier that no constructor made (a
+// zero value, or a nil pointer) returns with every decision, denying: it
+// is ErrClosed for errors.Is, as such a limiter is never open.
+var errZeroValue error = zeroError{}
+
+type zeroError struct{}
+
+func (zeroError) Error() string {
+	return "redis: a limiter not made by NewGCRA, NewWindow or NewTwoTier; it denies"
+}
+
+func (zeroError) Is(target error) bool { return target == ErrClosed }
 
 // checkClient refuses a nil client, also a nil pointer of go-redis's
 // client types in the interface.
@@ -32,7 +40,7 @@ func checkClient(c Client) error {
 }
 
 // zeroResult is the decision of a limiter no constructor made.
-var zeroResult = Result{RetryAfter: Never}
+var zeroResult = result{RetryAfter: never}
 
 // checkPrefix refuses braces in a prefix: Redis Cluster would hash the
 // first braced part of every key, the prefix's, and put all in one slot.

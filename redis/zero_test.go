@@ -31,32 +31,42 @@ func TestNilClient(t *testing.T) {
 }
 
 // TestZeroValues: a zero or nil Limiter or TwoTier denies every request
-// with ErrZeroValue (never admits, never panics), whatever n.
+// with an error that is ErrClosed for errors.Is and says why (never
+// admits, never panics), whatever n.
 func TestZeroValues(t *testing.T) {
 	var zl Limiter
 	var zt TwoTier
 	var nl *Limiter
 	var nt *TwoTier
 	for _, n := range []int64{-1, 0, 1, 1 << 40} {
-		for name, f := range map[string]func() (Result, error){
-			"Limiter.AllowN":    func() (Result, error) { return zl.AllowN(bg, "k", n) },
-			"Limiter.AllowNAt":  func() (Result, error) { return zl.AllowNAt(bg, "k", 0, n) },
-			"nil Limiter":       func() (Result, error) { return nl.AllowN(bg, "k", n) },
-			"TwoTier.AllowN":    func() (Result, error) { return zt.AllowN(bg, "k", n) },
-			"nil TwoTier":       func() (Result, error) { return nt.AllowN(bg, "k", n) },
-			"Limiter.Allow":     func() (Result, error) { ok, err := zl.Allow(bg, "k"); return Result{OK: ok}, err },
-			"TwoTier.Allow":     func() (Result, error) { ok, err := zt.Allow(bg, "k"); return Result{OK: ok}, err },
-			"nil TwoTier.Allow": func() (Result, error) { ok, err := nt.Allow(bg, "k"); return Result{OK: ok}, err },
+		for name, f := range map[string]func() (result, error){
+			"Limiter.AllowN":    func() (result, error) { return zl.AllowN(bg, "k", n) },
+			"Limiter.AllowNAt":  func() (result, error) { return zl.allowNAt(bg, "k", 0, n) },
+			"nil Limiter":       func() (result, error) { return nl.AllowN(bg, "k", n) },
+			"TwoTier.AllowN":    func() (result, error) { return zt.AllowN(bg, "k", n) },
+			"nil TwoTier":       func() (result, error) { return nt.AllowN(bg, "k", n) },
+			"Limiter.Allow":     func() (result, error) { ok, err := zl.Allow(bg, "k"); return result{OK: ok}, err },
+			"TwoTier.Allow":     func() (result, error) { ok, err := zt.Allow(bg, "k"); return result{OK: ok}, err },
+			"nil TwoTier.Allow": func() (result, error) { ok, err := nt.Allow(bg, "k"); return result{OK: ok}, err },
 		} {
-			if r, err := f(); r.OK || !errors.Is(err, ErrZeroValue) {
-				t.Errorf("%s(%d): %+v %v, want a denial with ErrZeroValue", name, n, r, err)
+			if r, err := f(); r.OK || !errors.Is(err, ErrClosed) || err == ErrClosed {
+				t.Errorf("%s(%d): %+v %v, want a denial with the zero value's error", name, n, r, err)
 			}
 		}
 	}
-	if err := zl.Reset(bg, "k"); !errors.Is(err, ErrZeroValue) {
-		t.Errorf("zero Limiter Reset: %v", err)
+	for name, err := range map[string]error{
+		"Reset":     zl.Reset(bg, "k"),
+		"SetRate":   nl.SetRate(1, time.Second),
+		"SetRateAt": zl.SetRateAt(0, 1),
+	} {
+		if !errors.Is(err, ErrClosed) || err.Error() != errZeroValue.Error() {
+			t.Errorf("zero Limiter %s: %v", name, err)
+		}
 	}
-	if zt.RedisBurst() != 0 || nt.RedisBurst() != 0 || nt.Stats() != (Stats{}) || nl.Key("k") != "{k}" {
+	if errors.Is(errors.New("other"), errZeroValue) || errors.Is(errZeroValue, ErrUnavailable) {
+		t.Error("the zero value's error matches what it is not")
+	}
+	if zt.redisBurst() != 0 || nt.redisBurst() != 0 || nt.Stats() != (Stats{}) || nl.keyOf("k") != "{k}" {
 		t.Error("a zero TwoTier's accessors")
 	}
 }

@@ -50,9 +50,9 @@ func (b PackedBucket) Step(s PackedBucketState, now, n int64) (PackedBucketState
 // 1/256 of a token's refill time.
 func (b PackedBucket) Unit() time.Duration { return b.p.Unit() }
 
-// Slack returns the ns a HighWater's reference leads its mark by (see
+// Slack returns how far a HighWater's reference leads its mark (see
 // HighWater).
-func (b PackedBucket) Slack() int64 { return b.p.Slack() }
+func (b PackedBucket) Slack() time.Duration { return time.Duration(b.p.Slack()) }
 
 // PackedWindow is the limit and window of package packed64's
 // sliding-window counter, for its steps on a 64-bit word.
@@ -85,9 +85,9 @@ func (w PackedWindow) Unit() time.Duration { return w.p.Unit() }
 // Window returns the window, rounded up to a whole number of units.
 func (w PackedWindow) Window() time.Duration { return w.p.Window() }
 
-// Slack returns the ns a HighWater's reference leads its mark by (see
+// Slack returns how far a HighWater's reference leads its mark (see
 // HighWater).
-func (w PackedWindow) Slack() int64 { return w.p.Slack() }
+func (w PackedWindow) Slack() time.Duration { return time.Duration(w.p.Slack()) }
 
 // HighWater is one reference time for many packed words kept without their
 // own: load a word, then take Ref(slack) as its state's Ref; after a step
@@ -98,11 +98,21 @@ func (w PackedWindow) Slack() int64 { return w.p.Slack() }
 // words sharing a HighWater from one clock. The zero HighWater holds the
 // start of time, so it suits any clock. It is safe for concurrent use and
 // must not be copied after first use.
-type HighWater struct{ h packed64core.HighWater }
+type HighWater struct {
+	_ noCopy
+	h packed64core.HighWater
+}
+
+// noCopy makes go vet's copylocks check report copies under the user's
+// type, not the internal one it wraps.
+type noCopy struct{}
+
+func (*noCopy) Lock()   {}
+func (*noCopy) Unlock() {}
 
 // Ref returns the reference time to read words with: the mark plus slack,
 // saturating at math.MaxInt64.
-func (h *HighWater) Ref(slack int64) int64 { return h.h.Ref(slack) }
+func (h *HighWater) Ref(slack time.Duration) int64 { return h.h.Ref(int64(slack)) }
 
 // Raise raises the mark to cover now, for words written at now.
-func (h *HighWater) Raise(now, slack int64) { h.h.Raise(now, slack) }
+func (h *HighWater) Raise(now int64, slack time.Duration) { h.h.Raise(now, int64(slack)) }

@@ -35,9 +35,30 @@ func runFor(t testing.TB) time.Duration {
 // proofFor is the length of the runs that prove the checks themselves
 // (that they pass a correct model and fail a broken one): they do not grow
 // with -stress.dur.
-// catchTries bounds the runs a deliberately broken subject gets to be
-// caught in: each run catches it by chance within its time.
-const catchTries = 3
+// catchBudget bounds the time a deliberately broken subject gets to be
+// caught in, in fresh runs (at least three), each of which catches it by
+// chance within its time. A time rather than a count of runs: a loaded or
+// slower machine sees fewer interleavings in each run, so it gets more.
+const catchBudget = 30 * time.Second
+
+// mustCatch runs run(1), run(2), ... until one returns a catch or
+// catchBudget has passed after the third, and fails t if none did; miss
+// is the last run's outcome when it was not a catch.
+func mustCatch(t *testing.T, run func(n int) (caught bool, outcome error)) {
+	t.Helper()
+	start := time.Now()
+	var last error
+	n := 1
+	for ; n <= 3 || time.Since(start) < catchBudget; n++ {
+		caught, outcome := run(n)
+		if caught {
+			t.Logf("caught on run %d: %v", n, outcome)
+			return
+		}
+		last = outcome
+	}
+	t.Fatalf("not caught in %d runs (%v): %v", n-1, time.Since(start).Round(time.Millisecond), last)
+}
 
 func proofFor(t testing.TB) time.Duration { return min(runFor(t), time.Second) }
 

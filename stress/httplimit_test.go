@@ -13,6 +13,7 @@ import (
 	"github.com/dunglas/httpsfv"
 
 	"github.com/cellrate/cellrate/httplimit"
+	"github.com/cellrate/cellrate/httplimit/clientkey"
 )
 
 // TestHTTPLimitFields parses httplimit's RateLimit-Policy and RateLimit
@@ -25,10 +26,10 @@ func TestHTTPLimitFields(t *testing.T) {
 	var now atomic.Int64
 	lim, err := httplimit.New([]httplimit.Policy{{
 		Name:   `api "v1" \ x`,
-		Client: httplimit.Limit{Events: 1, Period: time.Second, Burst: 3},
-		Global: httplimit.Limit{Events: 5, Period: time.Second, Burst: 4},
-		Key: func(r *http.Request) (httplimit.Key, error) {
-			return httplimit.StringKey(r.Header.Get("User")), nil
+		Client: httplimit.Rate(1, time.Second, 3),
+		Global: httplimit.Rate(5, time.Second, 4),
+		Key: func(r *http.Request) (clientkey.Key, error) {
+			return clientkey.String(r.Header.Get("User")), nil
 		},
 	}}, httplimit.WithClock(now.Load))
 	if err != nil {

@@ -116,12 +116,14 @@ func Attack(tb *keyed.Table, own []limit.Limiter, attackKeys uint64, attackers i
 	runtime.GC()
 	runtime.ReadMemStats(&before)
 	var stop atomic.Bool
-	var wg sync.WaitGroup
+	var wg, started sync.WaitGroup
 	var attack atomic.Int64
 	for g := range attackers {
 		wg.Add(1)
+		started.Add(1)
 		go func() {
 			defer wg.Done()
+			started.Done()
 			r := rand.New(rand.NewPCG(uint64(g), 99))
 			n := int64(0)
 			for ; !stop.Load(); n++ {
@@ -132,6 +134,7 @@ func Attack(tb *keyed.Table, own []limit.Limiter, attackKeys uint64, attackers i
 			attack.Add(64 * n)
 		}()
 	}
+	started.Wait() // a loaded machine may start the attackers late
 	// The good keys: key i asks every `every`, from an offset of its own.
 	start := nanotime.Now()
 	next := make([]int64, len(own))

@@ -106,15 +106,11 @@ func TestDriveCatchesBrokenLimiters(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			var err error
-			for try := 1; try <= catchTries; try++ {
-				c.drive.Seed = s + uint64(try-1)
-				if _, err = c.drive.Run(c.subj); err != nil && strings.Contains(err.Error(), "over-admission") {
-					t.Logf("caught on run %d: %v", try, err)
-					return
-				}
-			}
-			t.Fatalf("not caught in %d runs: %v", catchTries, err)
+			mustCatch(t, func(n int) (bool, error) {
+				c.drive.Seed = s + uint64(n-1)
+				_, err := c.drive.Run(c.subj)
+				return err != nil && strings.Contains(err.Error(), "over-admission"), err
+			})
 		})
 	}
 }

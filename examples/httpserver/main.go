@@ -23,6 +23,7 @@ import (
 	"time"
 
 	"github.com/cellrate/cellrate/httplimit"
+	"github.com/cellrate/cellrate/httplimit/clientkey"
 )
 
 func main() {
@@ -53,17 +54,16 @@ func handler(opts ...httplimit.Option) (http.Handler, *httplimit.Limiter, error)
 		http.Error(w, "Too Many Requests", http.StatusTooManyRequests)
 	}))
 	lim, err := httplimit.New([]httplimit.Policy{{
-		Name:       "login",
-		Methods:    []string{"POST"},
-		PathPrefix: "/login",
-		Key:        httplimit.PeerAddr,
-		Client:     httplimit.Limit{Events: 1, Period: 10 * time.Second, Burst: 3},
+		Name:   "login",
+		Routes: []string{"POST /login"},
+		Key:    clientkey.Peer,
+		Client: httplimit.Rate(1, 10*time.Second, 3),
 	}, {
-		Name:       "api",
-		PathPrefix: "/api/",
-		Key:        httplimit.FirstKey(httplimit.HeaderKey("X-Api-Key"), httplimit.PeerAddr),
-		Client:     httplimit.Limit{Events: 1, Period: time.Second, Burst: 5},
-		Global:     httplimit.Limit{Name: "api-all", Events: 100, Period: time.Second, Burst: 100},
+		Name:   "api",
+		Routes: []string{"/api/"},
+		Key:    clientkey.First(clientkey.Header("X-Api-Key"), clientkey.Peer),
+		Client: httplimit.Rate(1, time.Second, 5),
+		Global: httplimit.Rate(100, time.Second, 100),
 	}}, opts...)
 	if err != nil {
 		return nil, nil, err

@@ -288,7 +288,13 @@ func (l *Limiter) SetBurst(burst int64) error { return l.SetBurstAt(l.now(), bur
 // SetParamsAt). Tokens above a smaller burst are dropped. A burst out of
 // range is a *limit.ParamError.
 func (l *Limiter) SetBurstAt(now, burst int64) error {
-	return l.setAt(now, func(old Params) (Params, error) { return params(old.e, old.p, burst) })
+	return l.setAt(now, func(old Params) (Params, error) {
+		if old.p == 0 {
+			return Params{}, &limit.ParamError{Pkg: "bucket", Param: "burst", Value: burst,
+				Reason: "the zero Limiter has no rate to keep: make one with New or NewRate"}
+		}
+		return params(old.e, old.p, burst)
+	})
 }
 
 // Allow is AllowAt with the Limiter's clock.

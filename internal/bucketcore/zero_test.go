@@ -53,6 +53,12 @@ func TestZeroLimiter(t *testing.T) {
 	if err := l.SetRateAt(0, 1, time.Second); !errors.As(err, &pe) {
 		t.Fatalf("SetRateAt on the zero Limiter: %v", err)
 	}
+	// SetBurst has no rate to keep: refused, naming the burst, not a panic.
+	for _, burst := range []int64{0, 1, 2} {
+		if err := l.SetBurstAt(0, burst); !errors.As(err, &pe) || pe.Param != "burst" {
+			t.Fatalf("SetBurstAt(0, %d) on the zero Limiter: %v", burst, err)
+		}
+	}
 	if err := l.SetParamsAt(0, Params{}); !errors.As(err, &pe) {
 		t.Fatalf("SetParamsAt(zero Params): %v", err)
 	}

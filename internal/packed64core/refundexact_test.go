@@ -109,6 +109,10 @@ func TestLockedMark(t *testing.T) {
 		if _, err := m.AllowNAt(5, 4); !errors.Is(err, limit.ErrCostExceedsBurst) {
 			t.Errorf("%s: AllowNAt(5, 4) while locked = %v", name, err)
 		}
+		// The whole burst is no error, only a denial for the instant.
+		if r, err := m.AllowNAt(5, 3); r.OK || r.RetryAfter != 1 || err != nil {
+			t.Errorf("%s: AllowNAt(5, 3) while locked = %+v, %v", name, r, err)
+		}
 	}
 	b.c.hw.Raise(int64(time.Hour), 0)
 	if b.c.word.Load() != 0 || w.c.word.Load() != 0 || b.c.hw.t.Load() != locked {

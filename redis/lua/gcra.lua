@@ -3,7 +3,8 @@
 -- KEYS[1]: the key. ARGV: mode (0: the server's TIME, 1: the caller's),
 -- the caller's now in Unix seconds and nanoseconds, n, take (0: n or
 -- nothing; 1: up to n now, or if none is there up to ARGV[8] reserved, see
--- below). The Params are locals the Go side puts before
+-- below); or n alone, the short form of mode 0 and take 0 (the server
+-- parses each argument of every call). The Params are locals the Go side puts before
 -- this text, one library (or script) per parameter set: p, e, j, b (burst),
 -- c1 (1e9 mod p), c2 (2^63 mod p) and grace (ms). gcra is the run function.
 --
@@ -57,10 +58,11 @@ end
 
 local function gcra(KEYS, ARGV)
   if not fmod then init() end
-  local mode = tonumber(ARGV[1])
+  local mode, n, take = 0, tonumber(ARGV[1]), 0
+  if ARGV[2] then
+    mode, n, take = n, tonumber(ARGV[4]), tonumber(ARGV[5])
+  end
   local S, N = now(mode, ARGV[2], ARGV[3])
-  local n = tonumber(ARGV[4])
-  local take = tonumber(ARGV[5])
   local giving = ARGV[6] ~= nil
 
   local OS, ON, t

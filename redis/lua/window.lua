@@ -2,7 +2,7 @@
 --
 -- KEYS[1]: the key. ARGV: mode (0: the server's TIME, 1: the caller's),
 -- the caller's now in Unix seconds and nanoseconds, n, 0 (unused), the
--- limit L. The window W in ns and the grace in ms are locals the Go side
+-- limit L; or n and L alone, the short form of mode 0. The window W in ns and the grace in ms are locals the Go side
 -- puts before this text, one library (or script) per window and grace;
 -- the limit is an argument, so a limit that changes (SetRate) needs no
 -- library of its own. window is the run function; it sets L for the
@@ -47,10 +47,12 @@ end
 
 local function window(KEYS, ARGV)
   if not fmod then init() end
-  local mode = tonumber(ARGV[1])
+  local mode, n = 0, tonumber(ARGV[1])
+  L = tonumber(ARGV[2])
+  if ARGV[3] then
+    mode, n, L = n, tonumber(ARGV[4]), tonumber(ARGV[6])
+  end
   local S, N = now(mode, ARGV[2], ARGV[3])
-  local n = tonumber(ARGV[4])
-  L = tonumber(ARGV[6])
 
   local SS, SN, P, C = S, N, 0, 0
   local raw = redis.call('GET', KEYS[1])

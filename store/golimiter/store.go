@@ -39,7 +39,8 @@ type Config struct {
 var ErrTooMany = errors.New("golimiter: no room for another key's own limit or extra tokens")
 
 // Store is a limiter.Store on cellrate's keyed tables. Its methods are
-// safe for concurrent use. Make one with New.
+// safe for concurrent use. Make one with New: the zero Store is as if
+// closed, every call but Close returning limiter.ErrStopped.
 type Store struct {
 	def      *table
 	now      func() int64 // nanotime.Now; tests freeze it
@@ -114,7 +115,7 @@ func (s *Store) tableOf(key string) *table {
 // bucket. reset is the wall-clock time, in Unix ns, at which the bucket is
 // full again after an admission, or holds a token again after a denial.
 func (s *Store) Take(_ context.Context, key string) (tokens, remaining, reset uint64, ok bool, err error) {
-	if s.stopped.Load() {
+	if s.stopped.Load() || s.def == nil {
 		return 0, 0, 0, false, limiter.ErrStopped
 	}
 	now := s.now()
@@ -137,7 +138,7 @@ func (s *Store) Take(_ context.Context, key string) (tokens, remaining, reset ui
 // included, without taking any. A key the store holds nothing for has a
 // full bucket of the default limit.
 func (s *Store) Get(_ context.Context, key string) (tokens, remaining uint64, err error) {
-	if s.stopped.Load() {
+	if s.stopped.Load() || s.def == nil {
 		return 0, 0, limiter.ErrStopped
 	}
 	now := s.now()
@@ -150,7 +151,7 @@ func (s *Store) Get(_ context.Context, key string) (tokens, remaining uint64, er
 // this limit starts full; one moved back finds its bucket as it left it,
 // refilled meanwhile (Set never forgives tokens already taken).
 func (s *Store) Set(_ context.Context, key string, tokens uint64, interval time.Duration) error {
-	if s.stopped.Load() {
+	if s.stopped.Load() || s.def == nil {
 		return limiter.ErrStopped
 	}
 	t, err := s.limitTable(tokens, interval)
@@ -203,7 +204,7 @@ func (s *Store) limitTable(tokens uint64, interval time.Duration) (*table, error
 // interval of its limit from now; a second Burst adds to the first and
 // restarts the interval.
 func (s *Store) Burst(_ context.Context, key string, tokens uint64) error {
-	if s.stopped.Load() {
+	if s.stopped.Load() || s.def == nil {
 		return limiter.ErrStopped
 	}
 	now := s.now()

@@ -33,8 +33,13 @@ var ErrTooManyRates = errors.New("ulule: more distinct rates than MaxRates")
 // ErrNegativeCount is returned by Increment for a count below zero.
 var ErrNegativeCount = errors.New("ulule: negative count")
 
+// ErrZeroValue is what a Store not made by New (the zero Store) returns
+// from every call: it denies.
+var ErrZeroValue = errors.New("ulule: a Store not made by New; it denies")
+
 // Store is a limiter.Store on cellrate's keyed tables. Its methods are
-// safe for concurrent use. Make one with New.
+// safe for concurrent use. Make one with New: the zero Store refuses every
+// call with ErrZeroValue.
 type Store struct {
 	capacity int
 	maxRates int
@@ -79,6 +84,9 @@ func orDefault(v, d int) int {
 // tableFor returns rate's table, made on its first use.
 func (s *Store) tableFor(rate limiter.Rate) (*table, error) {
 	k := rateKey{rate.Limit, rate.Period}
+	if s.tables.Load() == nil {
+		return nil, ErrZeroValue
+	}
 	if t, ok := (*s.tables.Load())[k]; ok {
 		return t, nil
 	}

@@ -33,8 +33,13 @@ type Options struct {
 	Redis []redis.Option
 }
 
+// ErrZeroValue is what a Store not made by New (the zero Store) returns
+// from every call: it denies.
+var ErrZeroValue = errors.New("ululeredis: a Store not made by New; it denies")
+
 // Store is a limiter.Store whose keys live in Redis, decided by the redis
-// module's GCRA. Its methods are safe for concurrent use. Make one with New.
+// module's GCRA. Its methods are safe for concurrent use. Make one with New:
+// the zero Store refuses every call with ErrZeroValue.
 type Store struct {
 	c        redis.Client
 	o        Options
@@ -74,6 +79,9 @@ func New(c redis.Client, o Options) (*Store, error) {
 // limiterFor returns rate's limiter, made on its first use.
 func (s *Store) limiterFor(rate limiter.Rate) (*limiterOf, error) {
 	k := rateKey{rate.Limit, rate.Period}
+	if s.limiters.Load() == nil {
+		return nil, ErrZeroValue
+	}
 	if l, ok := (*s.limiters.Load())[k]; ok {
 		return l, nil
 	}

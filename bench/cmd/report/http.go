@@ -45,7 +45,7 @@ func (h *httpResults) markdown(w io.Writer) {
 	fmt.Fprintf(w, "## HTTP middleware over real connections: what each admits\n\n")
 	fmt.Fprintf(w, "Each middleware sits in front of the same trivial handler on a real server on 127.0.0.1 with the keyed limit "+
 		"(%d requests per %v per client, bursts of %d; a window of %v for window counters), naming clients by the address in "+
-		"`X-Forwarded-For`: httplimit through `ProxyKey` with loopback trusted (the rightmost untrusted address), "+
+		"`X-Forwarded-For`: httplimit through `clientkey.Proxy` with loopback trusted (the rightmost untrusted address), "+
 		"go-chi/httprate through `LimitBy` with the last address canonicalized, sethvargo's `IPKeyFunc` (the whole header), "+
 		"ulule's `TrustForwardHeader` (the first address: behind a real proxy, the client's own claim) and HoldUp the header as is. "+
 		"[vegeta](https://github.com/tsenart/vegeta) v12.13.0 sends %d requests/s for %v from 10 clients, twice their limit between them. "+

@@ -42,6 +42,7 @@ import (
 	"os/exec"
 	"os/signal"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strings"
 	"syscall"
@@ -61,7 +62,16 @@ func main() {
 	work := flag.String("work", ".mutate", "directory for gremlins, its results and logs")
 	reportOnly := flag.Bool("report", false, "only rewrite -md from the results in -work")
 	resume := flag.Bool("resume", false, "keep finished gremlins runs and re-runs in -work; run only what is missing")
+	filesRE := flag.String("files", "", "only mutate the files whose names match this regexp, keeping the results of the others from earlier runs")
 	flag.Parse()
+	if *filesRE != "" {
+		re, err := regexp.Compile(*filesRE)
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "mutate: -files:", err)
+			os.Exit(2)
+		}
+		files = re
+	}
 
 	list := strings.FieldsFunc(*pkgs, func(r rune) bool { return r == ' ' || r == ',' })
 	// gremlins runs in a process group of its own (killed as a whole at the
@@ -122,6 +132,9 @@ func installGremlins(dir string) (string, error) {
 	return filepath.Join(dir, "bin", "gremlins"), nil
 }
 
+// files is -files: the files to mutate (nil: all of the package's).
+var files *regexp.Regexp
+
 // runInfo is what mutate records of a package's run beside gremlins' output.
 type runInfo struct {
 	Pkg      string
@@ -130,6 +143,8 @@ type runInfo struct {
 	Error    string // why not, if they did not
 	Rerun    int    // mutants gremlins called not covered or timed out, run again by mutate
 	At       string // when the run ended (UTC)
+	// Remaining are the package's files no run mutated yet (see -files).
+	Remaining []string `json:",omitempty"`
 }
 
 func resultName(pkg string) string { return strings.ReplaceAll(pkg, "/", "_") }
@@ -137,13 +152,23 @@ func resultName(pkg string) string { return strings.ReplaceAll(pkg, "/", "_") }
 // unleash runs gremlins on one package within budget and records the run
 // in work; gremlins' copies of the module go under tmpRoot. With resume, a
 // finished gremlins run in work is kept, with the re-runs already made.
-func unleash(parent context.Context, bin, pkg string, budget time.Duration, work, tmpRoot string, resume bool) error {
+func unleash(parent context.Context, bin, pkg string, budget time.Duration, work, tmpRoot string, resume bool) (err error) {
 	name := resultName(pkg)
 	out := filepath.Join(work, name+".json")
 	rerunFile := filepath.Join(work, name+".rerun.json")
 	earlier, kept := 0.0, false
 	if resume {
 		earlier, kept = finishedRun(work, name)
+	}
+	var before chunkBase
+	if files != nil && !kept {
+		if before, err = readEarlier(pkg, work); err != nil {
+			return err
+		}
+	}
+	excl, err := excludeArgs(pkg, files)
+	if err != nil {
+		return err
 	}
 	flags := os.O_CREATE | os.O_WRONLY | os.O_APPEND
 	if !kept {
@@ -173,7 +198,9 @@ func unleash(parent context.Context, bin, pkg string, budget time.Duration, work
 		return err
 	}
 	dir, pattern := target(pkg)
-	cmd := exec.CommandContext(ctx, bin, "unleash", "--config", config, "-o", out, pattern)
+	// Subdirectories are packages of their own, with rows of their own.
+	args := append([]string{"unleash", "--config", config, "--exclude-files", "/"}, excl...)
+	cmd := exec.CommandContext(ctx, bin, append(args, "-o", out, pattern)...)
 	cmd.Dir = dir
 	cmd.Env = append(os.Environ(),
 		"GOFLAGS="+strings.TrimSpace(os.Getenv("GOFLAGS")+" -short -count=1 "+mf),
@@ -207,6 +234,15 @@ func unleash(parent context.Context, bin, pkg string, budget time.Duration, work
 		}
 	}
 	info.Seconds = earlier + time.Since(start).Seconds()
+	if files != nil && !kept && !info.Complete && before.ok {
+		fmt.Fprintf(os.Stderr, "mutate: %s: the chunk did not finish; the earlier results are kept\n", pkg)
+		return before.restore(pkg, work)
+	}
+	if files != nil && !kept && info.Complete {
+		if err := before.merge(pkg, work, files, &info); err != nil {
+			return err
+		}
+	}
 	fmt.Fprintf(os.Stderr, "%.0f s, %d re-run %s\n", info.Seconds, info.Rerun, info.Error)
 	b, _ := json.MarshalIndent(info, "", "  ")
 	return os.WriteFile(filepath.Join(work, name+".run.json"), b, 0o644)

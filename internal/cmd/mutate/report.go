@@ -209,6 +209,9 @@ func (c counts) row(pkg string, info runInfo) string {
 	if !info.Complete {
 		t += " (incomplete: " + info.Error + ")"
 	}
+	if len(info.Remaining) > 0 {
+		t += " (incomplete: files not run: " + strings.Join(info.Remaining, " ") + ")"
+	}
 	return fmt.Sprintf("| %s | %d | %d | %d | %d | %d | %d | %s | %s | %d/%d | %d | %s | %s |",
 		pkg, total, c.killed, c.timedOut, c.lived, c.notCovered, c.notViable, rate, rateNonEquiv,
 		c.explained, c.lived+c.notCovered, c.rerun, t, info.At)

@@ -13,6 +13,7 @@ import (
 	"os/exec"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -27,11 +28,13 @@ const Install = "the redis tests need redis-server and redis-cli (Redis 7): apt-
 type Server struct {
 	Port    int
 	Addr    string // 127.0.0.1:Port
+	DB      int    // the database Client and Options select (Shared's are not 0)
 	dir     string
 	cluster bool
 	extra   []string // more redis-server arguments
 	cmd     *exec.Cmd
 	tb      testing.TB
+	shared  bool // the test binary's shared server: Kill, Stop, Restart refuse it
 }
 
 // Check fails tb unless redis-server and redis-cli are installed.
@@ -67,10 +70,70 @@ func start(tb testing.TB, cluster bool, extra ...string) *Server {
 	return s
 }
 
+// The shared server: one redis-server per test binary, for the tests that
+// neither kill, pause nor reconfigure their server, so that a -short run
+// starts one process instead of one per test. Each test gets a database of
+// its own on it (SELECT), emptied when handed out, so tests sharing it may
+// run in parallel with any key names; what is server-wide (Functions,
+// scripts, ACL users, configuration) is shared, so a test that changes it
+// must not run in parallel with others.
+var (
+	sharedMu  sync.Mutex
+	sharedSrv *Server
+	sharedDB  int
+)
+
+// sharedDBs is how many databases the shared server has; test number i
+// gets database 1 + i mod (sharedDBs-1).
+const sharedDBs = 1024
+
+// Shared returns the test binary's shared redis-server, started on first
+// use, as seen from an empty database of its own for tb: its Client and
+// Options select that database.
+func Shared(tb testing.TB) *Server {
+	tb.Helper()
+	sharedMu.Lock()
+	defer sharedMu.Unlock()
+	if sharedSrv == nil {
+		Check(tb)
+		dir, err := os.MkdirTemp("", "redistest-shared-")
+		if err != nil {
+			tb.Fatal(err)
+		}
+		s := &Server{Port: freePort(tb, false), dir: dir, tb: tb, shared: true,
+			extra: []string{"--databases", strconv.Itoa(sharedDBs)}}
+		s.Addr = "127.0.0.1:" + strconv.Itoa(s.Port)
+		s.Restart()
+		sharedSrv = s
+	}
+	cp := *sharedSrv
+	cp.tb = tb
+	cp.DB = 1 + sharedDB%(sharedDBs-1)
+	sharedDB++
+	if _, err := cp.DoSeq([]string{"SELECT", strconv.Itoa(cp.DB)}, []string{"FLUSHDB", "SYNC"}); err != nil {
+		tb.Fatalf("shared redis-server: emptying database %d: %v", cp.DB, err)
+	}
+	return &cp
+}
+
+// KillShared kills the shared server, if one was started.
+func KillShared() {
+	sharedMu.Lock()
+	defer sharedMu.Unlock()
+	if sharedSrv != nil {
+		sharedSrv.kill()
+		os.RemoveAll(sharedSrv.dir)
+		sharedSrv = nil
+	}
+}
+
 // Restart starts the server again on its port, empty (nothing is saved),
 // after Kill; it waits until the server answers PING.
 func (s *Server) Restart() {
 	s.tb.Helper()
+	if s.shared && s.cmd != nil {
+		panic("redistest: Restart of the shared server")
+	}
 	args := []string{"--port", strconv.Itoa(s.Port), "--bind", "127.0.0.1", "--save", "",
 		"--appendonly", "no", "--dir", s.dir, "--daemonize", "no", "--loglevel", "warning"}
 	if s.cluster {
@@ -88,7 +151,7 @@ func (s *Server) Restart() {
 			return
 		}
 		if time.Now().After(deadline) {
-			s.Kill()
+			s.kill()
 			s.tb.Fatalf("redis-server on %s did not answer PING in 10s", s.Addr)
 		}
 		time.Sleep(10 * time.Millisecond)
@@ -97,6 +160,13 @@ func (s *Server) Restart() {
 
 // Kill kills the server (also when stopped) and waits for it to exit.
 func (s *Server) Kill() {
+	if s.shared {
+		panic("redistest: Kill of the shared server (use Start)")
+	}
+	s.kill()
+}
+
+func (s *Server) kill() {
 	if s.cmd == nil || s.cmd.Process == nil {
 		return
 	}
@@ -107,7 +177,12 @@ func (s *Server) Kill() {
 
 // Stop pauses the server with SIGSTOP: it holds its connections and
 // answers nothing until Continue.
-func (s *Server) Stop() { s.cmd.Process.Signal(syscall.SIGSTOP) }
+func (s *Server) Stop() {
+	if s.shared {
+		panic("redistest: Stop of the shared server (use Start)")
+	}
+	s.cmd.Process.Signal(syscall.SIGSTOP)
+}
 
 // Continue resumes a server paused by Stop.
 func (s *Server) Continue() { s.cmd.Process.Signal(syscall.SIGCONT) }
@@ -178,9 +253,13 @@ func ioReadFull(r *bufio.Reader, buf []byte) (int, error) {
 	return n, nil
 }
 
+// Options returns go-redis options for a client of the server (its address
+// and database).
+func (s *Server) Options() *goredis.Options { return &goredis.Options{Addr: s.Addr, DB: s.DB} }
+
 // Client returns a go-redis client of the server, closed when the test ends.
 func (s *Server) Client(tb testing.TB) *goredis.Client {
-	c := goredis.NewClient(&goredis.Options{Addr: s.Addr})
+	c := goredis.NewClient(s.Options())
 	tb.Cleanup(func() { c.Close() })
 	return c
 }

@@ -4,6 +4,7 @@ package main
 
 import (
 	"github.com/cellrate/cellrate/adaptive"
+	"github.com/cellrate/cellrate/atomic128"
 	"github.com/cellrate/cellrate/bucket"
 	"github.com/cellrate/cellrate/coalesce"
 	"github.com/cellrate/cellrate/concurrency"
@@ -11,10 +12,12 @@ import (
 	"github.com/cellrate/cellrate/gcra"
 	"github.com/cellrate/cellrate/httplimit"
 	"github.com/cellrate/cellrate/keyed"
+	"github.com/cellrate/cellrate/nanotime"
 	"github.com/cellrate/cellrate/pacer"
 	"github.com/cellrate/cellrate/packed64"
 	"github.com/cellrate/cellrate/rate"
 	"github.com/cellrate/cellrate/slidelog"
+	"github.com/cellrate/cellrate/step"
 	"github.com/cellrate/cellrate/striped"
 	"github.com/cellrate/cellrate/window"
 )
@@ -42,5 +45,11 @@ func keyedTable(l *keyed.Table)                 { c := *l; _ = &c }
 func httplimitLimiter(l *httplimit.Limiter)     { c := *l; _ = &c }
 func concurrencyLimiter(l *concurrency.Limiter) { c := *l; _ = &c }
 func adaptiveAIMD(l *adaptive.AIMD)             { c := *l; _ = &c }
+
+func rateReservation(l *rate.Reservation)   { c := *l; _ = &c }
+func rateSometimes(l *rate.Sometimes)       { c := *l; _ = &c }
+func stepHighWater(l *step.HighWater)       { c := *l; _ = &c }
+func nanotimeCoarse(l *nanotime.Coarse)     { c := *l; _ = &c }
+func atomic128Pair(l *atomic128.Uint64Pair) { c := *l; _ = &c }
 
 func main() {}

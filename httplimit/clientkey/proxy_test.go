@@ -1,20 +1,21 @@
-package httplimit
+package clientkey
 
 import (
 	"errors"
-	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"net/netip"
 	"strings"
 	"testing"
+
+	"github.com/cellrate/cellrate/httplimit/internal/keypart"
 )
 
 const xff, fwd = "X-Forwarded-For", "Forwarded"
 
-func mustProxy(t testing.TB, h string, trusted ...netip.Prefix) KeyFunc {
+func mustProxy(t testing.TB, h string, trusted ...netip.Prefix) Func {
 	t.Helper()
-	f, err := ProxyKey(h, trusted...)
+	f, err := Proxy(h, trusted...)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -23,7 +24,7 @@ func mustProxy(t testing.TB, h string, trusted ...netip.Prefix) KeyFunc {
 
 var loopback = []netip.Prefix{netip.MustParsePrefix("127.0.0.0/8"), netip.MustParsePrefix("::1/128")}
 
-func TestPeerAddr(t *testing.T) {
+func TestPeer(t *testing.T) {
 	cases := []struct {
 		remote, want string
 	}{
@@ -40,7 +41,7 @@ func TestPeerAddr(t *testing.T) {
 	for _, c := range cases {
 		r := httptest.NewRequest("GET", "/", nil)
 		r.RemoteAddr = c.remote
-		k, err := PeerAddr(r)
+		k, err := Peer(r)
 		var ce *clientError
 		switch {
 		case c.want == "" && (!errors.As(err, &ce) || ce.source != "RemoteAddr" || errors.Is(err, ErrProxyHeader)):
@@ -51,7 +52,7 @@ func TestPeerAddr(t *testing.T) {
 	}
 }
 
-func TestProxyKey(t *testing.T) {
+func TestProxy(t *testing.T) {
 	trusted := []netip.Prefix{netip.MustParsePrefix("10.0.0.0/8"), netip.MustParsePrefix("2001:db8:ffff::/48")}
 	cases := []struct {
 		name   string
@@ -120,9 +121,9 @@ func TestProxyKey(t *testing.T) {
 	}
 }
 
-// TestProxyKeyHuge: a header of a million bytes is walked only as far as
+// TestProxyHuge: a header of a million bytes is walked only as far as
 // the trusted hops go.
-func TestProxyKeyHuge(t *testing.T) {
+func TestProxyHuge(t *testing.T) {
 	huge := strings.Repeat("9.9.9.9, ", 1<<17) + "1.2.3.4"
 	r := httptest.NewRequest("GET", "/", nil)
 	r.RemoteAddr = "127.0.0.1:1"
@@ -142,14 +143,14 @@ func TestProxyKeyHuge(t *testing.T) {
 	}
 }
 
-func FuzzProxyKey(f *testing.F) {
+func FuzzProxy(f *testing.F) {
 	f.Add("10.0.0.1:1", "for=1.2.3.4, for=\"[::1]:8\"", "1.2.3.4, 10.0.0.2")
 	f.Add("[::1]:1", `for="\\\",`, ",,,")
 	f.Fuzz(func(t *testing.T, remote, fwdV, xffV string) {
 		r := &http.Request{RemoteAddr: remote, Header: http.Header{"Forwarded": {fwdV}, "X-Forwarded-For": {xffV}}}
 		for _, h := range []string{fwd, xff} {
 			k, err := mustProxy(t, h, netip.MustParsePrefix("0.0.0.0/0"), netip.MustParsePrefix("::/0"))(r)
-			if err == nil && (k.kind != addrKey || !k.addr.IsValid()) {
+			if err == nil && (k.p.Kind != keypart.Addr || !k.p.Addr.IsValid()) {
 				t.Fatalf("%s: no error and no address", h)
 			}
 		}
@@ -160,7 +161,8 @@ func FuzzProxyKey(f *testing.F) {
 // and accept every dotted-decimal IPv4 address and IPv4 address and port.
 func TestParse4(t *testing.T) {
 	for _, s := range []string{"1.2.3.4", "0.0.0.0", "255.255.255.255", "10.0.0.1", "256.1.1.1", "01.2.3.4", "1.2.3", "1.2.3.4.5",
-		"1..2.3", ".1.2.3", "1.2.3.", "", "1.2.3.4 ", "::1", "1.2.3.4%x", "00.1.1.1", "1.2.3.0", "1.2.3.00", "9999.1.1.1", "1.2.3.4a"} {
+		"1..2.3", ".1.2.3", "1.2.3.", "", "1.2.3.4 ", "::1", "1.2.3.4%x", "00.1.1.1", "1.2.3.0", "1.2.3.00", "9999.1.1.1", "1.2.3.4a",
+		"19.29.199.9", "249.99.9.0", "18446744073709551617.1.1.1"} {
 		checkParse4(t, s)
 		for _, port := range []string{":80", ":0", ":65535", ":65536", ":", ":x", ":+1", ":080", ":123456"} {
 			checkParse4Port(t, s+port)
@@ -193,30 +195,59 @@ func FuzzParse4(f *testing.F) {
 	})
 }
 
-// TestDefaultErrorStatus: the default error handler answers a proxy
-// header that names no client (ErrProxyHeader, wrapped or not) 400 with
-// its reason, and an unparsable RemoteAddr, the server's fault, 500.
-func TestDefaultErrorStatus(t *testing.T) {
-	hdr := newClientError("X-Forwarded-For", "junk", "not an address")
-	cases := []struct {
-		err  error
-		code int
-		body string
+// TestElems: a list header's elements, right to left across its lines,
+// with commas inside a Forwarded quoted string (escaped quotes and
+// backslashes included) kept in their element, empty elements kept, and
+// lines that are empty skipped.
+func TestElems(t *testing.T) {
+	for _, tc := range []struct {
+		vals      []string
+		forwarded bool
+		want      []string
 	}{
-		{hdr, 400, "Bad Request: client address: not an address\n"},
-		{fmt.Errorf("key: %w", hdr), 400, "Bad Request: client address: not an address\n"},
-		{newClientError(remoteAddr, "@", "not an IP address"), 500, "Internal Server Error\n"},
-		{ErrNoKey, 400, "Bad Request: no client key\n"},
-		{ErrProxyHeader, 400, "Bad Request: client address: unreadable proxy header\n"},
-	}
-	for _, c := range cases {
-		w := httptest.NewRecorder()
-		defaultError(w, httptest.NewRequest("GET", "/", nil), c.err)
-		if w.Code != c.code || w.Body.String() != c.body {
-			t.Errorf("%v: %d %q, want %d %q", c.err, w.Code, w.Body.String(), c.code, c.body)
+		{[]string{"a, b,c"}, false, []string{"c", "b", "a"}},
+		{[]string{",a"}, false, []string{"a", ""}},
+		{[]string{"a,"}, false, []string{"", "a"}},
+		{[]string{"a", " ", "", "b, c"}, false, []string{"c", "b", "a"}},
+		{[]string{`for=1.2.3.4, for="a,b", for=5.6.7.8`}, true, []string{"for=5.6.7.8", `for="a,b"`, "for=1.2.3.4"}},
+		{[]string{`,for=1.2.3.4`}, true, []string{"for=1.2.3.4", ""}},
+		{[]string{`x="a\"b,c", d`}, true, []string{"d", `x="a\"b,c"`}},
+		{[]string{`x="a\\", b`}, true, []string{"b", `x="a\\"`}},
+		{[]string{`x="a\\\",b", c`}, true, []string{"c", `x="a\\\",b"`}},
+		{[]string{`x="a,b"`, `c`}, true, []string{"c", `x="a,b"`}},
+	} {
+		it := elems{vals: tc.vals, forwarded: tc.forwarded}
+		var got []string
+		for e, ok := it.next(); ok; e, ok = it.next() {
+			got = append(got, e)
+		}
+		if strings.Join(got, "|") != strings.Join(tc.want, "|") || len(got) != len(tc.want) {
+			t.Errorf("%q (forwarded %v): %q, want %q", tc.vals, tc.forwarded, got, tc.want)
 		}
 	}
-	if errors.Is(newClientError(remoteAddr, "@", "x"), ErrProxyHeader) || !errors.Is(hdr, ErrProxyHeader) {
-		t.Fatal("only a proxy header's error matches ErrProxyHeader")
+}
+
+// TestForwardedFor: the for= parameter of a Forwarded element, quoted or
+// not, among others (a semicolon in a quoted value is no cut); or why
+// there is none.
+func TestForwardedFor(t *testing.T) {
+	for _, tc := range []struct{ e, want, reason string }{
+		{"for=1.2.3.4", "1.2.3.4", ""},
+		{`by="a;b";for=1.2.3.4`, "1.2.3.4", ""},
+		{`by="a\";b";for=1.2.3.4`, "1.2.3.4", ""},
+		{`by="a\\";for=1.2.3.4`, "1.2.3.4", ""},
+		{`FOR="[::1]:80"`, "::1", ""},
+		{`for=""`, "", "an empty element"},
+		{`for="`, "", "not an IP address"},
+		{`for="1.2.3.4`, "", "not an IP address"},
+		{"for", "", "a parameter without a value"},
+		{"proto=https", "", "no for= parameter"},
+		{"", "", "no for= parameter"},
+		{"for=unknown", "", "an unknown or obfuscated node"},
+	} {
+		a, reason := forwardedFor(tc.e)
+		if reason != tc.reason || tc.want != "" && a.String() != tc.want || tc.want == "" && a.IsValid() {
+			t.Errorf("%q: %v %q, want %q %q", tc.e, a, reason, tc.want, tc.reason)
+		}
 	}
 }

@@ -1,4 +1,4 @@
-package httplimit
+package clientkey
 
 import (
 	"errors"
@@ -10,151 +10,12 @@ import (
 	"github.com/cellrate/cellrate/limit"
 )
 
-// Key names a client: an address (an IPv6 one is grouped by its prefix;
-// see WithIPv6Prefix), a string (an API key, a user id), or several of
-// these joined (JoinKeys). Keys of different kinds never name the same
-// client: the address 65.66.67.68 and the string "ABCD" are two clients.
-// The zero Key names no client: a request whose KeyFunc returns it is
-// answered with ErrNoKey.
-type Key struct {
-	addr netip.Addr
-	s    string
-	kind keyKind
-}
-
-type keyKind uint8
-
-const (
-	noKey keyKind = iota
-	addrKey
-	stringKey
-	joinedKey // addr (if valid) is the first address part; s the rest
-)
-
-// ErrNoKey is the error for a request whose client has no key: a KeyFunc
-// returned the zero Key, StringKey(""), or ErrNoKey itself. FirstKey
-// passes over it to its next KeyFunc; otherwise the request is handled as
-// any KeyFunc error (WithErrorHandler, WithFailOpen), and never shares one
-// limit with other keyless requests.
-var ErrNoKey = errors.New("httplimit: the request has no client key")
-
-// AddrKey returns the key of a client address. An IPv4-mapped IPv6 address
-// is its IPv4 address; the zone is ignored. The invalid Addr is no key.
-func AddrKey(a netip.Addr) Key {
-	if a.Is4() { // neither mapped nor zoned: the common key, at no cost
-		return Key{addr: a, kind: addrKey}
-	}
-	if !a.IsValid() {
-		return Key{}
-	}
-	return Key{addr: a.Unmap().WithZone(""), kind: addrKey}
-}
-
-// StringKey returns the key of a client named by a string; the empty
-// string is no key (see ErrNoKey).
-func StringKey(s string) Key {
-	if s == "" {
-		return Key{}
-	}
-	return Key{s: s, kind: stringKey}
-}
-
-// String returns the key in text: an address, the string key, or a joined
-// key's parts joined by "+", each string part quoted.
-func (k Key) String() string {
-	switch k.kind {
-	case addrKey:
-		return k.addr.String()
-	case joinedKey:
-		if k.addr.IsValid() {
-			return strings.Replace(k.s, "\x00", k.addr.String(), 1)
-		}
-	}
-	return k.s
-}
-
-// A KeyFunc returns the key of the client that sent r. An error means the
-// client cannot be named: the request is handled as WithFailOpen says (by
-// default it is refused: fail closed), and counted in Stats.Errors (or
-// Stats.Unnamed).
-type KeyFunc func(r *http.Request) (Key, error)
-
-// JoinKeys returns a KeyFunc whose key joins the keys of fs, in order: a
-// client is one value of every part, as an address and a route. An error
-// or no key from any part is the joined KeyFunc's error.
-func JoinKeys(fs ...KeyFunc) KeyFunc {
-	fs = append([]KeyFunc(nil), fs...)
-	return func(r *http.Request) (Key, error) {
-		var j Key
-		var b []byte
-		for i, f := range fs {
-			k, err := f(r)
-			if err == nil && k.kind == noKey {
-				err = ErrNoKey
-			}
-			if err != nil {
-				return Key{}, err
-			}
-			if i > 0 {
-				b = append(b, '+')
-			}
-			switch {
-			case k.kind == addrKey && !j.addr.IsValid():
-				j.addr = k.addr
-				b = append(b, 0) // where the address goes in String
-			case k.kind == stringKey:
-				b = strconv.AppendQuote(b, k.s)
-			default:
-				b = append(b, k.String()...)
-			}
-		}
-		if len(fs) == 0 {
-			return Key{}, ErrNoKey
-		}
-		j.s, j.kind = string(b), joinedKey
-		return j, nil
-	}
-}
-
-// FirstKey returns a KeyFunc whose key is the first of fs to name the
-// client: an fs[i] that returns ErrNoKey (or no key) passes to fs[i+1]; any
-// other error is FirstKey's error. FirstKey(HeaderKey("X-Api-Key"),
-// PeerAddr) keys a request by its API key, else by its address.
-func FirstKey(fs ...KeyFunc) KeyFunc {
-	fs = append([]KeyFunc(nil), fs...)
-	return func(r *http.Request) (Key, error) {
-		for _, f := range fs {
-			k, err := f(r)
-			if errors.Is(err, ErrNoKey) || err == nil && k.kind == noKey {
-				continue
-			}
-			return k, err
-		}
-		return Key{}, ErrNoKey
-	}
-}
-
-// HeaderKey returns a KeyFunc whose key is the string value of the request
-// header name (its first value), and ErrNoKey when it is absent or empty.
-// A value a client invents is a new client, with a full limit: key by a
-// header only once it is checked, or put the policy behind a limit by
-// address.
-func HeaderKey(name string) KeyFunc {
-	name = http.CanonicalHeaderKey(name)
-	return func(r *http.Request) (Key, error) {
-		if v := r.Header[name]; len(v) > 0 && v[0] != "" {
-			return StringKey(v[0]), nil
-		}
-		return Key{}, ErrNoKey
-	}
-}
-
 // ErrProxyHeader is matched (errors.Is) by the error of a request whose
 // proxy header, as a trusted proxy passed it on, names no client: an
 // element that is not an address, an overlong one, or more trusted
-// proxies than ProxyKey walks. Its Error names the header and quotes the
-// value. The default error handler answers it 400 Bad Request.
-var ErrProxyHeader = errors.New("httplimit: the proxy header names no client")
+// proxies than Proxy walks. Its Error names the header and quotes the
+// value. Package httplimit answers it 400 Bad Request by default.
+var ErrProxyHeader = errors.New("clientkey: the proxy header names no client")
 
 // clientError is a client that cannot be named from the request: an
 // unparsable RemoteAddr (the server's setup, not the client's fault), or
@@ -166,8 +27,12 @@ type clientError struct {
 }
 
 func (e *clientError) Error() string {
-	return "httplimit: " + e.source + " " + strconv.Quote(e.value) + ": " + e.reason
+	return "clientkey: " + e.source + " " + strconv.Quote(e.value) + ": " + e.reason
 }
+
+// Reason says what is wrong with the value, without quoting it: what
+// package httplimit's default error handler tells the client.
+func (e *clientError) Reason() string { return e.reason }
 
 // Is matches ErrProxyHeader for an error read from a proxy header.
 func (e *clientError) Is(target error) bool {
@@ -183,7 +48,7 @@ func newClientError(src, v, reason string) *clientError {
 	return &clientError{source: src, value: v, reason: reason}
 }
 
-// maxHops is the most proxy header elements a ProxyKey walks through: a
+// maxHops is the most proxy header elements a Proxy key walks through: a
 // chain of more trusted proxies is refused with ErrProxyHeader.
 const maxHops = 32
 
@@ -191,16 +56,17 @@ const maxHops = 32
 // (an IPv6 address with a zone and a port fits well within it).
 const maxElem = 128
 
-// PeerAddr is the default KeyFunc: the address of the connection's peer
-// (r.RemoteAddr, "host:port", or a bare address). A RemoteAddr that is
-// neither (a Unix socket's "@", an empty one) is an error the default
-// error handler answers 500: the server's setup, not the client, is wrong.
-func PeerAddr(r *http.Request) (Key, error) {
+// Peer is the Func of a server that clients reach directly, and package
+// httplimit's default: the address of the connection's peer (r.RemoteAddr,
+// "host:port", or a bare address). A RemoteAddr that is neither (a Unix
+// socket's "@", an empty one) is an error that httplimit answers 500 by
+// default: the server's setup, not the client, is wrong.
+func Peer(r *http.Request) (Key, error) {
 	a, err := peer(r.RemoteAddr)
 	if err != nil {
 		return Key{}, err
 	}
-	return AddrKey(a), nil
+	return Addr(a), nil
 }
 
 func peer(s string) (netip.Addr, error) {
@@ -216,7 +82,7 @@ func peer(s string) (netip.Addr, error) {
 	return netip.Addr{}, newClientError(remoteAddr, s, "not an IP address with or without a port")
 }
 
-// ProxyKey returns a KeyFunc for a server behind proxies: it starts at the
+// Proxy returns a Func for a server behind proxies: it starts at the
 // peer address and, while that address is in a trusted prefix, steps to
 // the address that proxy passed on in the header, X-Forwarded-For (a
 // comma-separated list of addresses, each proxy appending its peer's) or
@@ -237,18 +103,18 @@ func peer(s string) (netip.Addr, error) {
 // and a port is ignored in either header. An address with a zone
 // (fe80::1%eth0) is trusted by its address.
 //
-// ProxyKey returns a *limit.ParamError for no trusted prefix (every peer
-// would be the client: use PeerAddr), an invalid one, or another header.
-func ProxyKey(header string, trusted ...netip.Prefix) (KeyFunc, error) {
+// Proxy returns a *limit.ParamError for no trusted prefix (every peer
+// would be the client: use Peer), an invalid one, or another header.
+func Proxy(header string, trusted ...netip.Prefix) (Func, error) {
 	perr := func(v any, reason string) error {
-		return &limit.ParamError{Pkg: "httplimit", Param: "trusted", Value: v, Reason: reason}
+		return &limit.ParamError{Pkg: "clientkey", Param: "trusted", Value: v, Reason: reason}
 	}
 	name := http.CanonicalHeaderKey(header)
 	switch {
 	case name != "X-Forwarded-For" && name != "Forwarded":
-		return nil, &limit.ParamError{Pkg: "httplimit", Param: "header", Value: header, Reason: "the header is X-Forwarded-For or Forwarded"}
+		return nil, &limit.ParamError{Pkg: "clientkey", Param: "header", Value: header, Reason: "the header is X-Forwarded-For or Forwarded"}
 	case len(trusted) == 0:
-		return nil, perr(0, "ProxyKey needs at least one trusted proxy prefix")
+		return nil, perr(0, "Proxy needs at least one trusted proxy prefix")
 	}
 	for _, p := range trusted {
 		if !p.IsValid() {
@@ -258,7 +124,7 @@ func ProxyKey(header string, trusted ...netip.Prefix) (KeyFunc, error) {
 	return proxyKey(name, newTrust(trusted)), nil
 }
 
-func proxyKey(name string, trusted trust) KeyFunc {
+func proxyKey(name string, trusted trust) Func {
 	forwarded := name == "Forwarded"
 	return func(r *http.Request) (Key, error) {
 		a, err := peer(r.RemoteAddr)
@@ -266,7 +132,7 @@ func proxyKey(name string, trusted trust) KeyFunc {
 			return Key{}, err
 		}
 		if !trusted.has(a) {
-			return AddrKey(a), nil
+			return Addr(a), nil
 		}
 		vals := r.Header[name] // name is canonical
 		if !forwarded && len(vals) == 1 && strings.IndexByte(vals[0], ',') < 0 {
@@ -282,13 +148,13 @@ func proxyKey(name string, trusted trust) KeyFunc {
 func oneHop(peer netip.Addr, name, line string) (Key, error) {
 	e := trim(line)
 	if e == "" {
-		return AddrKey(peer), nil
+		return Addr(peer), nil
 	}
 	a, reason := node(e, false)
 	if reason != "" {
 		return Key{}, newClientError(name, e, reason)
 	}
-	return AddrKey(a), nil
+	return Addr(a), nil
 }
 
 // walk reads the header's elements right to left from the trusted peer a
@@ -313,7 +179,7 @@ func walk(a netip.Addr, name string, vals []string, forwarded bool, trusted *tru
 			return Key{}, newClientError(name, e, reason)
 		}
 	}
-	return AddrKey(a), nil
+	return Addr(a), nil
 }
 
 // elems yields the elements of a list header right to left, from its last

@@ -1,4 +1,4 @@
-package httplimit
+package clientkey
 
 import (
 	"math/rand/v2"
@@ -8,7 +8,7 @@ import (
 	"testing"
 )
 
-// TestTrustAgreesWithNetip: a ProxyKey's trusted set holds an address
+// TestTrustAgreesWithNetip: a Proxy's trusted set holds an address
 // exactly when one of its prefixes contains the address unmapped and
 // without its zone, for prefixes of every length of both families
 // (IPv4-mapped IPv6 prefixes included, which hold no IPv4 address) and
@@ -78,6 +78,58 @@ func TestOneHopIsTheWalk(t *testing.T) {
 			if kf != ks || (ef == nil) != (es == nil) || ef != nil && ef.Error() != es.Error() {
 				t.Errorf("RemoteAddr %s, X-Forwarded-For %q: one line %v %v, through the walk %v %v", remote, v, kf, ef, ks, es)
 			}
+		}
+	}
+}
+
+// TestTrim: trim is strings.TrimSpace, Unicode spaces and bytes past
+// ASCII at either end included.
+func TestTrim(t *testing.T) {
+	for _, s := range []string{"", " ", "a", " a", "a ", "\ta\t", "\u00a01.2.3.4", "1.2.3.4\u00a0", "\u0085a", "a\u2003",
+		"\x80a", "a\x80", "\xffa\xff", "é", "\u00a0", "a b"} {
+		if got, want := trim(s), strings.TrimSpace(s); got != want {
+			t.Errorf("trim(%q) = %q, strings.TrimSpace %q", s, got, want)
+		}
+	}
+}
+
+// TestNodeReasons: each element that names no client says why, in the
+// words the default error handler answers with.
+func TestNodeReasons(t *testing.T) {
+	for _, tc := range []struct {
+		v      string
+		token  bool
+		reason string
+	}{
+		{"", false, "an empty element"},
+		{strings.Repeat("1", 128), false, "not an IP address"},
+		{strings.Repeat("1", 129), false, "an element longer than 128 bytes"},
+		{"unknown", false, "an unknown or obfuscated node"},
+		{"_hidden", true, "an unknown or obfuscated node"},
+		{"unknownx", false, "not an IP address"},
+		{"[::1", false, "a malformed bracketed address"},
+		{"[::1]", true, "a malformed bracketed address"},
+		{"[::1]:x", false, "a malformed bracketed address"},
+		{"[1.2.3.4]", false, "a malformed bracketed address"},
+		{"::ffff:1.2.3.4:80", false, "not an IP address"},
+		{":80", false, "not an IP address"},
+		{"2001:db8::1", true, "not an IP address"},
+		{"1.2.3.4:80", true, "not an IP address"},
+	} {
+		if a, reason := node(tc.v, tc.token); reason != tc.reason || a.IsValid() {
+			t.Errorf("node(%.20q, %v) = %v %q, want %q", tc.v, tc.token, a, reason, tc.reason)
+		}
+	}
+	for _, tc := range []struct {
+		v     string
+		token bool
+		want  string
+	}{
+		{"[::1]:80", false, "::1"}, {"[2001:db8::1]", false, "2001:db8::1"}, {"1.2.3.4:80", false, "1.2.3.4"},
+		{"2001:db8::1", false, "2001:db8::1"}, {"1.2.3.4", true, "1.2.3.4"},
+	} {
+		if a, reason := node(tc.v, tc.token); reason != "" || a.String() != tc.want {
+			t.Errorf("node(%q, %v) = %v %q, want %s", tc.v, tc.token, a, reason, tc.want)
 		}
 	}
 }

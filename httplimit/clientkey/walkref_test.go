@@ -1,4 +1,4 @@
-package httplimit
+package clientkey
 
 import (
 	"math/rand/v2"
@@ -6,6 +6,8 @@ import (
 	"net/netip"
 	"strings"
 	"testing"
+
+	"github.com/cellrate/cellrate/httplimit/internal/keypart"
 )
 
 // refTrusted is the trusted check as netip states it: a prefix contains
@@ -40,7 +42,7 @@ func refNode(e string) (netip.Addr, bool) {
 	return netip.Addr{}, false
 }
 
-// refXFF is ProxyKey("X-Forwarded-For", ps...) written plainly: split
+// refXFF is Proxy("X-Forwarded-For", ps...) written plainly: split
 // every line, walk right to left from the peer while it is trusted.
 func refXFF(ps []netip.Prefix, remote string, lines []string) (netip.Addr, bool) {
 	a, err := netip.ParseAddr(remote)
@@ -84,7 +86,7 @@ var trustSets = [][]netip.Prefix{
 	{netip.MustParsePrefix("10.0.0.0/31"), netip.MustParsePrefix("0.0.0.0/0"), netip.MustParsePrefix("::/0")},
 }
 
-// checkXFF compares ProxyKey with refXFF on one request, for every
+// checkXFF compares Proxy with refXFF on one request, for every
 // trusted set.
 func checkXFF(t *testing.T, remote string, lines []string) {
 	for _, ps := range trustSets {
@@ -92,7 +94,7 @@ func checkXFF(t *testing.T, remote string, lines []string) {
 		r := &http.Request{RemoteAddr: remote, Header: http.Header{xff: lines}}
 		k, err := key(r)
 		want, ok := refXFF(ps, remote, lines)
-		if ok != (err == nil) || ok && (k.kind != addrKey || k.addr != want) {
+		if ok != (err == nil) || ok && (k.p.Kind != keypart.Addr || k.p.Addr != want) {
 			t.Fatalf("trusted %v, RemoteAddr %q, X-Forwarded-For %q: got %v %v, the plain walk %v %v", ps, remote, lines, k, err, want, ok)
 		}
 	}
@@ -106,7 +108,7 @@ var xffElems = []string{"", " ", "1.2.3.4", "10.0.0.1", "10.0.0.0", "10.0.0.2", 
 var remotes = []string{"127.0.0.1:1", "[::1]:2", "10.0.0.1:3", "10.0.0.0", "10.0.0.2:4", "[::ffff:10.0.0.1]:5",
 	"[::ffff:127.0.0.1]:6", "[fe80::1%eth0]:7", "2001:db8::1", "[2001:db8::1]:8", "1.2.3.4:9", "@", "", "[::ffff:10.0.0.0]:1"}
 
-// TestXFFAgreesWithPlainWalk: ProxyKey's X-Forwarded-For fast paths (one
+// TestXFFAgreesWithPlainWalk: Proxy's X-Forwarded-For fast paths (one
 // element without the walk, IPv4 peers as masked words, untrusted peers
 // not reading the header) name the same client, or fail alike, as a plain
 // walk over netip, on random headers of several lines.

@@ -1,4 +1,4 @@
-package httplimit
+package clientkey
 
 import (
 	"encoding/binary"
@@ -119,7 +119,7 @@ func validPort(p string) bool {
 	return n <= 65535
 }
 
-// trust is a ProxyKey's trusted prefixes, the IPv4 ones as masked 32-bit
+// trust is a Proxy key's trusted prefixes, the IPv4 ones as masked 32-bit
 // words, so that the common check of an IPv4 peer is a few instructions.
 type trust struct {
 	v4 []net4

@@ -1,0 +1,164 @@
+package clientkey
+
+import (
+	"errors"
+	"net/http"
+	"net/netip"
+	"strconv"
+	"strings"
+
+	"github.com/cellrate/cellrate/httplimit/internal/keypart"
+	"github.com/cellrate/cellrate/limit"
+)
+
+// Key names a client: an address, a string (an API key, a user id), or
+// several of these joined (Join). Keys of different kinds never name the
+// same client: the address 65.66.67.68 and the string "ABCD" are two
+// clients. An IPv6 address names its /64 (see IPv6Prefix). The zero Key
+// names no client: a request whose Func returns it is refused with
+// ErrNoKey.
+type Key struct{ p keypart.Key }
+
+// defaultBits is the IPv6 prefix that names a client unless IPv6Prefix
+// says otherwise: one client usually owns a whole /64.
+const defaultBits = 64
+
+// ErrNoKey is the error for a request whose client has no key: a Func
+// returned the zero Key, String(""), or ErrNoKey itself. First passes over
+// it to its next Func; package httplimit handles it as any Func error, and
+// never puts keyless requests under one shared limit.
+var ErrNoKey = errors.New("clientkey: the request has no client key")
+
+// Addr returns the key of a client address. An IPv4-mapped IPv6 address
+// is its IPv4 address; the zone is ignored. The invalid Addr is no key.
+func Addr(a netip.Addr) Key {
+	if a.Is4() { // neither mapped nor zoned: the common key, at no cost
+		return Key{keypart.Key{Addr: a, Kind: keypart.Addr}}
+	}
+	if !a.IsValid() {
+		return Key{}
+	}
+	a = a.Unmap().WithZone("")
+	if a.Is4() {
+		return Key{keypart.Key{Addr: a, Kind: keypart.Addr}}
+	}
+	return Key{keypart.Key{Addr: a, Kind: keypart.Addr, Bits: defaultBits}}
+}
+
+// String returns the key of a client named by a string; the empty string
+// is no key (see ErrNoKey).
+func String(s string) Key {
+	if s == "" {
+		return Key{}
+	}
+	return Key{keypart.Key{S: s, Kind: keypart.String}}
+}
+
+// String returns the key in text: an address, the string, or a joined
+// key's parts joined by "+", each string part quoted.
+func (k Key) String() string {
+	switch k.p.Kind {
+	case keypart.Addr:
+		return k.p.Addr.String()
+	case keypart.Joined:
+		if k.p.Addr.IsValid() {
+			return strings.Replace(k.p.S, "\x00", k.p.Addr.String(), 1)
+		}
+	}
+	return k.p.S
+}
+
+// A Func returns the key of the client that sent r, or an error when the
+// client cannot be named. Package httplimit refuses such a request unless
+// its error handler says otherwise.
+type Func func(r *http.Request) (Key, error)
+
+// Join returns a Func whose key joins the keys of fs, in order: a client
+// is one value of every part, as an address and a route. An error or no
+// key from any part is the joined Func's error.
+func Join(fs ...Func) Func {
+	fs = append([]Func(nil), fs...)
+	return func(r *http.Request) (Key, error) {
+		var j keypart.Key
+		var b []byte
+		for i, f := range fs {
+			k, err := f(r)
+			if err == nil && k.p.Kind == keypart.None {
+				err = ErrNoKey
+			}
+			if err != nil {
+				return Key{}, err
+			}
+			if i > 0 {
+				b = append(b, '+')
+			}
+			switch {
+			case k.p.Kind == keypart.Addr && !j.Addr.IsValid():
+				j.Addr, j.Bits = k.p.Addr, k.p.Bits
+				b = append(b, 0) // where the address goes in String
+			case k.p.Kind == keypart.String:
+				b = strconv.AppendQuote(b, k.p.S)
+			default:
+				b = append(b, k.String()...)
+			}
+		}
+		if len(fs) == 0 {
+			return Key{}, ErrNoKey
+		}
+		j.S, j.Kind = string(b), keypart.Joined
+		return Key{j}, nil
+	}
+}
+
+// First returns a Func whose key is the first of fs to name the client: an
+// fs[i] that returns ErrNoKey (or no key) passes to fs[i+1]; any other
+// error is First's error. First(Header("X-Api-Key"), Peer) keys a request
+// by its API key, else by its address.
+func First(fs ...Func) Func {
+	fs = append([]Func(nil), fs...)
+	return func(r *http.Request) (Key, error) {
+		for _, f := range fs {
+			k, err := f(r)
+			if errors.Is(err, ErrNoKey) || err == nil && k.p.Kind == keypart.None {
+				continue
+			}
+			return k, err
+		}
+		return Key{}, ErrNoKey
+	}
+}
+
+// Header returns a Func whose key is the string value of the request
+// header name (its first value), and ErrNoKey when it is absent or empty.
+// A value a client invents is a new client, with a full limit: key by a
+// header only once it is checked, or put the route behind a limit by
+// address too.
+func Header(name string) Func {
+	name = http.CanonicalHeaderKey(name)
+	return func(r *http.Request) (Key, error) {
+		if v := r.Header[name]; len(v) > 0 && v[0] != "" {
+			return String(v[0]), nil
+		}
+		return Key{}, ErrNoKey
+	}
+}
+
+// IPv6Prefix returns f with each IPv6 address it names a client by (alone
+// or as a joined key's address) standing for the prefix of its leading
+// bits, in [1, 128], instead of its /64: 48 makes a whole site one client,
+// 128 each address. It returns a *limit.ParamError for bits out of range.
+func IPv6Prefix(bits int, f Func) (Func, error) {
+	if bits < 1 || bits > 128 {
+		return nil, &limit.ParamError{Pkg: "clientkey", Param: "bits", Value: bits, Min: 1, Max: 128}
+	}
+	if f == nil {
+		return nil, &limit.ParamError{Pkg: "clientkey", Param: "f", Value: f, Reason: "the Func must not be nil"}
+	}
+	return func(r *http.Request) (Key, error) {
+		k, err := f(r)
+		if err == nil && k.p.Addr.IsValid() && !k.p.Addr.Is4() {
+			k.p.Bits = uint8(bits)
+		}
+		return k, err
+	}, nil
+}

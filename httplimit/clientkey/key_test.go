@@ -1,0 +1,188 @@
+package clientkey
+
+import (
+	"errors"
+	"net/http"
+	"net/http/httptest"
+	"net/netip"
+	"testing"
+
+	"github.com/cellrate/cellrate/httplimit/internal/keypart"
+	"github.com/cellrate/cellrate/limit"
+)
+
+// TestZonedTrustedProxy: a trusted proxy whose address carries a zone
+// (a link-local peer) is trusted by its address, in both headers.
+func TestZonedTrustedProxy(t *testing.T) {
+	ll := netip.MustParsePrefix("fe80::/10")
+	for _, tc := range []struct{ h, v string }{{xff, "203.0.113.9"}, {fwd, "for=203.0.113.9"}} {
+		r := httptest.NewRequest("GET", "/", nil)
+		r.RemoteAddr = "[fe80::1%eth0]:80"
+		r.Header.Set(tc.h, tc.v)
+		if k, err := mustProxy(t, tc.h, ll)(r); err != nil || k.String() != "203.0.113.9" {
+			t.Errorf("%s: %v %v, want 203.0.113.9", tc.h, k, err)
+		}
+		// A zoned hop inside the header is trusted by its address too.
+		r.RemoteAddr = "10.0.0.1:80"
+		r.Header.Set(tc.h, "203.0.113.9, fe80::2%eth1")
+		if tc.h == fwd {
+			r.Header.Set(tc.h, `for=203.0.113.9, for="[fe80::2%eth1]"`)
+		}
+		key := mustProxy(t, tc.h, ll, netip.MustParsePrefix("10.0.0.0/8"))
+		if k, err := key(r); err != nil || k.String() != "203.0.113.9" {
+			t.Errorf("%s, zoned hop: %v %v, want 203.0.113.9", tc.h, k, err)
+		}
+	}
+}
+
+// TestKeyFuncs: what Join, First and Header name, and their
+// errors.
+func TestKeyFuncs(t *testing.T) {
+	boom := errors.New("boom")
+	fail := func(*http.Request) (Key, error) { return Key{}, boom }
+	none := func(*http.Request) (Key, error) { return Key{}, nil }
+	path := func(r *http.Request) (Key, error) { return String(r.URL.Path), nil }
+	r := httptest.NewRequest("GET", "/items", nil)
+	for _, tc := range []struct {
+		name string
+		f    Func
+		want string
+		err  error
+	}{
+		{"join", Join(Peer, path), `192.0.2.1+"/items"`, nil},
+		{"join, string first", Join(path, Peer), `"/items"+192.0.2.1`, nil},
+		{"join, missing part", Join(Peer, Header("X-Api-Key")), "", ErrNoKey},
+		{"join, failing part", Join(Peer, fail), "", boom},
+		{"join, no key", Join(none), "", ErrNoKey},
+		{"join of nothing", Join(), "", ErrNoKey},
+		{"first: no header, then the address", First(Header("X-Api-Key"), Peer), "192.0.2.1", nil},
+		{"first: no key passes on", First(none, path), "/items", nil},
+		{"first: an error stops", First(fail, Peer), "", boom},
+		{"first: none at all", First(Header("X-Api-Key")), "", ErrNoKey},
+	} {
+		k, err := tc.f(r)
+		if k.String() != tc.want || !errors.Is(err, tc.err) || (tc.err == nil) != (err == nil) {
+			t.Errorf("%s: %q %v, want %q %v", tc.name, k, err, tc.want, tc.err)
+		}
+	}
+	r.Header.Set("X-API-KEY", "k1")
+	if k, err := First(Header("x-api-key"), Peer)(r); k != String("k1") || err != nil {
+		t.Errorf("header key: %v %v", k, err)
+	}
+	if String("") != (Key{}) || Addr(netip.Addr{}) != (Key{}) {
+		t.Error("an empty string or an invalid address is a key")
+	}
+}
+
+// TestProxyRefusals: Proxy refuses what could only key every
+// client by its peer, or nothing.
+func TestProxyRefusals(t *testing.T) {
+	for _, tc := range []struct {
+		name, h, param string
+		trusted        []netip.Prefix
+	}{
+		{"no trusted prefix", xff, "trusted", nil},
+		{"an invalid prefix", fwd, "trusted", []netip.Prefix{loopback[0], {}}},
+		{"another header", "X-Real-Ip", "header", loopback},
+	} {
+		f, err := Proxy(tc.h, tc.trusted...)
+		var pe *limit.ParamError
+		if f != nil || !errors.As(err, &pe) || pe.Param != tc.param || pe.Pkg != "clientkey" {
+			t.Errorf("%s: %v", tc.name, err)
+		}
+	}
+	if _, err := Proxy("x-forwarded-for", loopback...); err != nil {
+		t.Errorf("a header name in lower case: %v", err)
+	}
+}
+
+// TestAddr: an address key is the address unmapped and without its zone,
+// an IPv6 one naming its /64; the invalid address and the empty string
+// are no key.
+func TestAddr(t *testing.T) {
+	for _, tc := range []struct {
+		in, want string
+		bits     uint8
+	}{
+		{"192.0.2.1", "192.0.2.1", 0},
+		{"::ffff:192.0.2.1", "192.0.2.1", 0},
+		{"2001:db8::1", "2001:db8::1", 64},
+		{"fe80::1%eth0", "fe80::1", 64},
+	} {
+		k := Addr(netip.MustParseAddr(tc.in))
+		if k.p.Kind != keypart.Addr || k.p.Addr.String() != tc.want || k.p.Bits != tc.bits || k.String() != tc.want {
+			t.Errorf("Addr(%s) = %+v, want %s /%d", tc.in, k.p, tc.want, tc.bits)
+		}
+	}
+	if Addr(netip.Addr{}) != (Key{}) || String("") != (Key{}) || (Key{}).String() != "" {
+		t.Error("an invalid address or an empty string is a key")
+	}
+	if k := String("a"); k.p.Kind != keypart.String || k.p.S != "a" || k.String() != "a" {
+		t.Errorf("String(a) = %+v", k.p)
+	}
+}
+
+// TestIPv6Prefix: the prefix applies to IPv6 addresses, alone or joined,
+// and to nothing else; errors pass through; bits out of [1, 128] and a
+// nil Func are refused.
+func TestIPv6Prefix(t *testing.T) {
+	boom := errors.New("boom")
+	six := Addr(netip.MustParseAddr("2001:db8::1"))
+	four := Addr(netip.MustParseAddr("192.0.2.1"))
+	joined := Join(func(*http.Request) (Key, error) { return six, nil }, func(*http.Request) (Key, error) { return String("r"), nil })
+	for _, tc := range []struct {
+		name string
+		f    Func
+		bits uint8
+		err  error
+	}{
+		{"ipv6", func(*http.Request) (Key, error) { return six, nil }, 48, nil},
+		{"ipv4", func(*http.Request) (Key, error) { return four, nil }, 0, nil},
+		{"string", func(*http.Request) (Key, error) { return String("x"), nil }, 0, nil},
+		{"joined", joined, 48, nil},
+		{"error", func(*http.Request) (Key, error) { return six, boom }, 64, boom},
+	} {
+		f, err := IPv6Prefix(48, tc.f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		k, err := f(nil)
+		if k.p.Bits != tc.bits || err != tc.err {
+			t.Errorf("%s: %+v %v, want /%d %v", tc.name, k.p, err, tc.bits, tc.err)
+		}
+	}
+	if k, _ := joined(nil); k.p.Bits != 64 || k.String() != `2001:db8::1+"r"` {
+		t.Errorf("joined: %+v %s", k.p, k)
+	}
+	for _, bits := range []int{1, 128} {
+		if _, err := IPv6Prefix(bits, Peer); err != nil {
+			t.Errorf("bits %d: %v", bits, err)
+		}
+	}
+	for _, bits := range []int{0, 129, -1} {
+		var pe *limit.ParamError
+		if f, err := IPv6Prefix(bits, Peer); f != nil || !errors.As(err, &pe) || pe.Param != "bits" || pe.Pkg != "clientkey" {
+			t.Errorf("bits %d: %v", bits, err)
+		}
+	}
+	var pe *limit.ParamError
+	if f, err := IPv6Prefix(64, nil); f != nil || !errors.As(err, &pe) || pe.Param != "f" {
+		t.Errorf("nil Func: %v", err)
+	}
+}
+
+// TestJoinAddrs: of the addresses a joined key holds, the first is its
+// address part and any other is text; a present but empty header is no
+// key.
+func TestJoinAddrs(t *testing.T) {
+	other := func(*http.Request) (Key, error) { return Addr(netip.MustParseAddr("198.51.100.1")), nil }
+	k, err := Join(Peer, other)(httptest.NewRequest("GET", "/", nil))
+	if err != nil || k.String() != "192.0.2.1+198.51.100.1" || k.p.Addr != netip.MustParseAddr("192.0.2.1") {
+		t.Errorf("%v %v, parts %+v", k, err, k.p)
+	}
+	r := httptest.NewRequest("GET", "/", nil)
+	r.Header["X-Api-Key"] = []string{"", "k"}
+	if k, err := Header("X-Api-Key")(r); err != ErrNoKey || k != (Key{}) {
+		t.Errorf("an empty first value: %v %v", k, err)
+	}
+}
