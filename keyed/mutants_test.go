@@ -1,6 +1,7 @@
 package keyed
 
 import (
+	"math"
 	"net/netip"
 	"strconv"
 	"testing"
@@ -149,6 +150,27 @@ func TestParamEdges(t *testing.T) {
 		_, err := New(1, time.Second, 1, WithCapacity(groupSlots), WithIPv6Prefix(bits))
 		if ok := bits >= 1 && bits <= 128; ok != (err == nil) {
 			t.Errorf("WithIPv6Prefix(%d): %v", bits, err)
+		}
+	}
+}
+
+// A window kind's ns is the first ns of a time unit, exact for the first
+// and the last whole units of int64 time, saturated only past them.
+func TestUnitEnds(t *testing.T) {
+	for _, window := range []time.Duration{1, time.Millisecond, time.Hour} {
+		k, err := newWindowKind(3, window)
+		if err != nil {
+			t.Fatal(err)
+		}
+		last, first := int64(math.MaxInt64)>>k.shift, int64(math.MinInt64)>>k.shift
+		if got := k.ns(last); got != last<<k.shift {
+			t.Errorf("window %v: ns(last unit) = %d, want %d", window, got, last<<k.shift)
+		}
+		if got := k.ns(first); got != math.MinInt64 {
+			t.Errorf("window %v: ns(first unit) = %d, want MinInt64", window, got)
+		}
+		if k.shift > 0 && (k.ns(last+1) != math.MaxInt64 || k.ns(first-1) != math.MinInt64+1) {
+			t.Errorf("window %v: ns past the ends = %d, %d, want saturated", window, k.ns(last+1), k.ns(first-1))
 		}
 	}
 }
