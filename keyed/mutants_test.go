@@ -1,6 +1,7 @@
 package keyed
 
 import (
+	"math"
 	"net/netip"
 	"strconv"
 	"testing"
@@ -124,6 +125,52 @@ func TestSecondGroupDiffers(t *testing.T) {
 	for _, h := range []uint64{1, 2, 1 << 40, 1<<63 + 5, ^uint64(0)} {
 		if g := tb.group(h); tb.group2(h, g) == g {
 			t.Errorf("hash %#x: both groups are %d", h, g)
+		}
+	}
+}
+
+// NewWindow and WithIPv6Prefix accept the ends of their ranges and refuse
+// one past each.
+func TestParamEdges(t *testing.T) {
+	type w struct {
+		lim    int64
+		window time.Duration
+	}
+	for _, c := range []w{{1, 1}, {maxLimit, maxWindow}, {1, maxWindow}, {maxLimit, 1}} {
+		if _, err := NewWindow(c.lim, c.window, WithCapacity(groupSlots)); err != nil {
+			t.Errorf("NewWindow(%d, %d): %v", c.lim, c.window, err)
+		}
+	}
+	for _, c := range []w{{0, 1}, {maxLimit + 1, 1}, {1, 0}, {1, maxWindow + 1}} {
+		if _, err := NewWindow(c.lim, c.window, WithCapacity(groupSlots)); err == nil {
+			t.Errorf("NewWindow(%d, %d) accepted", c.lim, c.window)
+		}
+	}
+	for _, bits := range []int{1, 128, 0, 129} {
+		_, err := New(1, time.Second, 1, WithCapacity(groupSlots), WithIPv6Prefix(bits))
+		if ok := bits >= 1 && bits <= 128; ok != (err == nil) {
+			t.Errorf("WithIPv6Prefix(%d): %v", bits, err)
+		}
+	}
+}
+
+// A window kind's ns is the first ns of a time unit, exact for the first
+// and the last whole units of int64 time, saturated only past them.
+func TestUnitEnds(t *testing.T) {
+	for _, window := range []time.Duration{1, time.Millisecond, time.Hour} {
+		k, err := newWindowKind(3, window)
+		if err != nil {
+			t.Fatal(err)
+		}
+		last, first := int64(math.MaxInt64)>>k.shift, int64(math.MinInt64)>>k.shift
+		if got := k.ns(last); got != last<<k.shift {
+			t.Errorf("window %v: ns(last unit) = %d, want %d", window, got, last<<k.shift)
+		}
+		if got := k.ns(first); got != math.MinInt64 {
+			t.Errorf("window %v: ns(first unit) = %d, want MinInt64", window, got)
+		}
+		if k.shift > 0 && (k.ns(last+1) != math.MaxInt64 || k.ns(first-1) != math.MinInt64+1) {
+			t.Errorf("window %v: ns past the ends = %d, %d, want saturated", window, k.ns(last+1), k.ns(first-1))
 		}
 	}
 }

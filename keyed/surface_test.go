@@ -74,7 +74,8 @@ func TestRacingClaims(t *testing.T) {
 	const T0 = int64(1 << 40)
 	for round := range rounds {
 		tb := newBucketTable(t, WithCapacity(4))
-		// Slot by slot (as claimed): idle at T0+3tok, T0+tok, T0+3tok, T0+3tok.
+		// Slot by slot (as claimed): paid up at T0+3tok, T0+tok, T0+3tok,
+		// T0+3tok, so idle a grace later.
 		for i, n := range []int64{3, 1, 3, 3} {
 			tb.AllowNAt(fmt.Sprint("f", i), T0, n)
 		}
@@ -94,9 +95,9 @@ func TestRacingClaims(t *testing.T) {
 			wg.Add(1)
 			go func() {
 				defer wg.Done()
-				now := T0 + 3*tok/2 // the second slot idle
+				now := T0 + 3*tok/2 + grace // the second slot idle
 				if g == 1 {
-					now = T0 + 7*tok/2 // all idle: the first
+					now = T0 + 7*tok/2 + grace // all idle: the first
 				}
 				for range 4 {
 					if tb.AllowAt("k", now) {
@@ -114,7 +115,12 @@ func TestRacingClaims(t *testing.T) {
 			}
 			tags[tag] = true
 		}
-		// Times T0+1.5tok and T0+3.5tok: at most burst + 2 tokens.
+		// Both claims went in (two idle slots reused), one was given up
+		// (its slot left empty): Stats counts the keys the slots hold.
+		if s := tb.Stats(); s.Keys != liveSlots(tb) || liveSlots(tb) != 3 || tb.reuses.Load() != 2 {
+			t.Fatalf("round %d: %+v, %d reuses, %d slots held; want 3 keys in 3 slots after 2 reuses", round, s, tb.reuses.Load(), liveSlots(tb))
+		}
+		// Times a grace after T0+1.5tok and T0+3.5tok: at most burst + 2 tokens.
 		if n := admitted.Load(); n > tBurst+2 {
 			t.Fatalf("round %d: one key admitted %d", round, n)
 		}

@@ -49,6 +49,7 @@ func demand(t *testing.T, s *redistest.Server, procs int, perProc float64, d tim
 			for next := time.Now(); next.Before(stop); next = next.Add(every) {
 				time.Sleep(time.Until(next))
 				asked.Add(1)
+				from := monotonic()
 				ok, at, err := dc.allow()
 				if err != nil {
 					t.Error(err)
@@ -56,7 +57,7 @@ func demand(t *testing.T, s *redistest.Server, procs int, perProc float64, d tim
 				}
 				if ok {
 					admitted.Add(1)
-					mine = append(mine, admission{at, 1})
+					mine = append(mine, admission{at: at, n: 1, from: from})
 				}
 			}
 			mu.Lock()

@@ -71,7 +71,7 @@ func TestFaultFailoverStaleReplica(t *testing.T) {
 					}
 					if r.OK {
 						mu.Lock()
-						adm = append(adm, admission{at, 1})
+						adm = append(adm, admission{at: at, n: 1})
 						mu.Unlock()
 					}
 					time.Sleep(time.Millisecond)

@@ -135,7 +135,7 @@ func TestFaultFailoverBound(t *testing.T) {
 			}
 			if r.OK {
 				mu.Lock()
-				adm = append(adm, admission{at, 1})
+				adm = append(adm, admission{at: at, n: 1})
 				mu.Unlock()
 			}
 		})

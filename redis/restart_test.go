@@ -33,7 +33,7 @@ func TestFaultEmptyRestart(t *testing.T) {
 	run := func(d time.Duration) {
 		for stop := time.Now().Add(d); time.Now().Before(stop); {
 			if r, at, err := tt.allow(bg, "k", 1); err == nil && r.OK {
-				adm = append(adm, admission{at, 1})
+				adm = append(adm, admission{at: at, n: 1})
 			}
 		}
 		for stop := time.Now().Add(d); time.Now().Before(stop); {

@@ -68,7 +68,7 @@ func take(t *testing.T, tt *TwoTier, max int, adm *[]admission) int {
 		if !r.OK {
 			break
 		}
-		*adm = append(*adm, admission{at, 1})
+		*adm = append(*adm, admission{at: at, n: 1})
 		got++
 	}
 	return got
@@ -92,7 +92,7 @@ func TestTwoTierSetRateFaster(t *testing.T) {
 	if r, at, err := a.allow(bg, "k", 130); err != nil || !r.OK {
 		t.Fatal(r, err)
 	} else {
-		adm = append(adm, admission{at, 130})
+		adm = append(adm, admission{at: at, n: 130})
 	}
 	if take(t, a, 1, &adm) != 1 { // borrows 260 or what is left, 170
 		t.Fatal("a: no unit after its first borrow")
@@ -115,7 +115,7 @@ func TestTwoTierSetRateFaster(t *testing.T) {
 	if err != nil || !r.OK {
 		t.Fatalf("b could not take the Redis burst refilled at the new rate: %+v %v", r, err)
 	}
-	adm = append(adm, admission{at, 300})
+	adm = append(adm, admission{at: at, n: 300})
 	held := take(t, a, 1000, &adm)
 	t.Logf("after the change b took 300, then a %d", held)
 	checkRates(t, adm, 400, 100, change, 1000)
@@ -234,7 +234,7 @@ func TestTwoTierSetRateFailOpen(t *testing.T) {
 				t.Fatalf("failing open: %v", err)
 			}
 			if r.OK {
-				adm = append(adm, admission{at, 1})
+				adm = append(adm, admission{at: at, n: 1})
 			}
 			time.Sleep(time.Millisecond)
 		}

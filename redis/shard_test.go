@@ -79,6 +79,7 @@ func TestFaultShardDown(t *testing.T) {
 			key := []string{healthy, dead}[g%2]
 			var mine []admission
 			for time.Now().Before(stop) {
+				from := monotonic()
 				r, at, err := tt.allow(bg, key, 1)
 				switch {
 				case key == dead && errors.Is(err, ErrUnavailable):
@@ -94,7 +95,7 @@ func TestFaultShardDown(t *testing.T) {
 						t.Log("the healthy key:", err)
 					}
 				case r.OK:
-					mine = append(mine, admission{at, 1})
+					mine = append(mine, admission{at: at, n: 1, from: from})
 				}
 			}
 			mu.Lock()

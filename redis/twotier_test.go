@@ -40,12 +40,13 @@ func hammer(t *testing.T, s *redistest.Server, procs, g int, d time.Duration, mk
 				defer wg.Done()
 				var mine []admission
 				for time.Now().Before(stop) {
+					from := monotonic()
 					r, at, err := tt.allow(context.Background(), "k", 1)
 					if err != nil {
 						errs.Add(1)
 					}
 					if r.OK {
-						mine = append(mine, admission{at, 1})
+						mine = append(mine, admission{at: at, n: 1, from: from})
 					}
 				}
 				mu.Lock()
@@ -123,7 +124,7 @@ func TestTwoTierLeaseEnds(t *testing.T) {
 			if !r.OK {
 				break
 			}
-			adm = append(adm, admission{at, 1})
+			adm = append(adm, admission{at: at, n: 1})
 			got++
 		}
 		return got

@@ -215,6 +215,9 @@ func TestElems(t *testing.T) {
 		{[]string{`x="a\\", b`}, true, []string{"b", `x="a\\"`}},
 		{[]string{`x="a\\\",b", c`}, true, []string{"c", `x="a\\\",b"`}},
 		{[]string{`x="a,b"`, `c`}, true, []string{"c", `x="a,b"`}},
+		{[]string{`for=1.2.3.4, x="a\\", b`}, true, []string{"b", `x="a\\"`, "for=1.2.3.4"}},
+		{[]string{`for=1.2.3.4, x="a\",b", c`}, true, []string{"c", `x="a\",b"`, "for=1.2.3.4"}},
+		{[]string{`for=1.2.3.4, x="\\\"", c`}, true, []string{"c", `x="\\\""`, "for=1.2.3.4"}},
 	} {
 		it := elems{vals: tc.vals, forwarded: tc.forwarded}
 		var got []string
