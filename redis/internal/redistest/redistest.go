@@ -142,6 +142,7 @@ func (s *Server) Restart() {
 			"--cluster-node-timeout", "2000", "--repl-diskless-sync-delay", "0")
 	}
 	s.cmd = exec.Command("redis-server", append(args, s.extra...)...)
+	s.cmd.SysProcAttr = procAttr()
 	if err := s.cmd.Start(); err != nil {
 		s.tb.Fatalf("redis-server: %v (%s)", err, Install)
 	}
