@@ -124,6 +124,7 @@ func TestParams(t *testing.T) {
 		{"smoothing", func() (*Limiter, error) { return New(WithGradient(0, 0), WithSmoothing(-1)) }},
 		{"history", func() (*Limiter, error) { return New(WithGradient(0, 0), WithHistory(-1)) }},
 		{"backoff", func() (*Limiter, error) { return New(WithGradient(0, 0), WithBackoff(0.05)) }},
+		{"backoff", func() (*Limiter, error) { return New(WithGradient(0, 0), WithBackoff(1)) }},
 		{"increase", func() (*Limiter, error) { return New(WithAIMD(-1, 0)) }},
 		{"threshold", func() (*Limiter, error) { return New(WithAIMD(0, -1)) }},
 		{"backoff", func() (*Limiter, error) { return New(WithAIMD(0, 0), WithBackoff(1)) }},
