@@ -91,3 +91,34 @@ func TestRiseWakesAllWaiters(t *testing.T) {
 		}
 	}
 }
+
+// TestWindowSummary: a window reports its samples, losses, least and mean
+// latency and the most requests in flight any of them saw.
+func TestWindowSummary(t *testing.T) {
+	r := &recAlg{out: []float64{10}}
+	l := newRec(t, r, 0, WithLimits(10, 1, 10), WithWindow(1, 1000, 3))
+	var toks []Token
+	for range 3 {
+		tok, _ := l.TryAcquireAt(0)
+		toks = append(toks, tok)
+	}
+	toks[2].ReleaseAt(5, Success)
+	toks[0].ReleaseAt(3, Dropped)
+	toks[1].ReleaseAt(7, Success)
+	want := window{Start: 0, End: 7, Samples: 3, Drops: 1, MinRTT: 3, AvgRTT: 5, MaxInFlight: 3}
+	if len(r.got) != 1 || r.got[0] != want {
+		t.Fatalf("windows %+v, want [%+v]", r.got, want)
+	}
+}
+
+// TestWakeStaleCount: a wake that read a waiter count a remove then
+// took back finds the queue empty and does nothing.
+func TestWakeStaleCount(t *testing.T) {
+	var w waiters
+	w.n.Store(1)
+	w.wake()
+	w.wakeAll()
+	if len(w.q) != 0 {
+		t.Fatal("a wake of an empty queue queued something")
+	}
+}
