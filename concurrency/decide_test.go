@@ -2,6 +2,7 @@ package concurrency
 
 import (
 	"context"
+	"errors"
 	"testing"
 	"time"
 )
@@ -120,5 +121,26 @@ func TestWakeStaleCount(t *testing.T) {
 	w.wakeAll()
 	if len(w.q) != 0 {
 		t.Fatal("a wake of an empty queue queued something")
+	}
+}
+
+// TestDoOutcomes: Do releases as Success when fn returns nil, as Dropped
+// when isDrop says so, and as Ignored (no sample) otherwise.
+func TestDoOutcomes(t *testing.T) {
+	r := &recAlg{out: []float64{10}}
+	now := int64(0)
+	l, err := newWith(r, WithClock(func() int64 { now += 10; return now }), WithLimits(10, 1, 10), WithWindow(1, 1, 1))
+	if err != nil {
+		t.Fatal(err)
+	}
+	errDrop, errOther := errors.New("drop"), errors.New("other")
+	isDrop := func(err error) bool { return err == errDrop }
+	for _, ret := range []error{nil, errDrop, errOther} {
+		if err := l.Do(context.Background(), func() error { return ret }, isDrop); err != ret {
+			t.Fatalf("Do returned %v, want %v", err, ret)
+		}
+	}
+	if len(r.got) != 2 || r.got[0].Samples != 1 || r.got[0].Drops != 0 || r.got[1].Samples != 1 || r.got[1].Drops != 1 {
+		t.Fatalf("windows %+v: want a success, then a loss, then no sample", r.got)
 	}
 }
