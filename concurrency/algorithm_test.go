@@ -321,8 +321,9 @@ func TestRuleSteps(t *testing.T) {
 		{&vegas{}, 20 * time.Millisecond, 78.25},   // half way from a queue of 50 to 6.5
 		{&vegas{}, 10500 * time.Microsecond, 100},  // a queue of 4.8 is within [3, 10]
 		{&vegas{Alpha: 0.1, Beta: 0.2}, 10 * time.Millisecond, 115},
-		{&vegas{Alpha: 0.25, Beta: 0.5}, 20 * time.Millisecond, 100}, // a queue of 50 at the band's top
-		{&vegas{Alpha: 0.5, Beta: 0.6}, 20 * time.Millisecond, 100},  // and at its bottom
+		{&vegas{Alpha: 0.1, Beta: 0.2}, 10500 * time.Microsecond, 115 - 100.0/21}, // less a queue of 100/21
+		{&vegas{Alpha: 0.25, Beta: 0.5}, 20 * time.Millisecond, 100},              // a queue of 50 at the band's top
+		{&vegas{Alpha: 0.5, Beta: 0.6}, 20 * time.Millisecond, 100},               // and at its bottom
 	}
 	for _, c := range cases {
 		c.alg.update(100, at(10*time.Millisecond))
