@@ -332,3 +332,14 @@ func TestRuleSteps(t *testing.T) {
 		}
 	}
 }
+
+// TestZeroLatencyHolds: a window whose requests all took no time (a clock
+// too coarse to see them) says nothing about a queue: the limit holds.
+func TestZeroLatencyHolds(t *testing.T) {
+	for _, alg := range []algorithm{&vegas{}, &gradient{}} {
+		alg.update(100, window{Samples: 10, MinRTT: time.Millisecond, AvgRTT: time.Millisecond, MaxInFlight: 100})
+		if got := alg.update(100, window{Samples: 10, MaxInFlight: 100}); got != 100 {
+			t.Errorf("%T: a window of zero latency moved 100 to %v", alg, got)
+		}
+	}
+}
