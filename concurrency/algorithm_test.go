@@ -1,6 +1,7 @@
 package concurrency
 
 import (
+	"math"
 	"testing"
 	"time"
 )
@@ -226,5 +227,119 @@ func TestAIMDHoldsAfterBackoff(t *testing.T) {
 	}
 	if lim = a.update(lim, slow); lim != 72.9 {
 		t.Fatalf("a slow window after a back-off on drops: %v, want it held", lim)
+	}
+}
+
+// TestProbeSchedule: the no-load probe starts on the History-th window at
+// half the limit, holds half while a window saw more than half in flight,
+// gives up after maxProbe windows keeping the old no-load latency, and
+// ends at once on a window that saw at most half, whose mean latency
+// becomes the no-load one.
+func TestProbeSchedule(t *testing.T) {
+	const hist = 3
+	var m noLoad
+	idle := window{Samples: 10, AvgRTT: 10 * time.Millisecond, MaxInFlight: 40}
+	startProbe := func() {
+		t.Helper()
+		for i := 1; i < hist; i++ {
+			if _, _, ok := m.step(40, idle, hist); ok {
+				t.Fatalf("window %d of %d started a probe", i, hist)
+			}
+		}
+		if _, next, ok := m.step(40, idle, hist); !ok || next != 20 {
+			t.Fatalf("window %d: %v, %v; want a probe at 20", hist, next, ok)
+		}
+	}
+	startProbe()
+	busy := window{Samples: 10, AvgRTT: 30 * time.Millisecond, MaxInFlight: 21}
+	for i := 2; i <= maxProbe; i++ {
+		if _, next, ok := m.step(20, busy, hist); !ok || next != 20 {
+			t.Fatalf("probe window %d above half in flight: %v, %v; want held at 20", i, next, ok)
+		}
+	}
+	if base, next, ok := m.step(20, busy, hist); !ok || next != 40 || base != 10*time.Millisecond {
+		t.Fatalf("probe past %d windows: base %v, limit %v, %v; want 10ms, 40 restored", maxProbe, base, next, ok)
+	}
+	startProbe()
+	atHalf := window{Samples: 10, AvgRTT: 15 * time.Millisecond, MaxInFlight: 20}
+	if base, next, ok := m.step(20, atHalf, hist); !ok || next != 40 || base != 15*time.Millisecond {
+		t.Fatalf("probe window at half in flight: base %v, limit %v, %v; want 15ms, 40 restored", base, next, ok)
+	}
+}
+
+// TestAIMDThresholdExclusive: a window whose mean latency equals the
+// threshold is not a loss.
+func TestAIMDThresholdExclusive(t *testing.T) {
+	a := &aimd{Threshold: 10 * time.Millisecond}
+	w := window{Samples: 10, AvgRTT: 10 * time.Millisecond, MaxInFlight: 100}
+	if got := a.update(100, w); got != 101 {
+		t.Fatalf("a window at the threshold moved 100 to %v, want 101", got)
+	}
+}
+
+// TestRecoveryLevel: rises climb half the way back to the level the
+// back-offs started from while they are more than one request below it,
+// keep the level at exactly one below, and forget it once within one, so
+// that a later back-off starts from the limit it backs off from.
+func TestRecoveryLevel(t *testing.T) {
+	var r recovery
+	steps := []struct {
+		limit, next, want float64
+	}{{50, 51, 75}, {75, 76, 87.5}, {87.5, 99, 99}, {99, 99.2, 99.5}}
+	if got := r.backoff(100, 0.5); got != 50 {
+		t.Fatalf("backoff of 100 by 0.5: %v", got)
+	}
+	for _, s := range steps {
+		if got := r.rise(s.limit, s.next); got != s.want {
+			t.Fatalf("rise from %v with the rule at %v: %v, want %v", s.limit, s.next, got, s.want)
+		}
+	}
+	if got := r.backoff(99.5, 0.5); got != 49.75 {
+		t.Fatalf("backoff of 99.5 by 0.5: %v", got)
+	}
+	if got := r.rise(49.75, 50); got != 74.625 {
+		t.Fatalf("rise after a back-off from 99.5: %v, want 74.625 (half way back to 99.5, not to 100)", got)
+	}
+}
+
+// TestRuleSteps: one window of each latency rule at limit 100, from a
+// no-load latency of 10 ms: no queue raises it by the rule's step, a queue
+// of half the limit lowers it by Smoothing of the way to the rule's
+// target, and Vegas holds a queue within its band.
+func TestRuleSteps(t *testing.T) {
+	at := func(avg time.Duration) window {
+		return window{Samples: 10, MinRTT: avg, AvgRTT: avg, MaxInFlight: 100}
+	}
+	cases := []struct {
+		alg  algorithm
+		avg  time.Duration
+		want float64
+	}{
+		{&gradient{}, 10 * time.Millisecond, 105},  // 100 + 5% headroom
+		{&gradient{}, 20 * time.Millisecond, 77.5}, // half way to 100×0.5 + 5
+		{&vegas{}, 10 * time.Millisecond, 106.5},   // 100 + the band's middle, (3 + 10)/2
+		{&vegas{}, 20 * time.Millisecond, 78.25},   // half way from a queue of 50 to 6.5
+		{&vegas{}, 10500 * time.Microsecond, 100},  // a queue of 4.8 is within [3, 10]
+		{&vegas{Alpha: 0.1, Beta: 0.2}, 10 * time.Millisecond, 115},
+		{&vegas{Alpha: 0.1, Beta: 0.2}, 10500 * time.Microsecond, 115 - 100.0/21}, // less a queue of 100/21
+		{&vegas{Alpha: 0.25, Beta: 0.5}, 20 * time.Millisecond, 100},              // a queue of 50 at the band's top
+		{&vegas{Alpha: 0.5, Beta: 0.6}, 20 * time.Millisecond, 100},               // and at its bottom
+	}
+	for _, c := range cases {
+		c.alg.update(100, at(10*time.Millisecond))
+		if got := c.alg.update(100, at(c.avg)); math.Abs(got-c.want) > 1e-9 {
+			t.Errorf("%#v at a mean of %v: 100 moved to %v, want %v", c.alg, c.avg, got, c.want)
+		}
+	}
+}
+
+// TestZeroLatencyHolds: a window whose requests all took no time (a clock
+// too coarse to see them) says nothing about a queue: the limit holds.
+func TestZeroLatencyHolds(t *testing.T) {
+	for _, alg := range []algorithm{&vegas{}, &gradient{}} {
+		alg.update(100, window{Samples: 10, MinRTT: time.Millisecond, AvgRTT: time.Millisecond, MaxInFlight: 100})
+		if got := alg.update(100, window{Samples: 10, MaxInFlight: 100}); got != 100 {
+			t.Errorf("%T: a window of zero latency moved 100 to %v", alg, got)
+		}
 	}
 }

@@ -124,6 +124,7 @@ func TestParams(t *testing.T) {
 		{"smoothing", func() (*Limiter, error) { return New(WithGradient(0, 0), WithSmoothing(-1)) }},
 		{"history", func() (*Limiter, error) { return New(WithGradient(0, 0), WithHistory(-1)) }},
 		{"backoff", func() (*Limiter, error) { return New(WithGradient(0, 0), WithBackoff(0.05)) }},
+		{"backoff", func() (*Limiter, error) { return New(WithGradient(0, 0), WithBackoff(1)) }},
 		{"increase", func() (*Limiter, error) { return New(WithAIMD(-1, 0)) }},
 		{"threshold", func() (*Limiter, error) { return New(WithAIMD(0, -1)) }},
 		{"backoff", func() (*Limiter, error) { return New(WithAIMD(0, 0), WithBackoff(1)) }},
@@ -143,6 +144,13 @@ func TestParams(t *testing.T) {
 		if _, err := New(opt, WithLimits(1, 1, 1)); err != nil {
 			t.Fatal(err)
 		}
+	}
+	// The largest limit is allowed, fixed or adaptive.
+	if l, err := NewFixed(maxLimit); err != nil || l.Limit() != maxLimit {
+		t.Fatalf("NewFixed(%d): %v", maxLimit, err)
+	}
+	if _, err := New(WithLimits(1, 1, maxLimit)); err != nil {
+		t.Fatalf("a max of %d: %v", maxLimit, err)
 	}
 }
 
@@ -433,5 +441,24 @@ func TestDropsBeforeAFallIgnored(t *testing.T) {
 	tok.ReleaseAt(110, Dropped)
 	if l.limitFloat() >= before {
 		t.Fatalf("a drop admitted after the fall did not back off: %v", l.limitFloat())
+	}
+}
+
+// TestSlotFreeOutOfRange: freeing a slot index outside the table frees
+// nothing and does not panic; freeing with a stale generation frees
+// nothing either.
+func TestSlotFreeOutOfRange(t *testing.T) {
+	s := newSlots(2)
+	i, gen := s.take()
+	for _, j := range []int{-1, len(s), len(s) + 1} {
+		if s.free(j, gen) {
+			t.Errorf("free(%d) of a %d-slot table reported a release", j, len(s))
+		}
+	}
+	if s.free(i, gen+1) || s.busy() != 1 {
+		t.Fatalf("free with another generation: busy %d", s.busy())
+	}
+	if !s.free(i, gen) || s.busy() != 0 {
+		t.Fatalf("free of the taken slot: busy %d", s.busy())
 	}
 }

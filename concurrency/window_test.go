@@ -49,3 +49,14 @@ func TestSamplerLosesNothing(t *testing.T) {
 		t.Fatalf("%d samples, %d drops, latency sum %d; want %d, %d, %d", n, drops, sum, workers*per, workers*per/2, wantSum)
 	}
 }
+
+// TestEmptyWindow: a window closed with no samples (a release that
+// recorded into the window before, racing with the one that closed it)
+// reads as empty, with no latencies.
+func TestEmptyWindow(t *testing.T) {
+	var a acc
+	a.reset(5)
+	if w := a.window(9); w != (window{Start: 5, End: 9}) {
+		t.Fatalf("an empty window: %+v", w)
+	}
+}
