@@ -41,15 +41,6 @@ func (k *keepTB) Cleanup(f func()) { benchCleanups = append(benchCleanups, f) }
 
 var benchCleanups []func()
 
-func TestMain(m *testing.M) {
-	code := m.Run()
-	for _, f := range benchCleanups {
-		f()
-	}
-	redistest.KillShared()
-	os.Exit(code)
-}
-
 // benchRate and benchBurst are the admitting benchmarks' limit: 1000/s with
 // a burst no run exhausts (2^27). Each decision moves the key's state 1ms
 // ahead, faster than it refills, so the key stays in Redis for the whole

@@ -84,6 +84,7 @@ func gcraCases(rng *rand.Rand) []gcraCase {
 // requires the same decision, Remaining and RetryAfter every time, and the
 // same state: the key's origin and steps map exactly onto Go's TAT.
 func TestGCRAMatchesStep(t *testing.T) {
+	t.Parallel() // waits on round trips; keys in a database of its own
 	_, c := server(t)
 	rng := rand.New(rand.NewPCG(3, 4))
 	count := 300
@@ -176,6 +177,7 @@ func TestTimeLimits(t *testing.T) {
 // TestWindowMatchesStep is TestGCRAMatchesStep for package window: the
 // key holds Go's State exactly (Start as seconds and ns).
 func TestWindowMatchesStep(t *testing.T) {
+	t.Parallel() // waits on round trips; keys in a database of its own
 	_, c := server(t)
 	rng := rand.New(rand.NewPCG(5, 6))
 	count := 300

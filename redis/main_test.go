@@ -3,7 +3,9 @@ package redis
 import (
 	"context"
 	"encoding/binary"
+	"flag"
 	"math"
+	"os"
 	"testing"
 
 	goredis "github.com/redis/go-redis/v9"
@@ -20,6 +22,25 @@ type quiet struct{}
 func (quiet) Printf(context.Context, string, ...any) {}
 
 func init() { goredis.SetLogger(quiet{}) }
+
+// TestMain runs the tests that call t.Parallel up to 16 at a time unless
+// -parallel is given: they wait on sleeps and round trips, not on the CPU,
+// so the default (GOMAXPROCS) would keep most of them waiting on a small
+// machine. It kills the servers the tests and benchmarks shared at the end.
+func TestMain(m *testing.M) {
+	flag.Parse()
+	set := false
+	flag.Visit(func(f *flag.Flag) { set = set || f.Name == "test.parallel" })
+	if !set {
+		flag.Set("test.parallel", "16")
+	}
+	code := m.Run()
+	for _, f := range benchCleanups {
+		f()
+	}
+	redistest.KillShared()
+	os.Exit(code)
+}
 
 // server returns the shared redis-server, emptied for this test, and a
 // client of it: for tests that neither kill, pause nor reconfigure their

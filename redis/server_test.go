@@ -12,6 +12,7 @@ import (
 // burst was asked are bounded by the time the calls were seen to take, so
 // a slow machine widens the check only by what it measured.
 func TestServerTime(t *testing.T) {
+	t.Parallel() // sleeps; keys in a database of its own
 	_, c := server(t)
 	for _, mk := range []func() (*Limiter, error){
 		func() (*Limiter, error) { return NewGCRA(c, "g", 10, time.Second, 5) },

@@ -82,6 +82,7 @@ func take(t *testing.T, tt *TwoTier, max int, adm *[]admission) int {
 // integral (the Redis burst of 300 and the holder's 169 against 400): the
 // change must cut their lease.
 func TestTwoTierSetRateFaster(t *testing.T) {
+	t.Parallel() // sleeps; a server of its own
 	s := redistest.Start(t)
 	// burst 400 at 100/s: lease 1s, keep 100, Redis burst 300.
 	a, b := tierPair(t, s, "srf", 100, 400, WithBatch(300))
@@ -139,6 +140,7 @@ func TestTwoTierSetRateFaster(t *testing.T) {
 // the admissions must follow 100/s (a limiter still borrowing at the old
 // rate admits about 1500 more).
 func TestTwoTierSetRateSlower(t *testing.T) {
+	t.Parallel() // sleeps; a server of its own
 	s := redistest.Start(t)
 	// burst 400 at 1000/s: lease 100ms, keep 100, Redis burst 300.
 	a, b := tierPair(t, s, "srs", 1000, 400)
@@ -222,6 +224,7 @@ func TestTwoTierSetRateParams(t *testing.T) {
 // after a cut from 100/s to 10/s its admissions keep the local burst plus
 // 10/s, not 100/s.
 func TestTwoTierSetRateFailOpen(t *testing.T) {
+	t.Parallel() // sleeps; no server
 	tt, err := NewTwoTier(faultClient(t, "127.0.0.1:1"), "fo", 100, time.Second, 40, WithFailOpen(1), WithTimeout(faultTimeout))
 	if err != nil {
 		t.Fatal(err)

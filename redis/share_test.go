@@ -81,6 +81,7 @@ func totals(ps []*process) (asked, admitted, trips int64) {
 // admitted at least 95% of what they ask, with at most one round trip per
 // admission.
 func TestTwoTierLightProcesses(t *testing.T) {
+	t.Parallel() // sleeps; keys in a database of its own
 	s := redistest.Shared(t)
 	d := 2 * time.Second
 	if testing.Short() {
@@ -111,6 +112,7 @@ func TestTwoTierLightProcesses(t *testing.T) {
 // borrow of the empty key reserves the units to come: none comes back
 // empty).
 func TestTwoTierSaturated(t *testing.T) {
+	t.Parallel() // sleeps; keys in a database of its own
 	s := redistest.Shared(t)
 	d := 2 * time.Second
 	if testing.Short() {
@@ -144,6 +146,7 @@ func TestTwoTierSaturated(t *testing.T) {
 // process or of Redis on a loaded machine adds nothing to it, since a
 // denial kept until a time does not outlast that time.
 func TestTwoTierNoSpikes(t *testing.T) {
+	t.Parallel() // sleeps; keys in a database of its own
 	s := redistest.Shared(t)
 	c := goredis.NewClient(s.Options())
 	t.Cleanup(func() { c.Close() })

@@ -86,6 +86,7 @@ func TestCheckBound(t *testing.T) {
 // checks the exact bounds over the times the decisions were made at: GCRA
 // burst + events*T/period, window limit*(ceil(T/W)+1).
 func TestStaleTimesNeverOverAdmit(t *testing.T) {
+	t.Parallel() // waits on round trips; keys in a database of its own
 	_, c := server(t)
 	rng := rand.New(rand.NewPCG(7, 8))
 	const events, burst = 3, 4

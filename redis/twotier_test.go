@@ -68,6 +68,7 @@ func hammer(t *testing.T, s *redistest.Server, procs, g int, d time.Duration, mk
 // count at, keep burst + events*T/period over every interval, exactly;
 // and reports what batching cost against that bound.
 func TestTwoTierBound(t *testing.T) {
+	t.Parallel() // sleeps; keys in a database of its own
 	s := redistest.Shared(t)
 	const events, burst = 2000, 300
 	period := time.Second
@@ -193,6 +194,7 @@ func TestTwoTierSweep(t *testing.T) {
 // admitted on the key since; another process can then take them. Every
 // unit of the Redis burst is then spent, held live, or left for others.
 func TestTwoTierGivesBack(t *testing.T) {
+	t.Parallel() // sleeps; keys in a database of its own
 	s := redistest.Shared(t)
 	a, b := giveBackPair(t, s, "gb")
 	spend(t, a, 20) // a's borrows grow to 40 units
@@ -280,6 +282,7 @@ func (t *TwoTier) pool(key string) int64 { return int64(t.entry(key).word.Load()
 // denied without a round trip before, admitted without one after, also
 // while Redis is down.
 func TestTwoTierReserves(t *testing.T) {
+	t.Parallel() // sleeps; a server of its own
 	s := redistest.Start(t)
 	c := faultClient(t, s.Addr)
 	t.Cleanup(func() { c.Close() })
@@ -328,6 +331,7 @@ func TestTwoTierReserves(t *testing.T) {
 // refill each (at least 2), not what they last borrowed: the line of
 // reservations behind the empty bucket stays that short.
 func TestTwoTierLineShort(t *testing.T) {
+	t.Parallel() // sleeps; keys in a database of its own
 	s, c := server(t)
 	const procs, events = 2, 2
 	adm, tts := hammer(t, s, procs, 2, 300*time.Millisecond, func(c Client) (*TwoTier, error) {
