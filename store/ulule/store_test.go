@@ -174,8 +174,12 @@ func TestReset(t *testing.T) {
 			t.Fatalf("%s after Reset of a and b: %+v", k, c)
 		}
 	}
-	s.Reset(ctx, "c", r) // a third: a and b go back to their old names
-	for k, reached := range map[string]bool{"a": true, "b": true, "c": false} {
+	// A third: a, the first remembered and paid (its new name unused),
+	// goes back to its old name.
+	if _, err := s.Reset(ctx, "c", r); err != nil {
+		t.Fatal(err)
+	}
+	for k, reached := range map[string]bool{"a": true, "b": false, "c": false} {
 		if c, _ := s.Peek(ctx, k, r); c.Reached != reached {
 			t.Fatalf("%s after Reset of c past MaxResets: %+v", k, c)
 		}
