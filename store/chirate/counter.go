@@ -12,7 +12,7 @@ import (
 
 // Options are New's input.
 type Options struct {
-	// Capacity is the number of keys counted at once, in fixed memory (18
+	// Capacity is the number of keys counted at once, in fixed memory (24
 	// bytes a key). Default 65,536.
 	Capacity int
 }

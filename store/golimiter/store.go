@@ -16,12 +16,13 @@ import (
 type Config struct {
 	// Tokens is the number of tokens per Interval and the burst: a key
 	// may take Tokens at once, then one token each Interval/Tokens.
-	// Default 1; at most 32767, a token taking at least 256ns.
+	// Default 1; at most one token a nanosecond (Tokens at most
+	// Interval in ns), else New returns a *limit.ParamError.
 	Tokens uint64
 	// Interval is the time Tokens take to refill. Default 1 second.
 	Interval time.Duration
 	// Capacity is the number of keys the default limit holds at once, in
-	// fixed memory (18 bytes a key). Default 65,536.
+	// fixed memory (24 bytes a key). Default 65,536.
 	Capacity int
 	// MaxSet is the number of keys Set may give limits of their own.
 	// Default 1,024; Set beyond it returns ErrTooMany.

@@ -15,7 +15,7 @@ import (
 // map and its clean-up goroutine.
 type Options struct {
 	// Capacity is the number of keys each Rate holds at once, in fixed
-	// memory (18 bytes a key). Default 65,536.
+	// memory (24 bytes a key). Default 65,536.
 	Capacity int
 	// MaxRates is the number of distinct Rates (limit and period) the store
 	// decides, each a table of Capacity keys. Default 8; a call with one
