@@ -48,8 +48,9 @@ type Store struct {
 	wallBase int64        // wall-clock ns minus nanotime at New
 	stopped  atomic.Bool
 
-	nset   atomic.Int64
-	sets   sync.Map // string -> *table
+	setMu  sync.Mutex   // held by Set
+	nset   atomic.Int64 // keys in sets
+	sets   sync.Map     // string -> *table
 	limMu  sync.Mutex
 	limits map[limitKey]*table
 	maxSet int
@@ -159,19 +160,24 @@ func (s *Store) Set(_ context.Context, key string, tokens uint64, interval time.
 	if err != nil {
 		return err
 	}
-	if t == s.def {
-		if _, had := s.sets.LoadAndDelete(key); had {
+	// One Set at a time: a Set refused past MaxSet must not undo a
+	// concurrent Set of the same key that succeeded.
+	s.setMu.Lock()
+	defer s.setMu.Unlock()
+	_, had := s.sets.Load(key)
+	switch {
+	case t == s.def:
+		if had {
+			s.sets.Delete(key)
 			s.nset.Add(-1)
 		}
 		return nil
+	case !had && s.nset.Load() >= int64(s.maxSet):
+		return ErrTooMany
+	case !had:
+		s.nset.Add(1)
 	}
-	if _, had := s.sets.Swap(key, t); !had {
-		if s.nset.Add(1) > int64(s.maxSet) {
-			s.sets.Delete(key)
-			s.nset.Add(-1)
-			return ErrTooMany
-		}
-	}
+	s.sets.Store(key, t)
 	return nil
 }
 
