@@ -1,0 +1,102 @@
+package keyed
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"testing"
+
+	"github.com/cellrate/cellrate/internal/bound"
+	"github.com/cellrate/cellrate/internal/race"
+)
+
+// aimed returns n keys whose groups meet key's and whose sketch registers
+// are none of key's: those an attacker who knew the table's seeds would
+// choose to take key's slot without raising what key finds when it comes
+// back.
+func aimed(tb *Table, key string, n int) []string {
+	h := tb.strHash(key)
+	g1 := tb.group(h)
+	g2 := tb.group2(h, g1)
+	ri, rj := tb.sk.regs(tb.tag(key))
+	var out []string
+	for x := 0; len(out) < n; x++ {
+		k := fmt.Sprint("aim", x)
+		kh := tb.strHash(k)
+		a := tb.group(kh)
+		b := tb.group2(kh, a)
+		i, j := tb.sk.regs(tb.tag(k))
+		if (a == g1 || a == g2 || b == g1 || b == g2) && i != ri && i != rj && j != ri && j != rj {
+			out = append(out, k)
+		}
+	}
+	return out
+}
+
+// TestAdaptiveSelfEviction: an attacker that knows the table's seeds asks
+// for its key A as fast as it can and, each time A is denied, throws keys
+// aimed at A's groups (and away from its sketch registers) at the table
+// until A has lost its slot, then asks again: a key that loses its slot
+// comes back owing what it owed, so A stays within its own limiter's exact
+// bound. (Buckets lose A's slot at most denials; windows, whose debts end
+// at window edges, tie and lose it less.)
+func TestAdaptiveSelfEviction(t *testing.T) {
+	runs := uint64(12)
+	if testing.Short() || race.Enabled {
+		runs = 3
+	}
+	kinds(t, func(t *testing.T, mk func(...Option) *Table) {
+		for _, policy := range []policy{evict, refuse} {
+			for seed := range runs {
+				r := rand.New(rand.NewPCG(seed, 11))
+				tb := mk(WithCapacity(4*(1+r.IntN(3))), withPolicy(policy))
+				pool := aimed(tb, "A", 512)
+				var uses []bound.Use
+				now := int64(1<<40) + r.Int64N(1<<30)
+				evictions := 0
+				for range 400 {
+					now += r.Int64N(tok)
+					n := 1 + r.Int64N(tb.burst())
+					if res, err := tb.AllowNAt("A", now, n); res.OK && err == nil {
+						uses = append(uses, bound.Use{At: now, Cost: n})
+						continue
+					}
+					if evictOwn(tb, r, pool, now) {
+						evictions++
+					}
+				}
+				if policy == evict && !tb.k.window && evictions == 0 { // WithRefuse takes no slot whose key owes
+					t.Fatalf("seed %d: A never lost its slot", seed)
+				}
+				checkBound(t, tb, map[string][]bound.Use{"A": uses})
+			}
+		}
+	})
+}
+
+// evictOwn throws aimed keys at the table until A holds no slot (or 64
+// tries), and reports whether it lost it.
+func evictOwn(tb *Table, r *rand.Rand, pool []string, now int64) bool {
+	for range 64 {
+		if _, _, held := tb.find("A"); !held {
+			return true
+		}
+		k := pool[r.IntN(len(pool))]
+		// One unit behind A's time (owing less than A, so that A's slot
+		// goes first) or a little ahead of it, a whole burst, or a
+		// refunded take (a key that took a slot and owes nothing).
+		switch r.IntN(4) {
+		case 0:
+			tb.AllowAt(k, now-r.Int64N(4*tok))
+		case 1:
+			tb.AllowAt(k, now+r.Int64N(2*tok))
+		case 2:
+			tb.AllowNAt(k, now-r.Int64N(1000*tok), tb.burst())
+		default:
+			if res, rc, err := tb.TakeAt(k, now, 1+r.Int64N(tb.burst())); res.OK && err == nil {
+				tb.Refund(rc)
+			}
+		}
+	}
+	_, _, held := tb.find("A")
+	return !held
+}
