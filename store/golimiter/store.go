@@ -3,6 +3,7 @@ package golimiter
 import (
 	"context"
 	"errors"
+	"math/bits"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -124,7 +125,7 @@ func (s *Store) Take(_ context.Context, key string) (tokens, remaining, reset ui
 	t := s.tableOf(key)
 	if took, left := s.extra.take(key, now); took {
 		rem := t.remaining(key, now)
-		return t.tokens, rem + left, s.wall(now, t.untilFull(rem)), true, nil
+		return t.tokens, addSat(rem, left), s.wall(now, t.untilFull(rem)), true, nil
 	}
 	ok, rem, wait, err := t.take(key, now)
 	if err != nil {
@@ -145,7 +146,16 @@ func (s *Store) Get(_ context.Context, key string) (tokens, remaining uint64, er
 	}
 	now := s.now()
 	t := s.tableOf(key)
-	return t.tokens, t.remaining(key, now) + s.extra.get(key, now), nil
+	return t.tokens, addSat(t.remaining(key, now), s.extra.get(key, now)), nil
+}
+
+// addSat returns a + b, saturated at the largest uint64 (a Burst grant
+// saturates there).
+func addSat(a, b uint64) uint64 {
+	if sum, carry := bits.Add64(a, b, 0); carry == 0 {
+		return sum
+	}
+	return ^uint64(0)
 }
 
 // Set gives key a limit of its own: tokens per interval, with a burst of
