@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"testing"
+	"time"
 
 	"github.com/cellrate/cellrate/internal/bound"
 	"github.com/cellrate/cellrate/internal/race"
@@ -99,4 +100,46 @@ func evictOwn(tb *Table, r *rand.Rand, pool []string, now int64) bool {
 	}
 	_, _, held := tb.find("A")
 	return !held
+}
+
+// TestFloodDelayIsABurstEachTime: under a flood of one-unit keys 20 times
+// the table each token time, a key asking once a token time loses its slot
+// between requests and is denied nearly always (the documented price), but
+// each denial's wait is at most a burst past the flood's time, and never
+// an admission beyond its own bound.
+func TestFloodDelayIsABurstEachTime(t *testing.T) {
+	kinds(t, func(t *testing.T, mk func(...Option) *Table) {
+		tb := mk(WithCapacity(64))
+		step := tok
+		most := time.Duration(tb.burst() * tok)
+		if tb.k.window {
+			step, most = int64(tWindow)/tLimit, 2*tWindow+time.Duration(1)<<tb.k.shift
+		}
+		now := int64(1 << 40)
+		denied, flood := 0, 0
+		var uses []bound.Use
+		for range 100 {
+			now += step
+			for range 20 * 64 {
+				tb.AllowUint64At(uint64(flood), now)
+				flood++
+			}
+			r, err := tb.AllowNAt("good", now, 1)
+			switch {
+			case err != nil:
+				t.Fatal(err)
+			case r.OK:
+				uses = append(uses, bound.Use{At: now, Cost: 1})
+			case r.RetryAfter > most:
+				t.Fatalf("denied for %v, more than %v", r.RetryAfter, most)
+			default:
+				denied++
+			}
+		}
+		t.Logf("denied %d of 100", denied)
+		if denied < 50 {
+			t.Errorf("denied %d of 100: the flood no longer delays (update the package doc)", denied)
+		}
+		checkBound(t, tb, map[string][]bound.Use{"good": uses})
+	})
 }
