@@ -7,6 +7,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/cellrate/cellrate/limit"
 	"github.com/cellrate/cellrate/nanotime"
 	limiter "github.com/ulule/limiter/v3"
 )
@@ -64,8 +65,16 @@ type rateKey struct {
 var _ limiter.Store = (*Store)(nil)
 
 // New returns a Store. A parameter out of range is a *limit.ParamError
-// naming it when the first Rate's table is made.
+// naming it (a Rate's, when its table is first made).
 func New(o Options) (*Store, error) {
+	for _, c := range []struct {
+		param string
+		v     int
+	}{{"max rates", o.MaxRates}, {"max resets", o.MaxResets}} {
+		if c.v < 0 {
+			return nil, &limit.ParamError{Pkg: "ulule", Param: c.param, Value: c.v, Min: 0, Reason: "0 is the default"}
+		}
+	}
 	s := &Store{
 		capacity: orDefault(o.Capacity, 1<<16),
 		maxRates: orDefault(o.MaxRates, 8),

@@ -156,10 +156,16 @@ func TestRates(t *testing.T) {
 	if _, err := New(Options{Capacity: -1}); !errors.As(err, &pe) || pe.Param != "capacity" {
 		t.Fatalf("New with capacity -1: %v", err)
 	}
+	if _, err := New(Options{MaxRates: -1}); !errors.As(err, &pe) || pe.Param != "max rates" {
+		t.Fatalf("New with MaxRates -1: %v", err)
+	}
+	if _, err := New(Options{MaxResets: -1}); !errors.As(err, &pe) || pe.Param != "max resets" {
+		t.Fatalf("New with MaxResets -1: %v", err)
+	}
 }
 
 // Reset forgets what a key took, for every Rate, and nothing of other keys;
-// past MaxResets keys go back to their state before the Reset.
+// past MaxResets a paid key goes back to its state before its Reset.
 func TestReset(t *testing.T) {
 	s := newStore(t, Options{MaxResets: 2})
 	ctx := context.Background()
