@@ -3,11 +3,13 @@ package keyed
 import (
 	"fmt"
 	"math/rand/v2"
+	"sync"
 	"testing"
 	"time"
 
 	"github.com/cellrate/cellrate/internal/bound"
 	"github.com/cellrate/cellrate/internal/race"
+	"github.com/cellrate/cellrate/limit"
 )
 
 // aimed returns n keys whose groups meet key's and whose sketch registers
@@ -142,4 +144,67 @@ func TestFloodDelayIsABurstEachTime(t *testing.T) {
 		}
 		checkBound(t, tb, map[string][]bound.Use{"good": uses})
 	})
+}
+
+// TestConcurrentRefundUnderFlood: goroutines take units for a few hot keys
+// and refund half of the takes at once or after other decisions, while
+// floods of whole-burst keys take their slots (so a Receipt's slot may
+// have gone to another key, or back to the same one) in a table of 8
+// slots: the units kept (taken and not refunded) of each key stay within
+// its exact bound, whether each refund gave back or, its slot changed,
+// gave nothing.
+func TestConcurrentRefundUnderFlood(t *testing.T) {
+	ops := 6000
+	switch {
+	case race.Enabled:
+		ops = 800
+	case testing.Short():
+		ops = 1500
+	}
+	tb := newBucketTable(t, WithCapacity(8))
+	var (
+		mu   sync.Mutex
+		kept = map[string][]bound.Use{}
+		wg   sync.WaitGroup
+	)
+	const base = int64(1 << 40)
+	for g := range 6 {
+		wg.Go(func() {
+			r := rand.New(rand.NewPCG(uint64(g), 13))
+			mine := map[string][]bound.Use{}
+			var held []limit.Receipt
+			for i := range ops {
+				now := base + int64(i)*int64(10*time.Microsecond) - r.Int64N(int64(time.Millisecond))
+				if r.IntN(3) == 0 {
+					tb.AllowNAt(fmt.Sprint("flood", g, "-", i), now, tb.burst())
+					continue
+				}
+				key, n := fmt.Sprint("hot", r.IntN(3)), 1+r.Int64N(2)
+				res, rc, err := tb.TakeAt(key, now, n)
+				switch {
+				case err != nil || !res.OK:
+				case r.IntN(2) == 0:
+					mine[key] = append(mine[key], bound.Use{At: now, Cost: n})
+				case r.IntN(2) == 0:
+					tb.Refund(rc)
+				default:
+					held = append(held, rc)
+				}
+				if len(held) > 0 && r.IntN(4) == 0 { // refund later, latest first
+					tb.Refund(held[len(held)-1])
+					held = held[:len(held)-1]
+				}
+			}
+			for _, rc := range held {
+				tb.Refund(rc)
+			}
+			mu.Lock()
+			for k, u := range mine {
+				kept[k] = append(kept[k], u...)
+			}
+			mu.Unlock()
+		})
+	}
+	wg.Wait()
+	checkBound(t, tb, kept)
 }
