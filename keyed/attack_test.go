@@ -3,6 +3,7 @@ package keyed
 import (
 	"fmt"
 	"math/rand/v2"
+	"net/netip"
 	"sync"
 	"testing"
 	"time"
@@ -207,4 +208,35 @@ func TestConcurrentRefundUnderFlood(t *testing.T) {
 	}
 	wg.Wait()
 	checkBound(t, tb, kept)
+}
+
+// TestEmbeddedIPv4: an IPv6 address that carries an IPv4 one by a
+// standard translation is that IPv4 client: a 6to4 host (2002::/16) owns
+// a /48, 65,536 /64s, which would otherwise be as many clients for the
+// price of one IPv4 address; and behind NAT64's well-known prefix
+// (64:ff9b::/96) every IPv4 client would otherwise share one /64.
+func TestEmbeddedIPv4(t *testing.T) {
+	const now = int64(1e12)
+	for _, c := range []struct {
+		a, same, other string
+	}{
+		{"2002:c000:201:1::1", "2002:c000:201:ffff::2", "2002:c000:202:1::1"},
+		{"2002:c000:201::", "192.0.2.1", "192.0.2.2"},
+		{"64:ff9b::192.0.2.1", "192.0.2.1", "64:ff9b::192.0.2.2"},
+		{"64:ff9b::192.0.2.1", "::ffff:192.0.2.1", "64:ff9b:0:0:1::c000:201"}, // outside the /96: an IPv6 client
+	} {
+		tb, err := New(1, time.Hour, 1)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !tb.AllowAddrAt(netip.MustParseAddr(c.a), now) {
+			t.Fatalf("%s denied at first", c.a)
+		}
+		if tb.AllowAddrAt(netip.MustParseAddr(c.same), now) {
+			t.Errorf("%s admitted after %s: not one client", c.same, c.a)
+		}
+		if !tb.AllowAddrAt(netip.MustParseAddr(c.other), now) {
+			t.Errorf("%s denied after %s: not another client", c.other, c.a)
+		}
+	}
 }
