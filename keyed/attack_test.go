@@ -213,8 +213,10 @@ func TestConcurrentRefundUnderFlood(t *testing.T) {
 // TestEmbeddedIPv4: an IPv6 address that carries an IPv4 one by a
 // standard translation is that IPv4 client: a 6to4 host (2002::/16) owns
 // a /48, 65,536 /64s, which would otherwise be as many clients for the
-// price of one IPv4 address; and behind NAT64's well-known prefix
-// (64:ff9b::/96) every IPv4 client would otherwise share one /64.
+// price of one IPv4 address; a Teredo client (2001::/32) picks random flag
+// bits in its /64, and all clients of a server would otherwise share the
+// rest of it; behind NAT64's well-known prefix (64:ff9b::/96) every IPv4
+// client would otherwise share one /64.
 func TestEmbeddedIPv4(t *testing.T) {
 	const now = int64(1e12)
 	for _, c := range []struct {
@@ -224,6 +226,10 @@ func TestEmbeddedIPv4(t *testing.T) {
 		{"2002:c000:201::", "192.0.2.1", "192.0.2.2"},
 		{"64:ff9b::192.0.2.1", "192.0.2.1", "64:ff9b::192.0.2.2"},
 		{"64:ff9b::192.0.2.1", "::ffff:192.0.2.1", "64:ff9b:0:0:1::c000:201"}, // outside the /96: an IPv6 client
+		// Teredo: server 65.54.227.120, random flag bits, client
+		// 192.0.2.1 inverted (3fff:fdfe); another client of that server.
+		{"2001:0:4136:e378:8000:63bf:3fff:fdfe", "2001:0:4136:e378:8123:1:3fff:fdfe", "2001:0:4136:e378:8000:63bf:3fff:fdfd"},
+		{"2001:0:4136:e378:8000:63bf:3fff:fdfe", "192.0.2.1", "2001:1::1"}, // 2001:1::/32 is not Teredo
 	} {
 		tb, err := New(1, time.Hour, 1)
 		if err != nil {
