@@ -150,7 +150,8 @@ func (s *Store) Increment(_ context.Context, key string, count int64, rate limit
 	defer s.resets.release(locked)
 	now := nanotime.Now()
 	if count == 0 {
-		return s.context(t, now, t.remaining(k, now), false), nil
+		rem := t.remaining(k, now)
+		return s.context(t, now, rem, rem == 0), nil
 	}
 	ok, rem, err := t.take(k, now, count)
 	if err != nil {

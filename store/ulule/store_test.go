@@ -119,6 +119,8 @@ func TestIncrement(t *testing.T) {
 	}
 	c, err = l.Get(ctx, "k")
 	want(t, "Get", c, err, 0, false)
+	c, err = l.Increment(ctx, "k", 0)
+	want(t, "Increment 0 with nothing left (Peek)", c, err, 0, true)
 }
 
 // The bucket refills one unit a Period/Limit, and Reset says when it is full.
