@@ -2,8 +2,11 @@ package keyed
 
 import (
 	"fmt"
+	"math"
 	"math/rand/v2"
 	"net/netip"
+	"runtime"
+	"slices"
 	"sync"
 	"testing"
 	"time"
@@ -244,5 +247,81 @@ func TestEmbeddedIPv4(t *testing.T) {
 		if !tb.AllowAddrAt(netip.MustParseAddr(c.other), now) {
 			t.Errorf("%s denied after %s: not another client", c.other, c.a)
 		}
+	}
+}
+
+// TestKeyShapes: a key of a MiB and the empty key are keys like any other
+// (the empty string and a nil []byte are one key), and deciding on them,
+// or on a stream of distinct keys far beyond the capacity in a table that
+// has decided nothing yet, allocates nothing: the table's memory is all
+// taken at New.
+func TestKeyShapes(t *testing.T) {
+	tb := newBucketTable(t, WithCapacity(64))
+	const now = int64(1 << 40)
+	huge := make([]byte, 1<<20)
+	huge2 := slices.Clone(huge)
+	huge2[len(huge2)-1] = 1
+	for _, k := range [][]byte{huge, huge2, nil} {
+		for range tBurst {
+			if !tb.AllowBytesAt(k, now) {
+				t.Fatalf("a key of %d bytes denied within its burst", len(k))
+			}
+		}
+	}
+	if tb.AllowAt(string(huge), now) || tb.AllowAt("", now) {
+		t.Fatal("a string key is not its bytes' key")
+	}
+	if race.Enabled {
+		return // the race detector allocates
+	}
+	if a := testing.AllocsPerRun(20, func() { tb.AllowBytesAt(huge, now); tb.AllowAt("", now) }); a != 0 {
+		t.Fatalf("%v allocations deciding a huge and an empty key", a)
+	}
+	n := 1 << 20
+	if testing.Short() {
+		n = 1 << 16
+	}
+	i := 0
+	a := testing.AllocsPerRun(16, func() { // a stray allocation elsewhere in the process averages to 0
+		for range n / 16 {
+			tb.AllowUint64At(uint64(i), now+int64(i))
+			i++
+		}
+	})
+	if a != 0 {
+		t.Fatalf("%d distinct keys: %v allocations a %d", n, a, n/16)
+	}
+}
+
+// TestNoAllocationAfterNew: the first reuse, eviction and refusal of a new
+// table allocate nothing (its counters' cells are made by New). Each try
+// counts every allocation in the process, so the least of three fresh
+// tables is taken; a lazy cell allocates in all three.
+func TestNoAllocationAfterNew(t *testing.T) {
+	if race.Enabled {
+		t.Skip("the race detector allocates")
+	}
+	const now = int64(1 << 40)
+	least := uint64(math.MaxUint64)
+	for range 3 {
+		ev := newBucketTable(t, WithCapacity(4))
+		rf := newBucketTable(t, WithCapacity(4), WithRefuse())
+		for i := range 4 {
+			ev.AllowNAt(fmt.Sprint(i), now, tBurst)
+			rf.AllowNAt(fmt.Sprint(i), now, tBurst)
+		}
+		var before, after runtime.MemStats
+		runtime.ReadMemStats(&before)
+		ev.AllowAt("evicts", now)                  // a busy slot taken
+		ev.AllowAt("reuses", now+int64(time.Hour)) // an idle one
+		rf.AllowAt("refused", now)
+		runtime.ReadMemStats(&after)
+		if s := ev.Stats(); s.Evictions == 0 || ev.reuses.Load() == 0 || rf.Stats().Refusals == 0 {
+			t.Fatalf("%+v %+v: not the first eviction, reuse and refusal", s, rf.Stats())
+		}
+		least = min(least, after.Mallocs-before.Mallocs)
+	}
+	if least != 0 {
+		t.Fatalf("%d allocations", least)
 	}
 }
