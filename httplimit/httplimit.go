@@ -46,7 +46,11 @@ type Policy struct {
 	// holds HEAD too, since net/http serves HEAD with a GET handler. A
 	// prefix ending in "/" is that subtree ("/" is every path); any other
 	// is that path and the subtree below it ("/api" matches "/api" and
-	// "/api/x", not "/apiary").
+	// "/api/x", not "/apiary"). Paths compare as r.URL.Path has them
+	// (unescaped), case-sensitively, as ServeMux compares them. A path with empty, "." or ".." segments
+	// is held to the policy it matches as sent or cleaned, as ServeMux
+	// cleans it (handlers serve one or the other); one whose two forms
+	// match two policies goes to the error handler.
 	Routes []string
 	// Cost returns the units a request takes (nil: 1 each). A cost that
 	// is negative or above a limit's burst goes to the error handler.
