@@ -92,7 +92,10 @@ func peer(s string) (netip.Addr, error) {
 // address outside the trusted prefixes, or the leftmost one if every hop
 // is trusted. A header from a peer that is not trusted is never read, so a
 // client cannot name itself: a direct client that sends
-// "X-Forwarded-For: 1.2.3.4" is still keyed by its own address.
+// "X-Forwarded-For: 1.2.3.4" is still keyed by its own address. Name the
+// header your trusted proxies append to: one they pass on as they got it
+// (often Forwarded, behind proxies that write X-Forwarded-For) is the
+// client's to fill, and lets it name itself.
 //
 // An element the walk reaches that is not an address (malformed,
 // "unknown", an obfuscated Forwarded node, longer than 128 bytes) or a walk
