@@ -53,7 +53,9 @@ type Policy struct {
 	// match two policies goes to the error handler.
 	Routes []string
 	// Cost returns the units a request takes (nil: 1 each). A cost that
-	// is negative or above a limit's burst goes to the error handler.
+	// is negative or above a limit's burst goes to the error handler. It
+	// runs before the body is read: a cost by size has r.ContentLength,
+	// -1 for a body of unknown size (chunked), which must not cost little.
 	Cost func(*http.Request) int64
 	// Key names the client of a request (nil: clientkey.Peer, the
 	// connection's peer address; clientkey.Proxy for a server behind
