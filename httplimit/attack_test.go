@@ -328,8 +328,8 @@ func rawRequest(t *testing.T, url, line string) (int, string) {
 // of a limited subtree than its limit, whether the handler serves the
 // path cleaned (http.FileServer, alone or behind a ServeMux, which
 // cleans nothing for CONNECT) or as sent (a router that does not clean);
-// a path whose two forms fall under two policies is refused (400), and a
-// clean one is served as before.
+// a path whose two forms fall under two policies is refused (400) and
+// counted as an error, and a clean one is served as before.
 func TestPathForms(t *testing.T) {
 	files := fstest.MapFS{"private/secret": {Data: []byte("SECRET")}, "public/x": {Data: []byte("x")}}
 	mux := http.NewServeMux()
@@ -362,6 +362,9 @@ func TestPathForms(t *testing.T) {
 		}
 		if code, _ := rawRequest(t, url, "GET /public/../private/secret"); code != 400 {
 			t.Errorf("%s: a path under two policies: %d, want 400", name, code)
+		}
+		if st := lim.Stats(); st["public"].Errors != 3 || st["private"].Errors != 1 {
+			t.Errorf("%s: paths under two policies counted %+v, want 3 and 1 errors by their policy as sent", name, st)
 		}
 		if code, _ := rawRequest(t, url, "GET /public/x"); code != 200 && name != "as sent" {
 			t.Errorf("%s: a clean public path: %d", name, code)
