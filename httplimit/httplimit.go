@@ -43,11 +43,15 @@ type Policy struct {
 	// Routes are the requests the policy applies to, each a path prefix
 	// after an optional method, as "POST /login" or "/api/"; none means
 	// every request. A method compares without regard to case, and "GET"
-	// holds HEAD too, since net/http serves HEAD with a GET handler. A
+	// holds HEAD too, since net/http serves HEAD with a GET handler; a
+	// route with a method holds no other, so in front of a handler that
+	// serves any method (a ServeMux pattern without one) leave it out. A
 	// prefix ending in "/" is that subtree ("/" is every path); any other
 	// is that path and the subtree below it ("/api" matches "/api" and
 	// "/api/x", not "/apiary"). Paths compare as r.URL.Path has them
-	// (unescaped), case-sensitively, as ServeMux compares them. A path with empty, "." or ".." segments
+	// (unescaped), case-sensitively, as ServeMux compares them: a handler
+	// that ignores case (files on a case-insensitive file system) needs a
+	// route over all it serves, not over one spelling of a path. A path with empty, "." or ".." segments
 	// is held to the policy it matches as sent or cleaned, as ServeMux
 	// cleans it (handlers serve one or the other); one whose two forms
 	// match two policies goes to the error handler.
