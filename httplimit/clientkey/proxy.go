@@ -104,7 +104,9 @@ func peer(s string) (netip.Addr, error) {
 // what no client address can be read from. Elements left of the client's
 // are never read. A Forwarded element's for= value may be a quoted string,
 // and a port is ignored in either header. An address with a zone
-// (fe80::1%eth0) is trusted by its address.
+// (fe80::1%eth0) is trusted by its address, and an IPv4-mapped one
+// (::ffff:10.0.0.1) by its IPv4 address: an IPv4-mapped prefix trusts
+// nothing, so write 10.0.0.0/8, not ::ffff:10.0.0.0/104.
 //
 // Proxy returns a *limit.ParamError for no trusted prefix (every peer
 // would be the client: use Peer), an invalid one, or another header.
