@@ -22,8 +22,9 @@ type config struct {
 func WithClock(clock nanotime.Clock) Option { return func(c *config) { c.clock = clock } }
 
 // WithDenyHandler sets what writes a denied request's response (log it
-// there, too). The rate-limit header fields and Retry-After are set
-// before it is called. The default writes 429 Too Many Requests with a
+// there, too); the next handler never serves a denied request, and f
+// must write a status, or net/http answers 200 OK. The rate-limit header
+// fields and Retry-After are set before it is called. The default writes 429 Too Many Requests with a
 // short text body (503 Service Unavailable for a cap on requests in
 // flight, whose Decision names no Limit).
 func WithDenyHandler(f func(w http.ResponseWriter, r *http.Request, d Decision)) Option {
