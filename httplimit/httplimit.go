@@ -51,10 +51,11 @@ type Policy struct {
 	// "/api/x", not "/apiary"). Paths compare as r.URL.Path has them
 	// (unescaped), case-sensitively, as ServeMux compares them: a handler
 	// that ignores case (files on a case-insensitive file system) needs a
-	// route over all it serves, not over one spelling of a path. A path with empty, "." or ".." segments
-	// is held to the policy it matches as sent or cleaned, as ServeMux
-	// cleans it (handlers serve one or the other); one whose two forms
-	// match two policies goes to the error handler.
+	// route over all it serves, not over one spelling of a path. A path
+	// with empty, "." or ".." segments is held to the policy it matches as
+	// sent or cleaned, as ServeMux cleans it (handlers serve one or the
+	// other); one whose two forms match two policies goes to the error
+	// handler.
 	Routes []string
 	// Cost returns the units a request takes (nil: 1 each). A cost that
 	// is negative or above a limit's burst goes to the error handler. It
