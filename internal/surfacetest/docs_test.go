@@ -215,3 +215,32 @@ func TestDocsPointToAnExample(t *testing.T) {
 		}
 	}
 }
+
+// TestDocsShowNoUnexportedValues: an exported variable's declaration, as go
+// doc prints it, builds no value of an unexported type (var ErrX =
+// errType{}): a reader cannot look that type up, nor tell what the value
+// wraps.
+func TestDocsShowNoUnexportedValues(t *testing.T) {
+	if _, err := os.Stat(filepath.Join("..", "..", "go.mod")); err != nil {
+		t.Skip("the module's source is not here (a test binary copied to a cross target's VM)")
+	}
+	for _, dir := range userPackages {
+		p, fset := docOf(t, filepath.Join("..", "..", dir))
+		vars := p.Vars
+		for _, typ := range p.Types {
+			vars = append(vars, typ.Vars...)
+		}
+		for _, v := range vars {
+			ast.Inspect(v.Decl, func(n ast.Node) bool {
+				if c, ok := n.(*ast.CompositeLit); ok {
+					if id, ok := c.Type.(*ast.Ident); ok && !id.IsExported() {
+						var b bytes.Buffer
+						printer.Fprint(&b, fset, v.Decl)
+						t.Errorf("%s: go doc shows a value of the unexported type %s: %s", dir, id.Name, b.String())
+					}
+				}
+				return true
+			})
+		}
+	}
+}
