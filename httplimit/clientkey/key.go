@@ -55,7 +55,9 @@ func String(s string) Key {
 }
 
 // String returns the key in text: an address, the string, or a joined
-// key's parts joined by "+", each string part quoted.
+// key's parts joined by "+", each string part quoted. An IPv6 address is
+// printed whole, as the request gave it, though the client it names is its
+// prefix: two addresses of one /64 print apart and share one limit.
 func (k Key) String() string {
 	switch k.p.Kind {
 	case keypart.Addr:
