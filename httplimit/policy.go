@@ -51,7 +51,7 @@ func newPolicy(i int, ps Policy) (*policy, error) {
 		return nil, perr("Name", ps.Name, "a name is printable ASCII, not empty")
 	}
 	if !ps.Client.set && !ps.Global.set && ps.ClientInFlight == 0 && ps.InFlight == nil {
-		return nil, perr("Client", ps.Client, "a policy needs a Client or a Global limit, or a cap on requests in flight")
+		return nil, perr("Client", nil, "a policy needs a Client or a Global limit, or a cap on requests in flight")
 	}
 	if ps.ClientInFlight < 0 {
 		return nil, perr("ClientInFlight", ps.ClientInFlight, "a cap is not negative")

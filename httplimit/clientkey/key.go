@@ -55,8 +55,11 @@ func String(s string) Key {
 }
 
 // String returns the key in text: an address, the string, or a joined
-// key's parts joined by "+", each string part quoted and each IPv6
-// address after the first as its prefix ("2001:db8::/64").
+// key's parts joined by "+", each string part quoted. The first IPv6
+// address is printed whole, as the request gave it, though the client it
+// names is its prefix (two addresses of one /64 print apart and share one
+// limit); each IPv6 address after it is printed as its prefix
+// ("2001:db8::/64").
 func (k Key) String() string {
 	switch k.p.Kind {
 	case keypart.Addr:
