@@ -1,22 +1,24 @@
 // Package adaptive moves limits with the health of what they protect.
+// Use an AIMD (NewAIMD) when the right rate is not a constant: it moves a
+// limiter's rate up after good intervals and down after bad ones (see
+// ExampleAIMD). Use a Throttle (New) when a client should shed load itself
+// before an overloaded backend fails (see ExampleThrottle). To cap
+// requests in flight rather than a rate, see package concurrency.
 //
 // AIMD is a rate controller: it drives a limiter whose rate can change in
 // use (a gcra.Limiter, a bucket.Limiter, a rate.Limiter, anything with a
 // Setter) from the outcomes or latencies callers record, raising the rate
 // by a step after good intervals and cutting it by a factor after bad
-// ones, as TCP does.
-// Use it when the right rate is not a constant: a downstream healthy at
-// 1000 requests per second today and degraded at 500 tomorrow. AIMD
-// oscillates by nature (rise, fail, cut, rise); hysteresis (act only after
-// several intervals alike) and smoothing (judge a moving average) damp it.
-// See ExampleAIMD. To cap requests in flight rather than a rate, see
-// package concurrency.
+// ones, as TCP does: for a downstream healthy at 1000 requests per second
+// today and degraded at 500 tomorrow. AIMD oscillates by nature (rise,
+// fail, cut, rise); hysteresis (act only after several intervals alike)
+// and smoothing (judge a moving average) damp it.
 //
 // Throttle is a client-side adaptive throttle (Google SRE book, "Handling
 // Overload"): a client rejects requests itself, before sending them, in
 // proportion to how much more it asks of a backend than the backend
 // accepts, so an overloaded backend sheds load without spending work on
-// the rejections. See ExampleThrottle.
+// the rejections.
 //
 // # AIMD's contract
 //

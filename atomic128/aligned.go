@@ -7,6 +7,9 @@ import (
 	"github.com/cellrate/cellrate/internal/race"
 )
 
+// LoadAligned atomically loads and returns the pair at p, which must be
+// 16-byte aligned.
+//
 // LoadAligned and CompareAndSwapAligned are Uint64Pair's Load and
 // CompareAndSwap on a pair the caller lays out itself: an element of a
 // plain, pointer-free array of [2]uint64 (a table of millions of pairs that
@@ -19,9 +22,6 @@ import (
 // through these functions for as long as any goroutine may; a misaligned
 // pair panics with an index out of range (a 16-byte atomic on it would
 // fault or tear).
-
-// LoadAligned atomically loads and returns the pair at p, which must be
-// 16-byte aligned.
 func LoadAligned(p *[2]uint64) (v1, v2 uint64) {
 	_ = aligned[uintptr(unsafe.Pointer(p))&15]
 	if race.Enabled {
@@ -34,6 +34,7 @@ func LoadAligned(p *[2]uint64) (v1, v2 uint64) {
 // pair at p, which must be 16-byte aligned: if it holds old1, old2 it
 // stores new1, new2 and reports true; otherwise it leaves it unchanged and
 // reports false.
+// The pair's rules are LoadAligned's.
 func CompareAndSwapAligned(p *[2]uint64, old1, old2, new1, new2 uint64) (swapped bool) {
 	_ = aligned[uintptr(unsafe.Pointer(p))&15]
 	if race.Enabled {

@@ -1,19 +1,20 @@
 // Package concurrency caps the requests in flight: a bulkhead with a fixed
 // limit (NewFixed), or a limit that adapts to the latency of what it
 // protects (New, with Vegas's rule or the one WithGradient or WithAIMD
-// picks), in the manner of Netflix's concurrency-limits. Use it where a rate limit is the wrong unit: in front
-// of a service whose capacity is a number of workers, connections or
-// threads, so that past that number requests queue and latency grows. An
-// adaptive limit finds that number by itself and keeps the service just
-// below the queueing regime, refusing the rest at once instead of letting
-// every request wait. See the package Examples.
+// picks), in the manner of Netflix's concurrency-limits. Use it where a
+// rate limit is the wrong unit: in front of a service whose capacity is a
+// number of workers, connections or threads, so that past that number
+// requests queue and latency grows. An adaptive limit finds that number by
+// itself and keeps the service just below the queueing regime, refusing
+// the rest at once instead of letting every request wait. See
+// ExampleNewFixed and ExampleNew.
 //
 // Acquire (waiting, with a context) or TryAcquire (never waiting) admits a
 // request and returns a Token; Token.Release gives the slot back and tells
 // the limit's algorithm the request's latency and Outcome. In an HTTP
 // server, place it after the rate limits: acquire once they admit, refuse
-// with 503 when it does not, release when the handler returns (the
-// Example with a middleware shows the shape).
+// with 503 when it does not, release when the handler returns
+// (ExampleToken_Release shows the shape).
 //
 // # Contract
 //

@@ -12,6 +12,21 @@
 // plain form reads the Limiter's clock, nanotime.Now unless WithClock gave
 // another. A parameter out of range is a *limit.ParamError.
 //
+// # From golang.org/x/time/rate
+//
+// Package rate keeps x/time/rate's API, for a change of import. To move to
+// this package instead: rate.NewLimiter(rate.Every(d), b) is New(1, d, b)
+// and rate.NewLimiter(r, b) is NewRate(float64(r), b), each with an error
+// for values out of range; Allow, Wait and WaitN(ctx, n) keep their names;
+// AllowN(time.Now(), n) is AllowN(n), which returns a limit.Result (OK,
+// Remaining, RetryAfter) and an error for an n no limiter can admit;
+// ReserveN(time.Now(), n) is ReserveN(n), whose Reservation has the fields
+// OK and Wait where x/time/rate has the methods OK and Delay; SetLimit is
+// SetRate, in events per second. The ...At forms take now as int64
+// nanoseconds from nanotime.Now, not a time.Time. There are no Limit and
+// Burst getters, no SetBurst (package bucket has one) and no infinite
+// rate (the fastest is one event a nanosecond).
+//
 // # Contract
 //
 // For a limiter of events per period and burst b, the admitted cost whose now
@@ -284,10 +299,12 @@ func (l *Limiter) TokensAt(now int64) float64 {
 // The zero Reservation is not OK and cancels to nothing.
 type Reservation struct {
 	// OK reports whether the events were taken. A reservation is refused
-	// only at the end of time (see the package doc).
+	// for an n below 0 or above the burst (with the error; the zero
+	// Limiter's burst is 0) and at the end of time (see the package doc).
 	OK bool
 	// Wait is how long after the reservation's now the caller must wait
-	// before acting; 0 when the events were there at once.
+	// before acting; 0 when the events were there at once, limit.Never
+	// when OK is false.
 	Wait time.Duration
 
 	l             *Limiter

@@ -124,8 +124,11 @@ func TestCancel(t *testing.T) {
 	if zero.OK || zero.Cancel() || zero.CancelAt(0) {
 		t.Fatal("the zero Reservation")
 	}
-	if res, err := l.ReserveNAt(0, 3); !errors.Is(err, limit.ErrCostExceedsBurst) || res.OK {
+	if res, err := l.ReserveNAt(0, 3); !errors.Is(err, limit.ErrCostExceedsBurst) || res.OK || res.Wait != limit.Never {
 		t.Fatalf("ReserveAt(0, 3) = %+v, %v", res, err)
+	}
+	if res, err := l.ReserveNAt(0, -1); !errors.Is(err, limit.ErrNegativeCost) || res.OK || res.Wait != limit.Never {
+		t.Fatalf("ReserveAt(0, -1) = %+v, %v", res, err)
 	}
 }
 

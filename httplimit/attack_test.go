@@ -1,16 +1,22 @@
 package httplimit
 
 import (
+	"bufio"
 	"errors"
-	"github.com/cellrate/cellrate/httplimit/clientkey"
+	"fmt"
+	"io"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"net/netip"
 	"strconv"
+	"strings"
 	"sync/atomic"
 	"testing"
+	"testing/fstest"
 	"time"
 
+	"github.com/cellrate/cellrate/httplimit/clientkey"
 	"github.com/cellrate/cellrate/keyed"
 )
 
@@ -293,6 +299,75 @@ func TestFirstPolicyApplies(t *testing.T) {
 		lim.Wrap(okHandler).ServeHTTP(w, httptest.NewRequest("GET", "/other", nil))
 		if w.Code != 200 || w.Header().Get("RateLimit") != "" || w.Header().Get("RateLimit-Policy") != "" {
 			t.Fatalf("unmatched: %d %v", w.Code, w.Header())
+		}
+	}
+}
+
+// rawRequest sends the request line line (method and target, as written)
+// over a new connection to the server at url and returns the status and
+// body.
+func rawRequest(t *testing.T, url, line string) (int, string) {
+	t.Helper()
+	c, err := net.Dial("tcp", strings.TrimPrefix(url, "http://"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	c.SetDeadline(time.Now().Add(10 * time.Second))
+	fmt.Fprintf(c, "%s HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n", line)
+	res, err := http.ReadResponse(bufio.NewReader(c), nil)
+	if err != nil {
+		t.Fatalf("%s: %v", line, err)
+	}
+	defer res.Body.Close()
+	b, _ := io.ReadAll(res.Body)
+	return res.StatusCode, string(b)
+}
+
+// TestPathForms: a path with empty, "." or ".." segments reaches no more
+// of a limited subtree than its limit, whether the handler serves the
+// path cleaned (http.FileServer, alone or behind a ServeMux, which
+// cleans nothing for CONNECT) or as sent (a router that does not clean);
+// a path whose two forms fall under two policies is refused (400) and
+// counted as an error, and a clean one is served as before.
+func TestPathForms(t *testing.T) {
+	files := fstest.MapFS{"private/secret": {Data: []byte("SECRET")}, "public/x": {Data: []byte("x")}}
+	mux := http.NewServeMux()
+	mux.Handle("/", http.FileServerFS(files))
+	asSent := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if strings.HasPrefix(r.URL.Path, "/private/") {
+			io.WriteString(w, "SECRET")
+		}
+	})
+	hostile := []string{
+		"GET /x/../private/secret", "GET //private/secret", "GET /private/./secret", "GET /private//secret",
+		"CONNECT /x/../private/secret", "CONNECT //private/secret", "POST /%2e%2e/private/secret",
+		"GET /public/../private/secret", "CONNECT /public/../private/secret", "GET /private/../public/x",
+		"GET //private/", "GET /private/secret",
+	}
+	for name, h := range map[string]http.Handler{"FileServer": http.FileServerFS(files), "ServeMux": mux, "as sent": asSent} {
+		var clk clock
+		lim := mustNew(t, []Policy{
+			{Name: "private", Routes: []string{"/private/"}, Client: Rate(1, time.Hour, 1)},
+			{Name: "public", Routes: []string{"/public/"}, Client: Rate(1, time.Hour, 100)},
+		}, WithClock(clk.now))
+		url, _ := startServer(t, "tcp4", lim.Wrap(h))
+		if code, body := rawRequest(t, url, "GET /private/secret"); code != 200 || body != "SECRET" {
+			t.Fatalf("%s: a first clean request: %d %q", name, code, body)
+		}
+		for _, line := range hostile {
+			if code, body := rawRequest(t, url, line); strings.Contains(strings.ToLower(body), "secret") {
+				t.Errorf("%s: %s: %d, served past the limit", name, line, code)
+			}
+		}
+		if code, _ := rawRequest(t, url, "GET /public/../private/secret"); code != 400 {
+			t.Errorf("%s: a path under two policies: %d, want 400", name, code)
+		}
+		if st := lim.Stats(); st["public"].Errors != 3 || st["private"].Errors != 1 {
+			t.Errorf("%s: paths under two policies counted %+v, want 3 and 1 errors by their policy as sent", name, st)
+		}
+		if code, _ := rawRequest(t, url, "GET /public/x"); code != 200 {
+			t.Errorf("%s: a clean public path: %d", name, code)
 		}
 	}
 }

@@ -22,17 +22,13 @@ const (
 // decide fills d with the request's Decision and returns what to do with
 // it, with the response's fields set.
 func (l *Limiter) decide(w http.ResponseWriter, r *http.Request, d *Decision, h *hold) outcome {
-	var p *policy
-	for _, q := range l.policies {
-		if q.match(r) {
-			p = q
-			break
-		}
+	p, err := l.policyFor(r)
+	if err != nil {
+		return l.fail(w, r, p, err)
 	}
 	if p == nil {
 		return serve
 	}
-	var err error
 	d.Key, err = p.key(r) // d is the deny handler's only after a decision
 	k := parts(&d.Key)
 	if err == nil && k.Kind == keypart.None {

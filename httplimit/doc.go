@@ -30,7 +30,10 @@
 // request the rates deny holds no slot.
 //
 // A policy's Routes match methods without regard to case, and "GET"
-// holds HEAD too, as net/http serves HEAD with GET handlers.
+// holds HEAD too, as net/http serves HEAD with GET handlers. A path with
+// empty, "." or ".." segments falls under the policy it matches as sent
+// or cleaned, whichever the handler serves; if these are two policies,
+// the request goes to the error handler (400 by default).
 //
 // # Clients
 //

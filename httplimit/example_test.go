@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"github.com/cellrate/cellrate/httplimit/clientkey"
 	"io"
+	"math"
 	"net/http"
 	"net/http/httptest"
 	"net/netip"
@@ -92,17 +93,24 @@ func ExampleWithDenyHandler() {
 // Behind a load balancer at 10.0.0.0/8, each client may have 2 requests
 // being served at once, and costs its request's size in KiB of a budget
 // of 64 KiB, refilled at 16 KiB a second. An upload the budget cannot
-// hold is answered 413 by the default error handler.
+// hold is answered 413 by the default error handler, and so is one that
+// does not tell its size up front (a chunked body): were it to cost 1,
+// any size would.
 func ExamplePolicy() {
 	key, err := clientkey.Proxy("X-Forwarded-For", netip.MustParsePrefix("10.0.0.0/8"))
 	if err != nil {
 		panic(err)
 	}
 	lim, err := httplimit.New([]httplimit.Policy{{
-		Name:           "upload",
-		Routes:         []string{"PUT /files/"},
-		Key:            key,
-		Cost:           func(r *http.Request) int64 { return max(1, (r.ContentLength+1023)/1024) },
+		Name:   "upload",
+		Routes: []string{"PUT /files/"},
+		Key:    key,
+		Cost: func(r *http.Request) int64 {
+			if r.ContentLength < 0 {
+				return math.MaxInt64 // unknown: more than any budget
+			}
+			return max(1, (r.ContentLength+1023)/1024)
+		},
 		Client:         httplimit.Rate(16, time.Second, 64),
 		ClientInFlight: 2,
 	}}, httplimit.WithClock(func() int64 { return 0 }))
@@ -110,9 +118,12 @@ func ExamplePolicy() {
 		panic(err)
 	}
 	h := lim.Wrap(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {}))
-	for _, kib := range []int{40, 40, 20, 100} {
+	for _, kib := range []int{40, 40, 20, 100, -1} {
 		w := httptest.NewRecorder()
-		r := httptest.NewRequest("PUT", "/files/a", strings.NewReader(strings.Repeat("x", kib<<10)))
+		r := httptest.NewRequest("PUT", "/files/a", strings.NewReader(strings.Repeat("x", max(kib, 1)<<10)))
+		if kib < 0 {
+			r.ContentLength = -1 // chunked
+		}
 		r.RemoteAddr = "10.1.2.3:5000"
 		r.Header.Set("X-Forwarded-For", "198.51.100.20")
 		h.ServeHTTP(w, r)
@@ -124,6 +135,7 @@ func ExamplePolicy() {
 	// 40 KiB: 429 ["upload";r=24;t=1]
 	// 20 KiB: 200 ["upload";r=4;t=4]
 	// 100 KiB: 413 []
+	// -1 KiB: 413 []
 	// 2 admitted, 1 denied
 }
 

@@ -222,6 +222,8 @@ func defaultError(w http.ResponseWriter, _ *http.Request, err error) bool {
 		http.Error(w, "Bad Request: client address: "+proxyReason(err), http.StatusBadRequest)
 	case errors.Is(err, clientkey.ErrNoKey):
 		http.Error(w, "Bad Request: no client key", http.StatusBadRequest)
+	case err == errPath:
+		http.Error(w, "Bad Request: a path with empty, . or .. segments", http.StatusBadRequest)
 	case errors.Is(err, limit.ErrCostExceedsBurst):
 		http.Error(w, "Content Too Large: request cost exceeds the limit", http.StatusRequestEntityTooLarge)
 	case errors.Is(err, keyed.ErrFull):

@@ -43,13 +43,24 @@ type Policy struct {
 	// Routes are the requests the policy applies to, each a path prefix
 	// after an optional method, as "POST /login" or "/api/"; none means
 	// every request. A method compares without regard to case, and "GET"
-	// holds HEAD too, since net/http serves HEAD with a GET handler. A
+	// holds HEAD too, since net/http serves HEAD with a GET handler; a
+	// route with a method holds no other, so in front of a handler that
+	// serves any method (a ServeMux pattern without one) leave it out. A
 	// prefix ending in "/" is that subtree ("/" is every path); any other
 	// is that path and the subtree below it ("/api" matches "/api" and
-	// "/api/x", not "/apiary").
+	// "/api/x", not "/apiary"). Paths compare as r.URL.Path has them
+	// (unescaped), case-sensitively, as ServeMux compares them: a handler
+	// that ignores case (files on a case-insensitive file system) needs a
+	// route over all it serves, not over one spelling of a path. A path
+	// with empty, "." or ".." segments is held to the policy it matches as
+	// sent or cleaned, as ServeMux cleans it (handlers serve one or the
+	// other); one whose two forms match two policies goes to the error
+	// handler.
 	Routes []string
 	// Cost returns the units a request takes (nil: 1 each). A cost that
-	// is negative or above a limit's burst goes to the error handler.
+	// is negative or above a limit's burst goes to the error handler. It
+	// runs before the body is read: a cost by size has r.ContentLength,
+	// -1 for a body of unknown size (chunked), which must not cost little.
 	Cost func(*http.Request) int64
 	// Key names the client of a request (nil: clientkey.Peer, the
 	// connection's peer address; clientkey.Proxy for a server behind

@@ -1,6 +1,7 @@
 package httplimit
 
 import (
+	"context"
 	"github.com/cellrate/cellrate/httplimit/clientkey"
 	"github.com/cellrate/cellrate/httplimit/internal/keypart"
 	"net/http"
@@ -242,5 +243,80 @@ func TestBusyDecision(t *testing.T) {
 	if len(got) != 1 || got[0].Limit != "" || got[0].RetryAfter != time.Second ||
 		got[0].Policy != "p" || got[0].Key.String() != "a" {
 		t.Fatalf("decisions %+v", got)
+	}
+}
+
+// TestFlightReleased: a request gives its slots back however the handler
+// ends, by a panic or when its client goes away, so that no client is
+// locked out after; a request the error handler lets through holds no
+// slot while it is served.
+func TestFlightReleased(t *testing.T) {
+	var clk clock
+	all, err := concurrency.NewFixed(1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	open := make(chan struct{})
+	entered := make(chan struct{}, 1)
+	h := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		switch r.URL.Path {
+		case "/panic":
+			panic(http.ErrAbortHandler)
+		case "/gone":
+			<-r.Context().Done()
+		case "/open":
+			entered <- struct{}{}
+			<-open
+		}
+	})
+	lim := mustNew(t, []Policy{{Name: "p", ClientInFlight: 1, InFlight: all, Client: Rate(1, time.Nanosecond, 1e6),
+		Cost: func(r *http.Request) int64 { return 1 + 1e7*boolInt(r.URL.Path == "/open") }}},
+		WithClock(clk.now), WithErrorHandler(func(w http.ResponseWriter, r *http.Request, err error) bool { return true }))
+	url, c := startServer(t, "tcp4", lim.Wrap(h))
+	free := func(after string) {
+		t.Helper()
+		deadline := time.Now().Add(10 * time.Second)
+		for get(t, c, url).StatusCode != 200 {
+			if time.Now().After(deadline) {
+				t.Fatalf("locked out after %s", after)
+			}
+			time.Sleep(time.Millisecond)
+		}
+	}
+	for range 3 {
+		if res, err := c.Get(url + "/panic"); err == nil {
+			t.Fatalf("a panicking handler answered %d", res.StatusCode)
+		}
+		free("a panic")
+	}
+	for range 3 {
+		req, _ := http.NewRequest("GET", url+"/gone", nil)
+		ctx, cancel := context.WithTimeout(req.Context(), 20*time.Millisecond)
+		if _, err := c.Do(req.WithContext(ctx)); err == nil {
+			t.Fatal("a request whose client went away was answered")
+		}
+		cancel()
+		free("a client went away")
+	}
+	done := make(chan int)
+	go func() {
+		res, err := c.Get(url + "/open")
+		if err != nil {
+			done <- 0
+			return
+		}
+		res.Body.Close()
+		done <- res.StatusCode
+	}()
+	<-entered
+	if res := get(t, c, url); res.StatusCode != 200 {
+		t.Errorf("beside a request served unlimited: %d", res.StatusCode)
+	}
+	close(open)
+	if code := <-done; code != 200 {
+		t.Errorf("served unlimited: %d", code)
+	}
+	if st := lim.Stats()["p"]; st.Errors != 1 {
+		t.Errorf("stats %+v", st)
 	}
 }

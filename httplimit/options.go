@@ -22,8 +22,9 @@ type config struct {
 func WithClock(clock nanotime.Clock) Option { return func(c *config) { c.clock = clock } }
 
 // WithDenyHandler sets what writes a denied request's response (log it
-// there, too). The rate-limit header fields and Retry-After are set
-// before it is called. The default writes 429 Too Many Requests with a
+// there, too); the next handler never serves a denied request, and f
+// must write a status, or net/http answers 200 OK. The rate-limit header
+// fields and Retry-After are set before it is called. The default writes 429 Too Many Requests with a
 // short text body (503 Service Unavailable for a cap on requests in
 // flight, whose Decision names no Limit).
 func WithDenyHandler(f func(w http.ResponseWriter, r *http.Request, d Decision)) Option {
@@ -33,13 +34,14 @@ func WithDenyHandler(f func(w http.ResponseWriter, r *http.Request, d Decision))
 // WithErrorHandler sets what handles a request that could not be decided:
 // the Key func failed (err is its error), or the cost is negative or
 // above a limit's burst, or a full table refused a new client (err is the
-// limit's). f either writes the response and returns false (fail closed),
+// limit's), or the path falls under one policy as sent and another
+// cleaned (see Policy.Routes). f either writes the response and returns false (fail closed),
 // or writes nothing and returns true: the next handler then serves the
 // request unlimited (fail open), holding no slot in flight. Either way
 // the request counts in Stats.Errors.
 //
-// The default fails closed: 400 Bad Request for clientkey.ErrProxyHeader
-// or clientkey.ErrNoKey, 413 Content Too Large for a cost above a burst
+// The default fails closed: 400 Bad Request for clientkey.ErrProxyHeader,
+// clientkey.ErrNoKey or such a path, 413 Content Too Large for a cost above a burst
 // (limit.ErrCostExceedsBurst), 503 Service Unavailable for a new client a
 // full table refuses (keyed.ErrFull, under keyed.WithRefuse), and 500
 // Internal Server Error for anything else (an unparsable RemoteAddr, a

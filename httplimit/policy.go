@@ -5,6 +5,7 @@ import (
 	"errors"
 	"hash/maphash"
 	"net/http"
+	"path"
 	"strconv"
 	"strings"
 	"unsafe"
@@ -50,7 +51,7 @@ func newPolicy(i int, ps Policy) (*policy, error) {
 		return nil, perr("Name", ps.Name, "a name is printable ASCII, not empty")
 	}
 	if !ps.Client.set && !ps.Global.set && ps.ClientInFlight == 0 && ps.InFlight == nil {
-		return nil, perr("Client", ps.Client, "a policy needs a Client or a Global limit, or a cap on requests in flight")
+		return nil, perr("Client", nil, "a policy needs a Client or a Global limit, or a cap on requests in flight")
 	}
 	if ps.ClientInFlight < 0 {
 		return nil, perr("ClientInFlight", ps.ClientInFlight, "a cap is not negative")
@@ -151,29 +152,78 @@ func restamp(err error, field string) error {
 	return err
 }
 
-// match reports whether the policy applies to r.
-func (p *policy) match(r *http.Request) bool {
+// errPath is the error of a request whose path falls under one policy as
+// sent and under another cleaned.
+var errPath = errors.New("httplimit: the path, as sent and cleaned, matches two policies")
+
+// policyFor returns the first policy that matches r, or nil. A path that
+// is not clean is matched both as sent (what a router that cleans nothing
+// serves) and cleaned (what ServeMux serves, and http.FileServer, even
+// where ServeMux passes it on as sent: a CONNECT, an escaped dot): it
+// falls under the policy either form matches, and is errPath if they
+// match two.
+func (l *Limiter) policyFor(r *http.Request) (*policy, error) {
+	p := l.first(r.Method, r.URL.Path)
+	c := cleanPath(r.URL.Path)
+	if c == r.URL.Path {
+		return p, nil
+	}
+	switch q := l.first(r.Method, c); {
+	case p == nil || p == q:
+		return q, nil
+	case q == nil:
+		return p, nil
+	}
+	return p, errPath
+}
+
+// first returns the first policy that matches method and path, or nil.
+func (l *Limiter) first(method, path string) *policy {
+	for _, p := range l.policies {
+		if p.match(method, path) {
+			return p
+		}
+	}
+	return nil
+}
+
+// cleanPath is p as ServeMux cleans it: path.Clean, keeping a trailing
+// slash. A path with no "//" and no "/." is clean and returned as it is,
+// at no cost; so is the empty path and one not rooted ("*"), which no
+// prefix route matches.
+func cleanPath(p string) string {
+	if p == "" || p[0] != '/' || !strings.Contains(p, "//") && !strings.Contains(p, "/.") {
+		return p
+	}
+	c := path.Clean(p)
+	if p[len(p)-1] == '/' && c != "/" {
+		c += "/"
+	}
+	return c
+}
+
+// match reports whether the policy applies to method and path.
+func (p *policy) match(method, path string) bool {
 	if len(p.routes) == 0 {
 		return true
 	}
 	for i := range p.routes {
-		if p.routes[i].match(r) {
+		if p.routes[i].match(method, path) {
 			return true
 		}
 	}
 	return false
 }
 
-// match reports whether rt holds r. Methods compare without regard to
-// case: a "get" that a handler serves as GET is limited as GET.
-func (rt *route) match(r *http.Request) bool {
-	if rt.method != "" && !strings.EqualFold(rt.method, r.Method) {
+// match reports whether rt holds method and path. Methods compare without
+// regard to case: a "get" that a handler serves as GET is limited as GET.
+func (rt *route) match(method, path string) bool {
+	if rt.method != "" && !strings.EqualFold(rt.method, method) {
 		return false
 	}
 	if rt.prefix == "" {
 		return true
 	}
-	path := r.URL.Path
 	if !strings.HasPrefix(path, rt.prefix) {
 		return false
 	}

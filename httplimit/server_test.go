@@ -606,6 +606,9 @@ func TestNewErrors(t *testing.T) {
 		if !errors.As(err, &pe) || pe.Param != c.param || pe.Pkg != "httplimit" {
 			t.Errorf("%s: %v", c.param, err)
 		}
+		if err != nil && strings.ContainsAny(err.Error(), "{}") {
+			t.Errorf("%s: the message shows a value's unexported fields: %v", c.param, err)
+		}
 	}
 }
 

@@ -8,10 +8,11 @@ import (
 	"github.com/cellrate/cellrate/limit"
 )
 
-// The Take forms make a key's limiter a member of an all-or-nothing
-// composition (limit.All, through a limit.Member that holds the key): each
-// is the AllowNAt form that also returns, when it admits n > 0, the
-// Receipt that Refund takes to give the units back.
+// TakeAt is AllowNAt that also returns, when it admits n > 0, the Receipt
+// that Refund takes to give the units back. With the two, a key's limiter
+// is a member of an all-or-nothing composition (limit.All) through a
+// limit.Member that holds the key: ExampleTable_TakeAt shows one, beside a
+// global limit.
 //
 // A Receipt names the slot the admission wrote and the key's state before
 // and after it. Refund is exact (the key's limiter ends as if the admission
@@ -22,8 +23,6 @@ import (
 // decided with the units taken. A key placed by the admission goes back to
 // a fresh state, which starts again from what the table's sketch holds for
 // it. Stats count the admission and not the refund.
-
-// TakeAt is AllowNAt that also returns a Receipt for Refund.
 func (t *Table) TakeAt(key string, now, n int64) (limit.Result, limit.Receipt, error) {
 	return t.take(t.strHash(key), now, n)
 }

@@ -1,7 +1,6 @@
 package keyed
 
 import (
-	"fmt"
 	"math/rand/v2"
 	"net/netip"
 	"sync"
@@ -147,22 +146,4 @@ func TestTakeAllBound(t *testing.T) {
 	if err := bound.Check(globalUses, 4, 30, uint64(tPeriod)); err != nil {
 		t.Fatalf("global: %v", err)
 	}
-}
-
-// A client's limit and a global one in one all-or-nothing decision: the
-// global limit denies the third request, and the client's unit for it is
-// given back.
-func ExampleTable_TakeAt() {
-	perClient, _ := New(1, time.Second, 5)
-	global, _ := gcra.New(1, time.Second, 2)
-	all, _ := limit.NewAll(keyMember{perClient, "alice"}, global) // keyMember calls TakeAt and Refund
-	now := int64(time.Hour)
-	for range 3 {
-		r, _ := all.AllowNAt(now, 1)
-		fmt.Println(r.OK, perClient.RemainingAt("alice", now))
-	}
-	// Output:
-	// true 4
-	// true 3
-	// false 3
 }

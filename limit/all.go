@@ -5,7 +5,8 @@ import "reflect"
 // All is the all-or-nothing AND of Members: a request is admitted only if
 // every member admits it, and then it has taken n from each. Typical uses are
 // a per-key limit and a global limit, or a hierarchy of buckets (a user's, its
-// tenant's, the service's).
+// tenant's, the service's). A key of a keyed.Table is a Member through a
+// small wrapper that holds the key (keyed's ExampleTable_TakeAt).
 //
 // A decision asks the members in order. When one denies (or refuses n), the
 // members before it that admitted are refunded at once, from their Receipts,

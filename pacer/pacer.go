@@ -52,6 +52,7 @@ package pacer
 import (
 	"context"
 	"errors"
+	"fmt"
 	"sync/atomic"
 	"time"
 
@@ -64,12 +65,7 @@ import (
 
 // ErrDeadline is returned by Wait when the context's deadline comes before
 // the slot; errors.Is(ErrDeadline, context.DeadlineExceeded) holds.
-var ErrDeadline = deadlineError{}
-
-type deadlineError struct{}
-
-func (deadlineError) Error() string   { return "pacer: the slot is after the context deadline" }
-func (deadlineError) Is(e error) bool { return e == context.DeadlineExceeded }
+var ErrDeadline = fmt.Errorf("pacer: the slot is after the context deadline: %w", context.DeadlineExceeded)
 
 // ErrEndOfTime is returned by Wait when the next slot would pass the end
 // of int64 time.

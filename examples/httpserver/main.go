@@ -6,8 +6,8 @@
 // only.
 //
 //	go run ./examples/httpserver
-//	for i in 1 2 3 4; do curl -s -o /dev/null -w "%{http_code} " -X POST localhost:8080/login; done
-//	curl -si -H 'X-Api-Key: k1' localhost:8080/api/items
+//	for i in 1 2 3 4; do curl -s -o /dev/null -w "%{http_code} " -X POST http://127.0.0.1:8080/login; done
+//	curl -si -H 'X-Api-Key: k1' http://127.0.0.1:8080/api/items
 //
 // Its counts are at /debug/vars (expvar).
 package main
@@ -70,8 +70,14 @@ func handler(opts ...httplimit.Option) (http.Handler, *httplimit.Limiter, error)
 	}
 
 	mux := http.NewServeMux()
-	mux.HandleFunc("POST /login", func(w http.ResponseWriter, r *http.Request) { fmt.Fprintln(w, "welcome") })
-	mux.HandleFunc("GET /api/items", func(w http.ResponseWriter, r *http.Request) { fmt.Fprintln(w, "[]") })
+	mux.HandleFunc("POST /login", func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+		fmt.Fprintln(w, "welcome")
+	})
+	mux.HandleFunc("GET /api/items", func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		fmt.Fprintln(w, "[]")
+	})
 	mux.Handle("/debug/vars", expvar.Handler()) // not limited
 	return lim.Wrap(mux), lim, nil
 }

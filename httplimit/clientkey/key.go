@@ -55,7 +55,11 @@ func String(s string) Key {
 }
 
 // String returns the key in text: an address, the string, or a joined
-// key's parts joined by "+", each string part quoted.
+// key's parts joined by "+", each string part quoted. The first IPv6
+// address is printed whole, as the request gave it, though the client it
+// names is its prefix (two addresses of one /64 print apart and share one
+// limit); each IPv6 address after it is printed as its prefix
+// ("2001:db8::/64").
 func (k Key) String() string {
 	switch k.p.Kind {
 	case keypart.Addr:
@@ -74,8 +78,10 @@ func (k Key) String() string {
 type Func func(r *http.Request) (Key, error)
 
 // Join returns a Func whose key joins the keys of fs, in order: a client
-// is one value of every part, as an address and a route. An error or no
-// key from any part is the joined Func's error.
+// is one value of every part, as an address and a route. Each IPv6
+// address part names its prefix, as it does alone, the first one's set by
+// an IPv6Prefix around Join, any other's by one around its part. An error
+// or no key from any part is the joined Func's error.
 func Join(fs ...Func) Func {
 	fs = append([]Func(nil), fs...)
 	return func(r *http.Request) (Key, error) {
@@ -92,15 +98,7 @@ func Join(fs ...Func) Func {
 			if i > 0 {
 				b = append(b, '+')
 			}
-			switch {
-			case k.p.Kind == keypart.Addr && !j.Addr.IsValid():
-				j.Addr, j.Bits = k.p.Addr, k.p.Bits
-				b = append(b, 0) // where the address goes in String
-			case k.p.Kind == keypart.String:
-				b = strconv.AppendQuote(b, k.p.S)
-			default:
-				b = append(b, k.String()...)
-			}
+			b = joinPart(&j, b, &k.p)
 		}
 		if len(fs) == 0 {
 			return Key{}, ErrNoKey
@@ -108,6 +106,40 @@ func Join(fs ...Func) Func {
 		j.S, j.Kind = string(b), keypart.Joined
 		return Key{j}, nil
 	}
+}
+
+// joinPart appends the part k to the joined key j, whose text is b, and
+// returns the text. j's address is the first address part, kept whole
+// with its prefix (IPv6Prefix may still change it); any other address is
+// text, cut to its own prefix, so that no part of a joined key names less
+// than its prefix does alone.
+func joinPart(j *keypart.Key, b []byte, k *keypart.Key) []byte {
+	switch {
+	case k.Addr.IsValid() && !j.Addr.IsValid():
+		j.Addr, j.Bits = k.Addr, k.Bits
+		if k.Kind == keypart.Joined {
+			return append(b, k.S...) // its marker is j's now
+		}
+		return append(b, 0) // where the address goes in String
+	case k.Kind == keypart.String:
+		return strconv.AppendQuote(b, k.S)
+	case k.Kind == keypart.Addr:
+		return appendPrefix(b, k)
+	case k.Addr.IsValid(): // a joined key's address, as text where its marker is
+		before, after, _ := strings.Cut(k.S, "\x00")
+		return append(appendPrefix(append(b, before...), k), after...)
+	}
+	return append(b, k.S...)
+}
+
+// appendPrefix appends the address that names k's client: an IPv4
+// address, or an IPv6 prefix ("2001:db8::/64").
+func appendPrefix(b []byte, k *keypart.Key) []byte {
+	b = k.Cut().AppendTo(b)
+	if k.Addr.Is4() {
+		return b
+	}
+	return strconv.AppendUint(append(b, '/'), uint64(k.Bits), 10)
 }
 
 // First returns a Func whose key is the first of fs to name the client: an
@@ -143,10 +175,10 @@ func Header(name string) Func {
 	}
 }
 
-// IPv6Prefix returns f with each IPv6 address it names a client by (alone
-// or as a joined key's address) standing for the prefix of its leading
-// bits, in [1, 128], instead of its /64: 48 makes a whole site one client,
-// 128 each address. It returns a *limit.ParamError for bits out of range.
+// IPv6Prefix returns f with the IPv6 address it names a client by (alone
+// or as a joined key's first address) standing for the prefix of its
+// leading bits, in [1, 128], instead of its /64: 48 makes a whole site one
+// client, 128 each address. It returns a *limit.ParamError for bits out of range.
 func IPv6Prefix(bits int, f Func) (Func, error) {
 	if bits < 1 || bits > 128 {
 		return nil, &limit.ParamError{Pkg: "clientkey", Param: "bits", Value: bits, Min: 1, Max: 128}

@@ -186,3 +186,49 @@ func TestJoinAddrs(t *testing.T) {
 		t.Errorf("an empty first value: %v %v", k, err)
 	}
 }
+
+// TestJoinIPv6Parts: every IPv6 address in a joined key names its prefix,
+// not only the first: a client that moves within its /64 stays one
+// client when its address is a second part or inside a nested Join.
+func TestJoinIPv6Parts(t *testing.T) {
+	by48, err := IPv6Prefix(48, Peer)
+	if err != nil {
+		t.Fatal(err)
+	}
+	u := Header("U")
+	for name, tc := range map[string]struct {
+		f    Func
+		bits int // the prefix of the addresses that must be one client
+	}{
+		"second":       {Join(Peer, Peer), 64},
+		"after string": {Join(u, Peer, Peer), 64},
+		"nested":       {Join(Join(Peer, u), u), 64},
+		"nested later": {Join(u, Join(u, Peer), Join(Peer, u)), 64},
+		"both /48":     {Join(by48, by48), 48},
+	} {
+		key := func(addr string) Key {
+			r := httptest.NewRequest("GET", "/", nil)
+			r.RemoteAddr = "[" + addr + "]:443"
+			r.Header.Set("U", "u")
+			k, err := tc.f(r)
+			if err != nil {
+				t.Fatalf("%s: %v", name, err)
+			}
+			return k
+		}
+		same := func(a, b Key) bool { return a.p.S == b.p.S && a.p.Cut() == b.p.Cut() }
+		base := key("2001:db8:0:1::1")
+		if k := key("2001:db8:0:1:ffff::2"); !same(base, k) {
+			t.Errorf("%s: %s and %s, one /64, are two clients", name, base, k)
+		}
+		if k := key("2001:db8:1:1::1"); same(base, k) {
+			t.Errorf("%s: %s and %s, two /48s, are one client", name, base, k)
+		}
+		if k := key("2001:db8:0:2::1"); same(base, k) != (tc.bits == 48) {
+			t.Errorf("%s: %s and %s: one client %v, want %v", name, base, k, same(base, k), tc.bits == 48)
+		}
+	}
+	if k, _ := Join(Peer, Peer)(httptest.NewRequest("GET", "/", nil)); k.String() != "192.0.2.1+192.0.2.1" {
+		t.Errorf("IPv4 parts: %s", k)
+	}
+}

@@ -92,7 +92,10 @@ func peer(s string) (netip.Addr, error) {
 // address outside the trusted prefixes, or the leftmost one if every hop
 // is trusted. A header from a peer that is not trusted is never read, so a
 // client cannot name itself: a direct client that sends
-// "X-Forwarded-For: 1.2.3.4" is still keyed by its own address.
+// "X-Forwarded-For: 1.2.3.4" is still keyed by its own address. Name the
+// header your trusted proxies append to: one they pass on as they got it
+// (often Forwarded, behind proxies that write X-Forwarded-For) is the
+// client's to fill, and lets it name itself.
 //
 // An element the walk reaches that is not an address (malformed,
 // "unknown", an obfuscated Forwarded node, longer than 128 bytes) or a walk
@@ -101,7 +104,9 @@ func peer(s string) (netip.Addr, error) {
 // what no client address can be read from. Elements left of the client's
 // are never read. A Forwarded element's for= value may be a quoted string,
 // and a port is ignored in either header. An address with a zone
-// (fe80::1%eth0) is trusted by its address.
+// (fe80::1%eth0) is trusted by its address, and an IPv4-mapped one
+// (::ffff:10.0.0.1) by its IPv4 address: an IPv4-mapped prefix trusts
+// nothing, so write 10.0.0.0/8, not ::ffff:10.0.0.0/104.
 //
 // Proxy returns a *limit.ParamError for no trusted prefix (every peer
 // would be the client: use Peer), an invalid one, or another header.

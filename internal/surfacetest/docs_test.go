@@ -186,3 +186,61 @@ func TestDurationsAreDurations(t *testing.T) {
 		}
 	}
 }
+
+// TestDocsPointToAnExample: the first paragraph of each package's doc,
+// what go doc prints first and pkg.go.dev shows as its synopsis, names an
+// Example a reader can run, and every Example it names exists ("the
+// Example" is the package's own, func Example). asm, a statement of what
+// routines do rather than a package to call, has none.
+func TestDocsPointToAnExample(t *testing.T) {
+	if _, err := os.Stat(filepath.Join("..", "..", "go.mod")); err != nil {
+		t.Skip("the module's source is not here (a test binary copied to a cross target's VM)")
+	}
+	named := regexp.MustCompile(`\bExample\w*`)
+	for _, dir := range userPackages {
+		if dir == "asm" {
+			continue
+		}
+		p, _ := docOf(t, filepath.Join("..", "..", dir))
+		first, _, _ := strings.Cut(p.Doc, "\n\n")
+		names := named.FindAllString(first, -1)
+		if len(names) == 0 {
+			t.Errorf("%s: the doc's first paragraph names no Example:\n%s", dir, first)
+		}
+		src := testSources(t, filepath.Join("..", "..", dir))
+		for _, n := range names {
+			if !strings.Contains(src, "\nfunc "+n+"() {") {
+				t.Errorf("%s: the doc's first paragraph names %s, which is not an Example of the package", dir, n)
+			}
+		}
+	}
+}
+
+// TestDocsShowNoUnexportedValues: an exported variable's declaration, as go
+// doc prints it, builds no value of an unexported type (var ErrX =
+// errType{}): a reader cannot look that type up, nor tell what the value
+// wraps.
+func TestDocsShowNoUnexportedValues(t *testing.T) {
+	if _, err := os.Stat(filepath.Join("..", "..", "go.mod")); err != nil {
+		t.Skip("the module's source is not here (a test binary copied to a cross target's VM)")
+	}
+	for _, dir := range userPackages {
+		p, fset := docOf(t, filepath.Join("..", "..", dir))
+		vars := p.Vars
+		for _, typ := range p.Types {
+			vars = append(vars, typ.Vars...)
+		}
+		for _, v := range vars {
+			ast.Inspect(v.Decl, func(n ast.Node) bool {
+				if c, ok := n.(*ast.CompositeLit); ok {
+					if id, ok := c.Type.(*ast.Ident); ok && !id.IsExported() {
+						var b bytes.Buffer
+						printer.Fprint(&b, fset, v.Decl)
+						t.Errorf("%s: go doc shows a value of the unexported type %s: %s", dir, id.Name, b.String())
+					}
+				}
+				return true
+			})
+		}
+	}
+}

@@ -188,3 +188,31 @@ func testSources(t *testing.T, dir string) string {
 	}
 	return b.String()
 }
+
+// TestREADMEMakeTargets: the README's "Make targets" block is what make
+// help prints, the Makefile's targets with their "## " descriptions in
+// order, so a target added or reworded shows in the README too.
+func TestREADMEMakeTargets(t *testing.T) {
+	readme, err := os.ReadFile(filepath.Join("..", "..", "README.md"))
+	if err != nil {
+		t.Skip("no README.md here (a test VM holds testdata only)")
+	}
+	makefile, err := os.ReadFile(filepath.Join("..", "..", "Makefile"))
+	if err != nil {
+		t.Skip("no Makefile here")
+	}
+	var want strings.Builder
+	target := regexp.MustCompile(`(?m)^([a-z-]+):.*?## (.*)$`)
+	for _, m := range target.FindAllStringSubmatch(string(makefile), -1) {
+		want.WriteString(m[1] + "\t" + m[2] + "\n")
+	}
+	_, section, ok := strings.Cut(string(readme), "\n## Make targets\n")
+	if !ok {
+		t.Fatal("README.md has no Make targets section")
+	}
+	_, block, _ := strings.Cut(section, "```\n")
+	block, _, _ = strings.Cut(block, "```\n")
+	if block != want.String() {
+		t.Fatalf("README.md's Make targets block:\n%s\nmake help prints:\n%s", block, want.String())
+	}
+}
