@@ -158,3 +158,26 @@ func TestExactConcurrent(t *testing.T) {
 		}
 	}
 }
+
+// A second Config (a Counter given to two RateLimiters, say) never
+// forgets counts: with the same window it keeps them, with another every
+// later call fails with ErrReconfigured, for good.
+func TestConfigAgain(t *testing.T) {
+	c := newCounter(t, 0, time.Minute)
+	w := time.Unix(6000, 0)
+	if err := c.IncrementBy("k", w, 7); err != nil {
+		t.Fatal(err)
+	}
+	c.Config(99, time.Minute)
+	if curr, _, err := c.Get("k", w, w.Add(-time.Minute)); err != nil || curr != 7 {
+		t.Fatalf("after a second Config of the same window: %d, %v; want the 7 counted", curr, err)
+	}
+	c.Config(10, time.Second)
+	c.Config(10, time.Minute)
+	if _, _, err := c.Get("k", w, w.Add(-time.Minute)); !errors.Is(err, ErrReconfigured) {
+		t.Fatalf("after a Config of another window: %v", err)
+	}
+	if err := c.Increment("k", w); !errors.Is(err, ErrReconfigured) {
+		t.Fatalf("after a Config of another window: %v", err)
+	}
+}
