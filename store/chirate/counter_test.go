@@ -104,6 +104,9 @@ func TestMaxCount(t *testing.T) {
 	if err := c.IncrementBy("k", cur, -1); !errors.Is(err, ErrNegative) {
 		t.Fatalf("a negative amount: %v", err)
 	}
+	if err := c.IncrementBy("fresh", cur, MaxCount+1); !errors.Is(err, ErrCount) {
+		t.Fatalf("one amount past MaxCount: %v", err)
+	}
 }
 
 func TestErrors(t *testing.T) {
