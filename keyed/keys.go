@@ -66,9 +66,9 @@ func (t *Table) AllowUint64At(key uint64, now int64) bool {
 // address is its own key, and so is an IPv6 address that carries it
 // (IPv4-mapped, 6to4's 2002::/16, whose /48 one IPv4 host owns, Teredo's
 // 2001::/32 and NAT64's 64:ff9b::/96); another IPv6 address is keyed by
-// its leading bits, 64
-// unless WithIPv6Prefix set another length, since one client usually owns
-// a whole /64. The zone is ignored. The invalid Addr is one key.
+// its leading bits, 64 unless WithIPv6Prefix set another length, since one
+// client usually owns a whole /64. The zone is ignored. The invalid Addr
+// is one key.
 func (t *Table) AllowAddr(addr netip.Addr) bool {
 	return t.allow1(t.hashAddr(addr), t.now(), true)
 }
