@@ -2,6 +2,9 @@ package ulule
 
 import (
 	"context"
+	"fmt"
+	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -67,5 +70,50 @@ func TestResetForgottenOncePaid(t *testing.T) {
 	// a is back under its old name, which still owes the hour.
 	if c, _ := s.Get(ctx, "a", long); !c.Reached {
 		t.Fatalf("a went back to a fresh name, not to its state before its Reset: %+v", c)
+	}
+}
+
+// TestResetsConcurrent: goroutines spend victims' limits while others
+// reset keys of their own past MaxResets (forgetting paid ones, refused
+// otherwise): no victim takes more than its limit after its one Reset.
+func TestResetsConcurrent(t *testing.T) {
+	s := newStore(t, Options{MaxResets: 8})
+	ctx := context.Background()
+	r := limiter.Rate{Limit: 5, Period: time.Hour}
+	const victims = 4
+	var taken [victims]atomic.Int64
+	for v := range victims { // reset, then spent before the others' Resets
+		if _, err := s.Reset(ctx, fmt.Sprint("victim", v), r); err != nil {
+			t.Fatal(err)
+		}
+		for range 5 {
+			if c, _ := s.Get(ctx, fmt.Sprint("victim", v), r); !c.Reached {
+				taken[v].Add(1)
+			}
+		}
+	}
+	var wg sync.WaitGroup
+	for g := range 4 {
+		wg.Go(func() {
+			for i := range 300 {
+				if g%2 == 0 {
+					v := (g + i) % victims
+					if c, err := s.Get(ctx, fmt.Sprint("victim", v), r); err == nil && !c.Reached {
+						taken[v].Add(1)
+					}
+					continue
+				}
+				k := fmt.Sprint("own", g, "-", i)
+				if _, err := s.Reset(ctx, k, r); err == nil && i%2 == 0 {
+					s.Get(ctx, k, r) // a reset name that owes, not to be forgotten
+				}
+			}
+		})
+	}
+	wg.Wait()
+	for v := range victims {
+		if n := taken[v].Load(); n != 5 {
+			t.Errorf("victim %d took %d after its Reset, its limit is 5", v, n)
+		}
 	}
 }
