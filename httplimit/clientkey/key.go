@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/cellrate/cellrate/httplimit/internal/keypart"
+	"github.com/cellrate/cellrate/internal/netaddr"
 	"github.com/cellrate/cellrate/limit"
 )
 
@@ -29,8 +30,10 @@ const defaultBits = 64
 // never puts keyless requests under one shared limit.
 var ErrNoKey = errors.New("clientkey: the request has no client key")
 
-// Addr returns the key of a client address. An IPv4-mapped IPv6 address
-// is its IPv4 address; the zone is ignored. The invalid Addr is no key.
+// Addr returns the key of a client address. An IPv6 address that carries
+// an IPv4 one is that IPv4 address: IPv4-mapped, 6to4 (2002::/16, whose
+// /48 one IPv4 host owns), Teredo (2001::/32) and NAT64's 64:ff9b::/96.
+// The zone is ignored. The invalid Addr is no key.
 func Addr(a netip.Addr) Key {
 	if a.Is4() { // neither mapped nor zoned: the common key, at no cost
 		return Key{keypart.Key{Addr: a, Kind: keypart.Addr}}
@@ -38,7 +41,7 @@ func Addr(a netip.Addr) Key {
 	if !a.IsValid() {
 		return Key{}
 	}
-	a = a.Unmap().WithZone("")
+	a = netaddr.Carried4(a.Unmap().WithZone(""))
 	if a.Is4() {
 		return Key{keypart.Key{Addr: a, Kind: keypart.Addr}}
 	}

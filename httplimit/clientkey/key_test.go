@@ -232,3 +232,37 @@ func TestJoinIPv6Parts(t *testing.T) {
 		t.Errorf("IPv4 parts: %s", k)
 	}
 }
+
+// TestCarriedIPv4: an IPv6 address that carries an IPv4 one names that
+// IPv4 client, alone and in every part of a joined key, as keyed.AllowAddr
+// keys it: a 6to4 host owns a /48 (65,536 /64 clients otherwise), a Teredo
+// client sets random bits inside its /64.
+func TestCarriedIPv4(t *testing.T) {
+	u := Header("U")
+	for _, c := range []struct{ a, same, other string }{
+		{"2002:c000:201:1::1", "2002:c000:201:ffff::2", "2002:c000:202:1::1"},
+		{"2002:c000:201::", "192.0.2.1", "::ffff:192.0.2.2"},
+		{"64:ff9b::192.0.2.1", "192.0.2.1", "64:ff9b:0:0:1::c000:201"},
+		{"2001:0:4136:e378:8000:63bf:3fff:fdfe", "2001:0:4136:e378:8123:1:3fff:fdfe", "2001:0:4136:e378:8000:63bf:3fff:fdfd"},
+	} {
+		for name, f := range map[string]Func{"alone": Peer, "joined": Join(u, Peer, Peer)} {
+			key := func(addr string) Key {
+				r := httptest.NewRequest("GET", "/", nil)
+				r.RemoteAddr = netip.AddrPortFrom(netip.MustParseAddr(addr), 443).String()
+				r.Header.Set("U", "u")
+				k, err := f(r)
+				if err != nil {
+					t.Fatalf("%s %s: %v", name, addr, err)
+				}
+				return k
+			}
+			base := key(c.a)
+			if k := key(c.same); k != base {
+				t.Errorf("%s: %s (%s) and %s (%s) are two clients", name, c.a, base, c.same, k)
+			}
+			if k := key(c.other); k == base {
+				t.Errorf("%s: %s and %s are one client (%s)", name, c.a, c.other, k)
+			}
+		}
+	}
+}
