@@ -371,3 +371,26 @@ func TestPathForms(t *testing.T) {
 		}
 	}
 }
+
+// TestCleanPath: a path is cleaned as ServeMux cleans it, keeping a
+// trailing slash but never adding one ("/x/../private" is "/private",
+// which ServeMux redirects, not "/private/", which it serves); the empty
+// path (an absolute-form request line with no path) and one not rooted
+// ("*") are left as they are.
+func TestCleanPath(t *testing.T) {
+	for in, want := range map[string]string{
+		"":                "",
+		"*":               "*",
+		"/private/secret": "/private/secret",
+		"/x/../private":   "/private",
+		"/x/../private/":  "/private/",
+		"//private//a":    "/private/a",
+		"/./":             "/",
+		"//":              "/",
+		"/a/./b/../":      "/a/",
+	} {
+		if got := cleanPath(in); got != want {
+			t.Errorf("cleanPath(%q) = %q, want %q", in, got, want)
+		}
+	}
+}

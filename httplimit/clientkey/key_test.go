@@ -266,3 +266,28 @@ func TestCarriedIPv4(t *testing.T) {
 		}
 	}
 }
+
+// TestJoinNestedParts: a joined key inside a Join keeps every part, its
+// strings as well as its address, whatever comes before it: clients that
+// differ only in a nested part are two clients.
+func TestJoinNestedParts(t *testing.T) {
+	u := Header("U")
+	for name, f := range map[string]Func{
+		"after an address": Join(Peer, Join(Peer, u)),
+		"after a string":   Join(u, Join(Peer, u)),
+		"first":            Join(Join(Peer, u), Peer),
+	} {
+		key := func(v string) Key {
+			r := httptest.NewRequest("GET", "/", nil)
+			r.Header.Set("U", v)
+			k, err := f(r)
+			if err != nil {
+				t.Fatalf("%s: %v", name, err)
+			}
+			return k
+		}
+		if a, b := key("a"), key("b"); a == b {
+			t.Errorf("%s: U=a and U=b are one client (%s)", name, a)
+		}
+	}
+}
