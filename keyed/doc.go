@@ -24,12 +24,15 @@
 // least of them: an innocent key can be delayed by a flood of other keys
 // that do not fit the table, never admitted early. While the keys that owe
 // something fit the table, only keys that owed nothing lose their slots,
-// and no key is delayed that way (see below). Under
-// a flood far larger than the table, most keys that lose their slot are
-// delayed, by up to a burst (a window: two windows). With WithRefuse a
-// new key that finds no idle slot is denied with ErrFull instead,
-// and a key whose idle slot was reused is denied for as long as its groups
-// stay busy.
+// and no key is delayed that way (see below). Under a flood far larger
+// than the table, most keys that lose their slot are delayed, each time
+// until up to a burst (a window: two windows) past the latest time the
+// table decided at; while the flood lasts it keeps the registers that far
+// ahead, so a key that loses its slot between its requests (one asking
+// once a token time, say) can be denied for as long as the flood lasts.
+// With WithRefuse a new key that finds no idle slot is denied with ErrFull
+// instead, and a key whose idle slot was reused is denied for as long as
+// its groups stay busy.
 //
 // A key never seen before is denied only by the sketch, that is only for
 // other keys' debts, and not while the keys that owed something in the

@@ -63,10 +63,12 @@ func (t *Table) AllowUint64At(key uint64, now int64) bool {
 }
 
 // AllowAddr is Allow for a client address, a kind of its own: an IPv4
-// address (or an IPv4-mapped IPv6 one) is its own key; an IPv6 address is
-// keyed by its leading bits, 64 unless WithIPv6Prefix set another length,
-// since one client usually owns a whole /64. The zone is ignored. The
-// invalid Addr is one key.
+// address is its own key, and so is an IPv6 address that carries it
+// (IPv4-mapped, 6to4's 2002::/16, whose /48 one IPv4 host owns, Teredo's
+// 2001::/32 and NAT64's 64:ff9b::/96); another IPv6 address is keyed by
+// its leading bits, 64 unless WithIPv6Prefix set another length, since one
+// client usually owns a whole /64. The zone is ignored. The invalid Addr
+// is one key.
 func (t *Table) AllowAddr(addr netip.Addr) bool {
 	return t.allow1(t.hashAddr(addr), t.now(), true)
 }
@@ -117,7 +119,7 @@ func (t *Table) hashAddr(addr netip.Addr) uint64 {
 		return 0
 	}
 	seed := t.seeds[addrKind]
-	addr = addr.Unmap()
+	addr = embedded4(addr.Unmap())
 	switch {
 	case !addr.IsValid():
 		return maphash.Bytes(seed, nil)
@@ -133,3 +135,28 @@ func (t *Table) hashAddr(addr netip.Addr) uint64 {
 	}
 	return maphash.Bytes(seed, b[:])
 }
+
+// embedded4 returns the IPv4 address an IPv6 one carries by a standard
+// translation, else addr: a 6to4 address (2002:V4ADDR::/48, a /48 that one
+// IPv4 host owns), a Teredo one (2001::/32, the client's public IPv4
+// address inverted in its last 32 bits, with random flag bits in its /64),
+// and one of NAT64's well-known prefix (64:ff9b::/96, an IPv4 client seen
+// through a translator).
+func embedded4(addr netip.Addr) netip.Addr {
+	if !addr.Is6() {
+		return addr
+	}
+	b := addr.As16()
+	switch {
+	case b[0] == 0x20 && b[1] == 0x02:
+		return netip.AddrFrom4([4]byte(b[2:6]))
+	case b[0] == 0x20 && b[1] == 0x01 && b[2]|b[3] == 0:
+		return netip.AddrFrom4([4]byte{^b[12], ^b[13], ^b[14], ^b[15]})
+	case [12]byte(b[:12]) == nat64:
+		return netip.AddrFrom4([4]byte(b[12:]))
+	}
+	return addr
+}
+
+// nat64 is the well-known NAT64 prefix, 64:ff9b::/96.
+var nat64 = [12]byte{0x00, 0x64, 0xff, 0x9b}

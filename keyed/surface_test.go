@@ -335,6 +335,7 @@ func TestZeroAllocs(t *testing.T) {
 	keys := keyNames(1000)
 	b := []byte("bytes-key")
 	addr := netip.MustParseAddr("2001:db8::1")
+	to4 := netip.MustParseAddr("2002:c000:201::1") // 6to4: keyed as its IPv4 address
 	i := 0
 	allocs := testing.AllocsPerRun(1000, func() {
 		i++
@@ -343,6 +344,7 @@ func TestZeroAllocs(t *testing.T) {
 		tb.AllowBytesAt(b, now)
 		tb.AllowUint64At(uint64(i), now)
 		tb.AllowAddrAt(addr, now)
+		tb.AllowAddrAt(to4, now)
 		tb.AllowNAt(keys[i%7], now, 2)
 		tb.TakeAddrAt(addr, now, 1)
 		tb.Allow(keys[i%13])

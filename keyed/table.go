@@ -193,6 +193,11 @@ func newTable(k *kind, opts []Option) (*Table, error) {
 	for i := range t.seeds {
 		t.seeds[i] = maphash.MakeSeed()
 	}
+	// The counters' cells, one a P, now rather than at a first decision:
+	// all the table's memory is taken here.
+	for _, c := range []*striped.Counter{&t.reuses, &t.evictions, &t.refusals, &t.claims, &t.releases} {
+		c.Add(0)
+	}
 	return t, nil
 }
 

@@ -12,7 +12,7 @@ import (
 
 // Options are New's input.
 type Options struct {
-	// Capacity is the number of keys counted at once, in fixed memory (18
+	// Capacity is the number of keys counted at once, in fixed memory (24
 	// bytes a key). Default 65,536.
 	Capacity int
 }
@@ -21,6 +21,9 @@ var (
 	// ErrNotConfigured is returned by every call before Config, which
 	// httprate's NewRateLimiter makes.
 	ErrNotConfigured = errors.New("chirate: counter used before Config")
+	// ErrReconfigured is returned by every call after Config was called
+	// again with another window (give each RateLimiter its own Counter).
+	ErrReconfigured = errors.New("chirate: Config called again with another window")
 	// ErrNegative is returned by IncrementBy for an amount below zero.
 	ErrNegative = errors.New("chirate: negative amount")
 	// ErrCount is returned by IncrementBy when a key's current and
@@ -60,14 +63,31 @@ func New(o Options) (*Counter, error) {
 
 // Config makes the table for windows of windowLength, starting empty.
 // httprate calls it from NewRateLimiter; requestLimit is httprate's to
-// enforce. A window out of range is returned by every later call.
+// enforce. A window out of range is returned by every later call, until a
+// Config with a window in range. Counts are never forgotten: after a
+// Config that made a table, another of the same window keeps it (two
+// RateLimiters given one Counter count together), and one of another
+// window makes every later call return ErrReconfigured.
 func (c *Counter) Config(_ int, windowLength time.Duration) {
-	t, err := newTable(windowLength, c.capacity)
-	if err != nil {
-		c.cur.Store(&setup{err: err})
-		return
+	for {
+		old := c.cur.Load()
+		var next *setup
+		switch {
+		case old != nil && old.t != nil && old.window == int64(windowLength):
+			return
+		case old != nil && (old.t != nil || old.err == ErrReconfigured):
+			next = &setup{err: ErrReconfigured}
+		default:
+			t, err := newTable(windowLength, c.capacity)
+			next = &setup{t: t, window: int64(windowLength), err: err}
+			if err != nil {
+				next.t = nil
+			}
+		}
+		if c.cur.CompareAndSwap(old, next) {
+			return
+		}
 	}
-	c.cur.Store(&setup{t: t, window: int64(windowLength)})
 }
 
 // Increment is IncrementBy(key, currentWindow, 1).

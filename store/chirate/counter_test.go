@@ -104,6 +104,9 @@ func TestMaxCount(t *testing.T) {
 	if err := c.IncrementBy("k", cur, -1); !errors.Is(err, ErrNegative) {
 		t.Fatalf("a negative amount: %v", err)
 	}
+	if err := c.IncrementBy("fresh", cur, MaxCount+1); !errors.Is(err, ErrCount) {
+		t.Fatalf("one amount past MaxCount: %v", err)
+	}
 }
 
 func TestErrors(t *testing.T) {
@@ -156,5 +159,28 @@ func TestExactConcurrent(t *testing.T) {
 		if err != nil || curr != want || prev != want {
 			t.Errorf("key %d: Get = %d, %d, %v; want %d, %d", k, curr, prev, err, want, want)
 		}
+	}
+}
+
+// A second Config (a Counter given to two RateLimiters, say) never
+// forgets counts: with the same window it keeps them, with another every
+// later call fails with ErrReconfigured, for good.
+func TestConfigAgain(t *testing.T) {
+	c := newCounter(t, 0, time.Minute)
+	w := time.Unix(6000, 0)
+	if err := c.IncrementBy("k", w, 7); err != nil {
+		t.Fatal(err)
+	}
+	c.Config(99, time.Minute)
+	if curr, _, err := c.Get("k", w, w.Add(-time.Minute)); err != nil || curr != 7 {
+		t.Fatalf("after a second Config of the same window: %d, %v; want the 7 counted", curr, err)
+	}
+	c.Config(10, time.Second)
+	c.Config(10, time.Minute)
+	if _, _, err := c.Get("k", w, w.Add(-time.Minute)); !errors.Is(err, ErrReconfigured) {
+		t.Fatalf("after a Config of another window: %v", err)
+	}
+	if err := c.Increment("k", w); !errors.Is(err, ErrReconfigured) {
+		t.Fatalf("after a Config of another window: %v", err)
 	}
 }

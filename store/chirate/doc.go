@@ -32,7 +32,9 @@
 //
 //   - Config(limit, window): makes the table for that window, empty.
 //     httprate's NewRateLimiter calls it; give each RateLimiter its own
-//     Counter.
+//     Counter. Counts are never forgotten: a second Config of the same
+//     window keeps the table, one of another window makes every call
+//     fail with ErrReconfigured.
 //   - IncrementBy(key, window, n): adds n to the key's count in that window
 //     (or in the one before, for a request whose window was read just
 //     before the boundary). Increment is IncrementBy with n = 1.

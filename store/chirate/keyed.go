@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/cellrate/cellrate/keyed"
+	"github.com/cellrate/cellrate/limit"
 	"github.com/cellrate/cellrate/step"
 )
 
@@ -46,13 +47,15 @@ func newTable(window time.Duration, capacity int) (*table, error) {
 }
 
 // add counts n more for key in window i; ok is false, counting nothing, if
-// the two windows would count more than MaxCount.
+// the two windows would count more than MaxCount (n alone included).
 func (t *table) add(key string, i, n int64) (ok bool, err error) {
 	r, err := t.t.AllowNAt(key, i*t.unit, n)
-	if err != nil {
-		if errors.Is(err, keyed.ErrFull) {
-			return false, ErrFull
-		}
+	switch {
+	case errors.Is(err, keyed.ErrFull):
+		return false, ErrFull
+	case errors.Is(err, limit.ErrCostExceedsBurst):
+		return false, nil
+	case err != nil:
 		return false, err
 	}
 	return r.OK, nil

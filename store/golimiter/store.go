@@ -3,6 +3,7 @@ package golimiter
 import (
 	"context"
 	"errors"
+	"math/bits"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -16,12 +17,13 @@ import (
 type Config struct {
 	// Tokens is the number of tokens per Interval and the burst: a key
 	// may take Tokens at once, then one token each Interval/Tokens.
-	// Default 1; at most 32767, a token taking at least 256ns.
+	// Default 1; at most one token a nanosecond (Tokens at most
+	// Interval in ns), else New returns a *limit.ParamError.
 	Tokens uint64
 	// Interval is the time Tokens take to refill. Default 1 second.
 	Interval time.Duration
 	// Capacity is the number of keys the default limit holds at once, in
-	// fixed memory (18 bytes a key). Default 65,536.
+	// fixed memory (24 bytes a key). Default 65,536.
 	Capacity int
 	// MaxSet is the number of keys Set may give limits of their own.
 	// Default 1,024; Set beyond it returns ErrTooMany.
@@ -47,8 +49,9 @@ type Store struct {
 	wallBase int64        // wall-clock ns minus nanotime at New
 	stopped  atomic.Bool
 
-	nset   atomic.Int64
-	sets   sync.Map // string -> *table
+	setMu  sync.Mutex   // held by Set
+	nset   atomic.Int64 // keys in sets
+	sets   sync.Map     // string -> *table
 	limMu  sync.Mutex
 	limits map[limitKey]*table
 	maxSet int
@@ -122,7 +125,7 @@ func (s *Store) Take(_ context.Context, key string) (tokens, remaining, reset ui
 	t := s.tableOf(key)
 	if took, left := s.extra.take(key, now); took {
 		rem := t.remaining(key, now)
-		return t.tokens, rem + left, s.wall(now, t.untilFull(rem)), true, nil
+		return t.tokens, addSat(rem, left), s.wall(now, t.untilFull(rem)), true, nil
 	}
 	ok, rem, wait, err := t.take(key, now)
 	if err != nil {
@@ -143,7 +146,16 @@ func (s *Store) Get(_ context.Context, key string) (tokens, remaining uint64, er
 	}
 	now := s.now()
 	t := s.tableOf(key)
-	return t.tokens, t.remaining(key, now) + s.extra.get(key, now), nil
+	return t.tokens, addSat(t.remaining(key, now), s.extra.get(key, now)), nil
+}
+
+// addSat returns a + b, saturated at the largest uint64 (a Burst grant
+// saturates there).
+func addSat(a, b uint64) uint64 {
+	if sum, carry := bits.Add64(a, b, 0); carry == 0 {
+		return sum
+	}
+	return ^uint64(0)
 }
 
 // Set gives key a limit of its own: tokens per interval, with a burst of
@@ -158,19 +170,24 @@ func (s *Store) Set(_ context.Context, key string, tokens uint64, interval time.
 	if err != nil {
 		return err
 	}
-	if t == s.def {
-		if _, had := s.sets.LoadAndDelete(key); had {
+	// One Set at a time: a Set refused past MaxSet must not undo a
+	// concurrent Set of the same key that succeeded.
+	s.setMu.Lock()
+	defer s.setMu.Unlock()
+	_, had := s.sets.Load(key)
+	switch {
+	case t == s.def:
+		if had {
+			s.sets.Delete(key)
 			s.nset.Add(-1)
 		}
 		return nil
+	case !had && s.nset.Load() >= int64(s.maxSet):
+		return ErrTooMany
+	case !had:
+		s.nset.Add(1)
 	}
-	if _, had := s.sets.Swap(key, t); !had {
-		if s.nset.Add(1) > int64(s.maxSet) {
-			s.sets.Delete(key)
-			s.nset.Add(-1)
-			return ErrTooMany
-		}
-	}
+	s.sets.Store(key, t)
 	return nil
 }
 

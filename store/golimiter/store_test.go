@@ -275,3 +275,21 @@ func TestBoundConcurrent(t *testing.T) {
 		}
 	}
 }
+
+// A grant of Burst saturates at the largest count, and remaining with it
+// saturates too, never wrapping to a few tokens.
+func TestBurstSaturates(t *testing.T) {
+	s := newStore(t, &Config{Tokens: 3, Interval: time.Hour})
+	ctx := context.Background()
+	for range 2 {
+		if err := s.Burst(ctx, "k", ^uint64(0)-1); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, rem, err := s.Get(ctx, "k"); err != nil || rem != ^uint64(0) {
+		t.Fatalf("Get: remaining %d, %v; want the largest count", rem, err)
+	}
+	if _, rem, _, ok, _ := s.Take(ctx, "k"); !ok || rem != ^uint64(0) {
+		t.Fatalf("Take: remaining %d, ok %v; want the largest count", rem, ok)
+	}
+}

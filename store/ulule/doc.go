@@ -44,9 +44,12 @@
 //   - The memory store keeps one count per key whatever the Rate; here each
 //     Rate has its own table, so a key limited under two Rates is held to
 //     each apart.
-//   - Reset is remembered for at most MaxResets keys at once; past that,
-//     every remembered key returns to its state before its Reset (stricter,
-//     never looser).
+//   - Reset is remembered for at most MaxResets keys at once. Past that, a
+//     Reset forgets a remembered key whose bucket is full again under every
+//     Rate (it goes back to its state before its Reset, which admits no
+//     more than a full bucket); if it finds none, it returns
+//     ErrTooManyResets and resets nothing, so resetting other keys never
+//     gives a key back what it spent since its own Reset.
 //   - StoreOptions' Prefix and CleanUpInterval have no use here: each store
 //     has its own tables and idle keys need no clean-up.
 //

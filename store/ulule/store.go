@@ -7,6 +7,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/cellrate/cellrate/limit"
 	"github.com/cellrate/cellrate/nanotime"
 	limiter "github.com/ulule/limiter/v3"
 )
@@ -15,15 +16,16 @@ import (
 // map and its clean-up goroutine.
 type Options struct {
 	// Capacity is the number of keys each Rate holds at once, in fixed
-	// memory (18 bytes a key). Default 65,536.
+	// memory (24 bytes a key). Default 65,536.
 	Capacity int
 	// MaxRates is the number of distinct Rates (limit and period) the store
 	// decides, each a table of Capacity keys. Default 8; a call with one
 	// more returns ErrTooManyRates.
 	MaxRates int
 	// MaxResets is the number of keys Reset remembers at once. Default
-	// 65,536; past it, every key goes back to its state before its last
-	// Reset (never to more than the Rate allows).
+	// 65,536; past it, a Reset forgets a key whose bucket is full again
+	// under every Rate (it goes back to its state before its Reset, which
+	// admits no more), or returns ErrTooManyResets.
 	MaxResets int
 }
 
@@ -32,6 +34,10 @@ var ErrTooManyRates = errors.New("ulule: more distinct rates than MaxRates")
 
 // ErrNegativeCount is returned by Increment for a count below zero.
 var ErrNegativeCount = errors.New("ulule: negative count")
+
+// ErrTooManyResets is returned by Reset, which then changes nothing, when
+// MaxResets keys are remembered and none of those it checked is paid up.
+var ErrTooManyResets = errors.New("ulule: MaxResets keys reset and still owing")
 
 // ErrZeroValue is what a Store not made by New (the zero Store) returns
 // from every call: it denies.
@@ -59,8 +65,16 @@ type rateKey struct {
 var _ limiter.Store = (*Store)(nil)
 
 // New returns a Store. A parameter out of range is a *limit.ParamError
-// naming it when the first Rate's table is made.
+// naming it (a Rate's, when its table is first made).
 func New(o Options) (*Store, error) {
+	for _, c := range []struct {
+		param string
+		v     int
+	}{{"max rates", o.MaxRates}, {"max resets", o.MaxResets}} {
+		if c.v < 0 {
+			return nil, &limit.ParamError{Pkg: "ulule", Param: c.param, Value: c.v, Min: 0, Reason: "0 is the default"}
+		}
+	}
 	s := &Store{
 		capacity: orDefault(o.Capacity, 1<<16),
 		maxRates: orDefault(o.MaxRates, 8),
@@ -132,10 +146,12 @@ func (s *Store) Increment(_ context.Context, key string, count int64, rate limit
 	if err != nil {
 		return limiter.Context{}, err
 	}
+	k, locked := s.resets.acquire(key)
+	defer s.resets.release(locked)
 	now := nanotime.Now()
-	k := s.resets.key(key)
 	if count == 0 {
-		return s.context(t, now, t.remaining(k, now), false), nil
+		rem := t.remaining(k, now)
+		return s.context(t, now, rem, rem == 0), nil
 	}
 	ok, rem, err := t.take(k, now, count)
 	if err != nil {
@@ -155,21 +171,41 @@ func (s *Store) Peek(_ context.Context, key string, rate limiter.Rate) (limiter.
 	if err != nil {
 		return limiter.Context{}, err
 	}
+	k, locked := s.resets.acquire(key)
+	defer s.resets.release(locked)
 	now := nanotime.Now()
-	rem := t.remaining(s.resets.key(key), now)
+	rem := t.remaining(k, now)
 	return s.context(t, now, rem, rem == 0), nil
 }
 
-// Reset starts key afresh under every Rate: a full bucket.
+// Reset starts key afresh under every Rate: a full bucket. With MaxResets
+// keys remembered, it forgets one whose bucket is full again under every
+// Rate, or returns ErrTooManyResets and changes nothing.
 func (s *Store) Reset(_ context.Context, key string, rate limiter.Rate) (limiter.Context, error) {
 	t, err := s.tableFor(rate)
 	if err != nil {
 		return limiter.Context{}, err
 	}
-	k := s.resets.bump(key)
+	k, done, ok := s.resets.bump(key, s.paid)
+	if !ok {
+		return limiter.Context{}, ErrTooManyResets
+	}
+	defer done()
 	now := nanotime.Now()
 	rem := t.remaining(k, now)
 	return s.context(t, now, rem, rem == 0), nil
+}
+
+// paid reports whether name's bucket is full now under every Rate: from
+// now on it decides as a fresh name does.
+func (s *Store) paid(name string) bool {
+	now := nanotime.Now()
+	for _, t := range *s.tables.Load() {
+		if uint64(t.remaining(name, now)) < t.limit {
+			return false
+		}
+	}
+	return true
 }
 
 func (s *Store) context(t *table, now, remaining int64, reached bool) limiter.Context {

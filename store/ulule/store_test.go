@@ -119,6 +119,8 @@ func TestIncrement(t *testing.T) {
 	}
 	c, err = l.Get(ctx, "k")
 	want(t, "Get", c, err, 0, false)
+	c, err = l.Increment(ctx, "k", 0)
+	want(t, "Increment 0 with nothing left (Peek)", c, err, 0, true)
 }
 
 // The bucket refills one unit a Period/Limit, and Reset says when it is full.
@@ -156,10 +158,16 @@ func TestRates(t *testing.T) {
 	if _, err := New(Options{Capacity: -1}); !errors.As(err, &pe) || pe.Param != "capacity" {
 		t.Fatalf("New with capacity -1: %v", err)
 	}
+	if _, err := New(Options{MaxRates: -1}); !errors.As(err, &pe) || pe.Param != "max rates" {
+		t.Fatalf("New with MaxRates -1: %v", err)
+	}
+	if _, err := New(Options{MaxResets: -1}); !errors.As(err, &pe) || pe.Param != "max resets" {
+		t.Fatalf("New with MaxResets -1: %v", err)
+	}
 }
 
 // Reset forgets what a key took, for every Rate, and nothing of other keys;
-// past MaxResets keys go back to their state before the Reset.
+// past MaxResets a paid key goes back to its state before its Reset.
 func TestReset(t *testing.T) {
 	s := newStore(t, Options{MaxResets: 2})
 	ctx := context.Background()
@@ -174,8 +182,12 @@ func TestReset(t *testing.T) {
 			t.Fatalf("%s after Reset of a and b: %+v", k, c)
 		}
 	}
-	s.Reset(ctx, "c", r) // a third: a and b go back to their old names
-	for k, reached := range map[string]bool{"a": true, "b": true, "c": false} {
+	// A third: a, the first remembered and paid (its new name unused),
+	// goes back to its old name.
+	if _, err := s.Reset(ctx, "c", r); err != nil {
+		t.Fatal(err)
+	}
+	for k, reached := range map[string]bool{"a": true, "b": false, "c": false} {
 		if c, _ := s.Peek(ctx, k, r); c.Reached != reached {
 			t.Fatalf("%s after Reset of c past MaxResets: %+v", k, c)
 		}
