@@ -94,8 +94,9 @@ func (l *Limiter) SetRateAt(now int64, perSecond float64) error {
 		return errZeroValue
 	}
 	if l.alg == algGCRA {
+		// ok: den <= 2^32 (den seconds fit a Duration), num < 2^62.
 		num, den, ok := ratio.Fraction(perSecond)
-		if !ok || den > 1<<32 || num > 1<<62 {
+		if !ok {
 			return paramError("perSecond", perSecond, nil, nil, "not a finite rate in range")
 		}
 		return l.setGCRA(int64(num), time.Duration(den)*time.Second)

@@ -64,8 +64,9 @@ func (t *TwoTier) SetRateAt(now int64, perSecond float64) error {
 	if t == nil || t.r == nil {
 		return errZeroValue
 	}
+	// ok: den <= 2^32 (den seconds fit a Duration), num < 2^62.
 	num, den, ok := ratio.Fraction(perSecond)
-	if !ok || den > 1<<32 || num > 1<<62 {
+	if !ok {
 		return paramError("perSecond", perSecond, nil, nil, "not a finite rate in range")
 	}
 	return t.SetRate(int64(num), time.Duration(den)*time.Second)
