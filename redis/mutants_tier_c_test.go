@@ -152,11 +152,10 @@ func TestSetRateAtRefused(t *testing.T) {
 }
 
 // TestEntryShorten: a rate that rises cuts the time left to the units in
-// the pool by the old rate over the new one, rounded down to the ms; a
-// lease of more than 2^64 ns times that ratio over 2^32 (20s halved), and
-// a deadline whose low 16 bits are zero, are cut all the same. A rate
-// that does not rise, an empty pool and an ended lease are left as they
-// are.
+// the pool by the old rate over the new one, rounded down to the ms, also
+// when the time left times the ratio (a fraction of 2^32) passes 64 bits
+// (20s halved) and when the deadline's low 16 bits are zero. A rate that
+// does not rise and an ended lease are left as they are.
 func TestEntryShorten(t *testing.T) {
 	r := func(events int64, period time.Duration) *tierRate {
 		return &tierRate{events: events, period: period}
