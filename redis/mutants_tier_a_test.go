@@ -38,11 +38,13 @@ func TestSpendLive(t *testing.T) {
 // TestAddPool: add keeps the earlier end for all the units when the pool's
 // lease is live and holds units, and otherwise replaces the pool: an empty
 // pool's end and a dead lease's void units are dropped, so no unit is
-// spent after its own lease.
+// spent after its own lease. Units past what the word holds are dropped:
+// a carry out of the units would move the lease's end a ms later.
 func TestAddPool(t *testing.T) {
 	now := monotonic()
 	ms := uint64(now / 1e6)
-	near, far := ms+60_000, ms+120_000 // a minute and two ahead
+	// A minute and two ahead; near even, so that a carry into it shows.
+	near, far := (ms+60_000)&^1, ms+120_000
 	const m = 4
 	for _, tc := range []struct {
 		name     string
@@ -56,6 +58,7 @@ func TestAddPool(t *testing.T) {
 		{"void units", poolWord(ms-1, 5), int64(far) * 1e6, poolWord(far, m)},
 		{"void units, ms 0", poolWord(0, 5), int64(near) * 1e6, poolWord(near, m)},
 		{"new pool", 0, int64(near) * 1e6, poolWord(near, m)},
+		{"full pool", poolWord(near, tokMask-1), int64(far) * 1e6, poolWord(near, tokMask)},
 	} {
 		var e entry
 		e.word.Store(tc.word)
