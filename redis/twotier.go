@@ -529,7 +529,7 @@ func (t *TwoTier) release(e *entry, now int64) {
 	}
 	for rs.out < rs.n {
 		at := satAdd(rs.base, rs.rate.refill(rs.out))
-		end := satAdd(rs.end, rs.rate.refill(rs.out)-1)
+		end := satAdd(rs.end, rs.rate.refill(rs.out)) - 1
 		if now < at && now < end {
 			e.denyUntil.Store(at)
 			return
