@@ -35,7 +35,11 @@ type ParamError struct {
 }
 
 func (e *ParamError) Error() string {
-	msg := fmt.Sprintf("%s: %s %v out of range", e.Pkg, e.Param, e.Value)
+	format := "%s: %s %v out of range"
+	if _, ok := e.Value.(string); ok {
+		format = "%s: %s %q out of range" // a refused string can hold spaces, colons, or nothing
+	}
+	msg := fmt.Sprintf(format, e.Pkg, e.Param, e.Value)
 	switch {
 	case e.Min != nil && e.Max != nil:
 		msg += fmt.Sprintf(" [%v, %v]", e.Min, e.Max)

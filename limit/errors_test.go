@@ -18,6 +18,8 @@ func TestParamErrorMessage(t *testing.T) {
 		{ParamError{Pkg: "gcra", Param: "events", Value: int64(7), Min: int64(1), Max: int64(5), Reason: "the rate exceeds one event per nanosecond"},
 			"gcra: events 7 out of range [1, 5]: the rate exceeds one event per nanosecond"},
 		{ParamError{Pkg: "gcra", Param: "clock", Reason: "a nil clock"}, "gcra: clock <nil> out of range: a nil clock"},
+		{ParamError{Pkg: "redis", Param: "prefix", Value: "app{rl}:", Reason: "braces"}, `redis: prefix "app{rl}:" out of range: braces`},
+		{ParamError{Pkg: "httplimit", Param: "route", Value: ""}, `httplimit: route "" out of range`},
 	} {
 		if got := c.e.Error(); got != c.want {
 			t.Errorf("%+v: %q, want %q", c.e, got, c.want)

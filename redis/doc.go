@@ -43,10 +43,11 @@
 //
 // A key's state lives at prefix + "{" + key + "}": the braces are a hash
 // tag, so a key's state is in one Redis Cluster slot and keys spread over
-// the cluster (a prefix with braces is refused: it would put every key in
-// one slot). A key leaves Redis by its expiry once its state is the same
-// as no key (a GCRA full again, a window two windows past its start);
-// WithGrace keeps keys longer, for callers' times behind the server's.
+// the cluster (a prefix with braces is refused: the hash tag must be the
+// key's, and a braced prefix would put every key in one slot). A key
+// leaves Redis by its expiry once its state is the same as no key (a GCRA
+// full again, a window two windows past its start); WithGrace keeps keys
+// longer, for callers' times behind the server's.
 //
 // # Failures
 //

@@ -52,13 +52,17 @@ type config struct {
 	grace   time.Duration
 	timeout time.Duration
 	// TwoTier only
-	batch int64
-	lease time.Duration
-	share float64
-	retry time.Duration
+	batch    int64
+	lease    time.Duration
+	share    float64
+	retry    time.Duration
+	tierOnly bool // set by an option only NewTwoTier takes
 }
 
-// Option configures a Limiter.
+// Option configures a Limiter (NewGCRA, NewWindow) or a TwoTier
+// (NewTwoTier). WithGrace and WithTimeout configure either; WithBatch,
+// WithLease, WithFailOpen and WithRetry configure a TwoTier only, and
+// NewGCRA and NewWindow refuse them with a *limit.ParamError.
 type Option func(*config)
 
 // WithGrace keeps each key in Redis for d after its state has become the
@@ -67,7 +71,8 @@ type Option func(*config)
 // instant, and decisions take their time from that clock, so no decision
 // can miss a key whose state still counts. A grace covers decisions made
 // with an older time: a server whose clock was stepped back by up to d,
-// or a replica promoted with a clock up to d behind.
+// or a replica promoted with a clock up to d behind. NewGCRA, NewWindow
+// and NewTwoTier take it.
 func WithGrace(d time.Duration) Option { return func(c *config) { c.grace = d } }
 
 // WithTimeout bounds every call to Redis by d (when the caller's context
@@ -75,13 +80,22 @@ func WithGrace(d time.Duration) Option { return func(c *config) { c.grace = d } 
 // a client made with ContextTimeoutEnabled: true; on any client, its
 // ReadTimeout and WriteTimeout (default 3s) bound each call too. Default:
 // none for a Limiter (the client's timeouts; a context costs 4
-// allocations a call), 100ms for a TwoTier's borrowing.
+// allocations a call), 100ms for a TwoTier's borrowing. NewGCRA,
+// NewWindow and NewTwoTier take it.
 func WithTimeout(d time.Duration) Option { return func(c *config) { c.timeout = d } }
 
-func newConfig(opts []Option) (config, error) {
+// newConfig applies opts, refusing a nil one and, unless tier (for
+// NewTwoTier), one only NewTwoTier takes.
+func newConfig(opts []Option, tier bool) (config, error) {
 	var c config
-	for _, o := range opts {
+	for i, o := range opts {
+		if o == nil {
+			return c, paramError("option", i, nil, nil, "a nil Option")
+		}
 		o(&c)
+		if c.tierOnly && !tier {
+			return c, paramError("option", i, nil, nil, "a TwoTier's option, for NewTwoTier")
+		}
 	}
 	switch {
 	case c.grace < 0 || c.grace > 365*24*time.Hour:
@@ -99,13 +113,14 @@ func newConfig(opts []Option) (config, error) {
 // decisions are made at). Those times are the Redis server's clock (TIME),
 // so the machines calling need no synchronised clocks.
 //
-// It returns a *limit.ParamError for events, period or burst below 1, a
-// rate above one event per ns, an interval period/events that is not a
-// whole number of ns and whose reduced ratio needs more than 48 bits, or a
-// burst whose span (burst times the interval) passes 2^48 steps of about
-// 1ns (3.2 days).
-func NewGCRA(c Client, prefix string, events int64, period time.Duration, burst int64, opts ...Option) (*Limiter, error) {
-	if err := checkClient(c); err != nil {
+// It returns a *limit.ParamError for a nil client, a prefix with braces,
+// events, period or burst below 1, a rate above one event per ns, an
+// interval period/events that is not a whole number of ns and whose
+// reduced ratio needs more than 48 bits, a burst whose span (burst times
+// the interval) passes 2^48 steps of about 1ns (3.2 days), or an option
+// that is nil, out of range or NewTwoTier's only.
+func NewGCRA(client Client, prefix string, events int64, period time.Duration, burst int64, opts ...Option) (*Limiter, error) {
+	if err := checkClient(client); err != nil {
 		return nil, err
 	}
 	if err := checkPrefix(prefix); err != nil {
@@ -115,23 +130,24 @@ func NewGCRA(c Client, prefix string, events int64, period time.Duration, burst 
 	if err != nil {
 		return nil, err
 	}
-	cfg, err := newConfig(opts)
+	cfg, err := newConfig(opts, false)
 	if err != nil {
 		return nil, err
 	}
-	l := &Limiter{c: c, batch: new(batcher), prefix: prefix, alg: algGCRA, max: burst, cfg: cfg}
+	l := &Limiter{c: client, batch: new(batcher), prefix: prefix, alg: algGCRA, max: burst, cfg: cfg}
 	l.prog.Store(gcraProgram(gp, graceMs(cfg.grace)))
 	return l, nil
 }
 
 // NewWindow returns a sliding-window limiter whose keys live in Redis
 // under prefix, with package window's integer rules: at most limit units
-// in any window of length w, as that package estimates it from two fixed
-// windows, with its bounds. limit must be in [1, 2^32-1] and w in
-// [1ns, 2^50-1 ns] (about 13 days); other values return a
-// *limit.ParamError.
-func NewWindow(c Client, prefix string, limit int64, w time.Duration, opts ...Option) (*Limiter, error) {
-	if err := checkClient(c); err != nil {
+// in any sliding window of length window, as that package estimates it
+// from two fixed windows, with its bounds. limit must be in [1, 2^32-1]
+// and window in [1ns, 2^50-1 ns] (about 13 days). Other values, a nil
+// client, a prefix with braces, or an option that is nil, out of range or
+// NewTwoTier's only return a *limit.ParamError.
+func NewWindow(client Client, prefix string, limit int64, window time.Duration, opts ...Option) (*Limiter, error) {
+	if err := checkClient(client); err != nil {
 		return nil, err
 	}
 	if err := checkPrefix(prefix); err != nil {
@@ -140,15 +156,15 @@ func NewWindow(c Client, prefix string, limit int64, w time.Duration, opts ...Op
 	switch {
 	case limit < 1 || limit > 1<<32-1:
 		return nil, paramError("limit", limit, int64(1), int64(1<<32-1), "")
-	case w < 1 || w > maxWindow:
-		return nil, paramError("window", w, time.Duration(1), time.Duration(maxWindow), "")
+	case window < 1 || window > maxWindow:
+		return nil, paramError("window", window, time.Duration(1), time.Duration(maxWindow), "")
 	}
-	cfg, err := newConfig(opts)
+	cfg, err := newConfig(opts, false)
 	if err != nil {
 		return nil, err
 	}
-	l := &Limiter{c: c, batch: new(batcher), prefix: prefix, alg: algWindow, w: int64(w), cfg: cfg}
-	l.prog.Store(windowProgram(int64(w), graceMs(cfg.grace)))
+	l := &Limiter{c: client, batch: new(batcher), prefix: prefix, alg: algWindow, w: int64(window), cfg: cfg}
+	l.prog.Store(windowProgram(int64(window), graceMs(cfg.grace)))
 	l.lim.Store(&limitArg{n: limit, arg: limit})
 	return l, nil
 }

@@ -69,6 +69,12 @@ func rawState(t testing.TB, c goredis.Cmdable, key string, n int) []float64 {
 	if err != nil {
 		t.Fatal(err)
 	}
+	return decodeState(t, key, b, n)
+}
+
+// decodeState returns the n doubles of key's value b.
+func decodeState(t testing.TB, key string, b []byte, n int) []float64 {
+	t.Helper()
 	if len(b) != 8*n {
 		t.Fatalf("key %s holds %d bytes, want %d", key, len(b), 8*n)
 	}

@@ -323,7 +323,7 @@ func TestSetRateBounds(t *testing.T) {
 		{"window limit 2^32-1", w.SetRate(1<<32-1, 2*time.Second), "", 1<<32 - 1},
 		{"window limit 2^32", w.SetRate(1<<31, time.Second), "events", 0},
 		{"window events 0", w.SetRate(0, time.Second), "events", 0},
-		{"window per 0", w.SetRate(1, 0), "per", 0},
+		{"window period 0", w.SetRate(1, 0), "period", 0},
 		{"window per 1ns", w.SetRate(3, 1), "events", 0},
 		// events*window is 2^64 and a little: its high word is per.
 		{"window product past 64 bits", w.SetRate(9223372037, 1), "events", 0},

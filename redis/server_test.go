@@ -4,6 +4,8 @@ import (
 	"math/big"
 	"testing"
 	"time"
+
+	goredis "github.com/redis/go-redis/v9"
 )
 
 // TestServerTime decides at the server's clock: a burst, a denial whose
@@ -62,6 +64,29 @@ func burstThenDeny(t *testing.T, l *Limiter, burst int64, every time.Duration) r
 	return result{}
 }
 
+// stateAndExpiry reads key's doubles and its expiry time in one
+// transaction; for a key that has left it returns nil, failing t if it
+// left sooner than soonest after start.
+func stateAndExpiry(t *testing.T, c *goredis.Client, key string, n int, start time.Time, soonest time.Duration) ([]float64, time.Duration) {
+	t.Helper()
+	var get *goredis.StringCmd
+	var exp *goredis.DurationCmd
+	if _, err := c.TxPipelined(bg, func(p goredis.Pipeliner) error {
+		get = p.Get(bg, key)
+		exp = p.PExpireTime(bg, key)
+		return nil
+	}); err == goredis.Nil {
+		if el := time.Since(start); el < soonest {
+			t.Fatalf("key %s left %v after an admission, before its limiter could be full", key, el)
+		}
+		return nil, 0
+	} else if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := get.Bytes()
+	return decodeState(t, key, b, n), exp.Val()
+}
+
 // TestKeysLeaveWhenFull checks each key's expiry is exactly when its state
 // becomes the same as no key (plus the grace), and that it is then gone.
 func TestKeysLeaveWhenFull(t *testing.T) {
@@ -74,24 +99,32 @@ func TestKeysLeaveWhenFull(t *testing.T) {
 			w, _ := NewWindow(c, "w"+grace.String(), 4, 100*time.Millisecond, WithGrace(grace))
 			gms := int64((grace + time.Millisecond - 1) / time.Millisecond)
 			for i := range 3 {
+				start := time.Now()
 				if _, err := g.AllowN(bg, "k", 1); err != nil {
 					t.Fatal(err)
 				}
 				if _, err := w.AllowN(bg, "k", 1); err != nil {
 					t.Fatal(err)
 				}
-				// GCRA: full at origin + ceil(t*p/e) ns.
-				st := rawState(t, c, g.keyOf("k"), 8)
+				// GCRA: full at origin + ceil(t*p/e) ns. A loaded machine
+				// may read a key after it left: right only if its limiter
+				// can be full by then (a third of a second after an
+				// admission; the window's, two windows after the start
+				// of the one that admitted).
+				st, gexp := stateAndExpiry(t, c, g.keyOf("k"), 8, start, 300*time.Millisecond)
+				ws, wexp := stateAndExpiry(t, c, w.keyOf("k"), 4, start, 100*time.Millisecond)
+				if st == nil || ws == nil {
+					continue
+				}
 				gp := g.prog.Load().gp
 				full := new(big.Int).Mul(big.NewInt(int64(st[2])), new(big.Int).SetUint64(gp.p))
 				full.Add(full, new(big.Int).SetUint64(gp.e-1)).Quo(full, new(big.Int).SetUint64(gp.e))
 				ns := int64(st[0])*1e9 + int64(st[1]) + full.Int64()
-				if got, want := c.PExpireTime(bg, g.keyOf("k")).Val(), time.Duration((ns+999999)/1e6+gms)*time.Millisecond; got != want {
+				if got, want := gexp, time.Duration((ns+999999)/1e6+gms)*time.Millisecond; got != want {
 					t.Fatalf("gcra grace %v step %d: expires at %v, want %v", grace, i, got, want)
 				}
-				ws := rawState(t, c, w.keyOf("k"), 4)
 				ns = int64(ws[0])*1e9 + int64(ws[1]) + 2*int64(100*time.Millisecond)
-				if got, want := c.PExpireTime(bg, w.keyOf("k")).Val(), time.Duration((ns+999999)/1e6+gms)*time.Millisecond; got != want {
+				if got, want := wexp, time.Duration((ns+999999)/1e6+gms)*time.Millisecond; got != want {
 					t.Fatalf("window grace %v step %d: expires at %v, want %v", grace, i, got, want)
 				}
 			}

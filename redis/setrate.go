@@ -46,26 +46,26 @@ type limitArg struct {
 // process sharing its keys runs this one. Each rate is a parameter set of
 // its own, so a library on the server (see the package doc): round the
 // rates an AIMD sets to a few distinct values.
-func (l *Limiter) SetRate(events int64, per time.Duration) error {
+func (l *Limiter) SetRate(events int64, period time.Duration) error {
 	if l == nil || l.c == nil {
 		return errZeroValue
 	}
 	if l.alg == algGCRA {
-		return l.setGCRA(events, per)
+		return l.setGCRA(events, period)
 	}
 	switch {
 	case events < 1:
 		return paramError("events", events, int64(1), nil, "")
-	case per < 1:
-		return paramError("per", per, time.Duration(1), nil, "")
+	case period < 1:
+		return paramError("period", period, time.Duration(1), nil, "")
 	}
 	hi, lo := bits.Mul64(uint64(events), uint64(l.w))
-	if hi >= uint64(per) {
-		return l.limitError(events, per)
+	if hi >= uint64(period) {
+		return l.limitError(events, period)
 	}
-	lim, _ := bits.Div64(hi, lo, uint64(per))
+	lim, _ := bits.Div64(hi, lo, uint64(period))
 	if lim < 1 || lim > 1<<32-1 {
-		return l.limitError(events, per)
+		return l.limitError(events, period)
 	}
 	l.lim.Store(&limitArg{n: int64(lim), arg: int64(lim)})
 	return nil
@@ -73,8 +73,8 @@ func (l *Limiter) SetRate(events int64, per time.Duration) error {
 
 // setGCRA loads a GCRA's program for its new rate. Decisions in flight
 // use the program they loaded: each is exact under its own rate.
-func (l *Limiter) setGCRA(events int64, per time.Duration) error {
-	gp, err := newGCRAParams(events, per, l.max)
+func (l *Limiter) setGCRA(events int64, period time.Duration) error {
+	gp, err := newGCRAParams(events, period, l.max)
 	if err != nil {
 		return err
 	}
@@ -108,7 +108,7 @@ func (l *Limiter) SetRateAt(now int64, perSecond float64) error {
 	return nil
 }
 
-func (l *Limiter) limitError(events int64, per time.Duration) error {
+func (l *Limiter) limitError(events int64, period time.Duration) error {
 	return paramError("events", events, nil, nil,
-		"the limit, events*window/per = "+"events*"+time.Duration(l.w).String()+"/"+per.String()+", must be in [1, 2^32-1]")
+		"the limit, events*window/period = "+"events*"+time.Duration(l.w).String()+"/"+period.String()+", must be in [1, 2^32-1]")
 }

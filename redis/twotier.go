@@ -17,24 +17,27 @@ import (
 // trip (a request for more units still borrows them). Below the cap, each
 // process borrows what it spent in half a lease at its recent pace: the
 // size grows (at most doubling) while units run out early and shrinks when
-// they are left over. Default: half the Redis burst (see
-// NewTwoTier), at least 1.
-func WithBatch(units int64) Option { return func(c *config) { c.batch = units } }
+// they are left over. Default: half the Redis burst (see NewTwoTier), at
+// least 1. NewTwoTier only: NewGCRA and NewWindow refuse it.
+func WithBatch(units int64) Option { return func(c *config) { c.batch, c.tierOnly = units, true } }
 
 // WithLease sets how long a TwoTier may spend the units it borrowed, from
 // just before it asked; units unspent then are void. Default: the time the
 // rate takes to refill a quarter of the burst, within [1ms, 1s].
-func WithLease(d time.Duration) Option { return func(c *config) { c.lease = d } }
+// NewTwoTier only: NewGCRA and NewWindow refuse it.
+func WithLease(d time.Duration) Option { return func(c *config) { c.lease, c.tierOnly = d, true } }
 
 // WithFailOpen makes a TwoTier, while Redis fails, admit on a limit local
 // to the process: share (in (0, 1]) of the rate and of the burst, rounded
 // down, at least 1. The default is to fail closed: deny, with the error.
-func WithFailOpen(share float64) Option { return func(c *config) { c.share = share } }
+// NewTwoTier only: NewGCRA and NewWindow refuse it.
+func WithFailOpen(share float64) Option { return func(c *config) { c.share, c.tierOnly = share, true } }
 
 // WithRetry sets how long a TwoTier, after three round trips in a row to
 // one Redis node failed, decides that node's keys without asking it again
-// (denying, or on the fail-open limit). Default 100ms.
-func WithRetry(d time.Duration) Option { return func(c *config) { c.retry = d } }
+// (denying, or on the fail-open limit). Default 100ms. NewTwoTier only:
+// NewGCRA and NewWindow refuse it.
+func WithRetry(d time.Duration) Option { return func(c *config) { c.retry, c.tierOnly = d, true } }
 
 // ErrUnavailable is what a failing-closed TwoTier returns, without a round
 // trip, for a key whose Redis node failed three times in a row, in the
@@ -218,9 +221,10 @@ func (t *TwoTier) Stats() Stats {
 // shared by every process that makes one with the same client's servers,
 // prefix and parameters. The burst must exceed events*lease/period (the
 // Redis burst, burst - ceil(events*lease/period), must be at least the
-// batch) and be below 2^24. Refused values return a *limit.ParamError.
-func NewTwoTier(c Client, prefix string, events int64, period time.Duration, burst int64, opts ...Option) (*TwoTier, error) {
-	if err := checkClient(c); err != nil {
+// batch) and be below 2^24. Refused values, a nil client, a prefix with
+// braces and a nil option return a *limit.ParamError.
+func NewTwoTier(client Client, prefix string, events int64, period time.Duration, burst int64, opts ...Option) (*TwoTier, error) {
+	if err := checkClient(client); err != nil {
 		return nil, err
 	}
 	if _, err := newGCRAParams(events, period, burst); err != nil {
@@ -229,7 +233,7 @@ func NewTwoTier(c Client, prefix string, events int64, period time.Duration, bur
 	if burst >= 1<<tokBits {
 		return nil, paramError("burst", burst, int64(2), int64(1<<tokBits-1), "a two-tier pool holds 24 bits")
 	}
-	cfg, err := newConfig(opts)
+	cfg, err := newConfig(opts, true)
 	if err != nil {
 		return nil, err
 	}
@@ -271,7 +275,7 @@ func NewTwoTier(c Client, prefix string, events int64, period time.Duration, bur
 	if cfg.retry < 0 {
 		return nil, paramError("retry", cfg.retry, time.Duration(0), nil, "")
 	}
-	r, err := NewGCRA(c, prefix, events, period, rb, WithTimeout(cfg.timeout), WithGrace(cfg.grace))
+	r, err := NewGCRA(client, prefix, events, period, rb, WithTimeout(cfg.timeout), WithGrace(cfg.grace))
 	if err != nil {
 		return nil, err
 	}
@@ -368,7 +372,8 @@ func (e *entry) spend(n int64) (result, int64, bool) {
 }
 
 // add puts m units of a lease ending at deadline (monotonic ns) in the
-// pool. Units left of a live lease keep the earlier deadline for all.
+// pool. Units left of a live lease keep the earlier deadline for all; units
+// past what the word holds are lost (a carry would move the deadline).
 func (e *entry) add(m, deadline int64) {
 	dl := uint64(deadline / 1e6)
 	for {
@@ -376,7 +381,7 @@ func (e *entry) add(m, deadline int64) {
 		tok, old := w&tokMask, w>>tokBits
 		next := dl<<tokBits | uint64(m)
 		if tok != 0 && int64(old)*1e6 > monotonic() {
-			next = min(old, dl)<<tokBits | (tok + uint64(m))
+			next = min(old, dl)<<tokBits | min(tok+uint64(m), tokMask)
 		}
 		if e.word.CompareAndSwap(w, next) {
 			return
@@ -524,7 +529,7 @@ func (t *TwoTier) release(e *entry, now int64) {
 	}
 	for rs.out < rs.n {
 		at := satAdd(rs.base, rs.rate.refill(rs.out))
-		end := satAdd(rs.end, rs.rate.refill(rs.out)-1)
+		end := satAdd(rs.end, rs.rate.refill(rs.out)) - 1
 		if now < at && now < end {
 			e.denyUntil.Store(at)
 			return

@@ -42,12 +42,14 @@ func checkClient(c Client) error {
 // zeroResult is the decision of a limiter no constructor made.
 var zeroResult = result{RetryAfter: never}
 
-// checkPrefix refuses braces in a prefix: Redis Cluster would hash the
-// first braced part of every key, the prefix's, and put all in one slot.
+// checkPrefix refuses braces in a prefix: Redis Cluster hashes the first
+// braced part of a key, which must be the key's own, {key}. A braced part
+// in the prefix would be hashed instead, putting every key in one slot; a
+// lone brace would shift the part hashed.
 func checkPrefix(prefix string) error {
 	if strings.ContainsAny(prefix, "{}") {
 		return paramError("prefix", prefix, nil, nil,
-			"braces would make the prefix the hash tag of every key, all in one cluster slot")
+			"braces in the prefix would change the keys' hash tag (a braced part would put every key in one cluster slot)")
 	}
 	return nil
 }

@@ -2,6 +2,7 @@ package redis
 
 import (
 	"errors"
+	"strings"
 	"testing"
 	"time"
 
@@ -72,7 +73,7 @@ func TestZeroValues(t *testing.T) {
 }
 
 // TestPrefixBraces: a prefix with a brace is refused by every
-// constructor, naming the prefix; one without is accepted.
+// constructor, naming the prefix and saying why; one without is accepted.
 func TestPrefixBraces(t *testing.T) {
 	for _, p := range []string{"app{rl}:", "a{", "}"} {
 		for name, mk := range map[string]func() error{
@@ -81,8 +82,9 @@ func TestPrefixBraces(t *testing.T) {
 			"NewTwoTier": func() error { _, err := NewTwoTier(offline, p, 1, time.Second, 10); return err },
 		} {
 			var pe *limit.ParamError
-			if err := mk(); !errors.As(err, &pe) || pe.Param != "prefix" {
-				t.Errorf("%s(prefix %q): %v, want a ParamError for prefix", name, p, err)
+			if err := mk(); !errors.As(err, &pe) || pe.Param != "prefix" || pe.Value != p ||
+				!strings.Contains(pe.Reason, "hash tag") || !strings.Contains(err.Error(), "every key in one cluster slot") {
+				t.Errorf("%s(prefix %q): %v, want a ParamError for prefix, with the reason", name, p, err)
 			}
 		}
 	}
