@@ -372,7 +372,8 @@ func (e *entry) spend(n int64) (result, int64, bool) {
 }
 
 // add puts m units of a lease ending at deadline (monotonic ns) in the
-// pool. Units left of a live lease keep the earlier deadline for all.
+// pool. Units left of a live lease keep the earlier deadline for all; units
+// past what the word holds are lost (a carry would move the deadline).
 func (e *entry) add(m, deadline int64) {
 	dl := uint64(deadline / 1e6)
 	for {
@@ -380,7 +381,7 @@ func (e *entry) add(m, deadline int64) {
 		tok, old := w&tokMask, w>>tokBits
 		next := dl<<tokBits | uint64(m)
 		if tok != 0 && int64(old)*1e6 > monotonic() {
-			next = min(old, dl)<<tokBits | (tok + uint64(m))
+			next = min(old, dl)<<tokBits | min(tok+uint64(m), tokMask)
 		}
 		if e.word.CompareAndSwap(w, next) {
 			return
@@ -528,7 +529,7 @@ func (t *TwoTier) release(e *entry, now int64) {
 	}
 	for rs.out < rs.n {
 		at := satAdd(rs.base, rs.rate.refill(rs.out))
-		end := satAdd(rs.end, rs.rate.refill(rs.out)-1)
+		end := satAdd(rs.end, rs.rate.refill(rs.out)) - 1
 		if now < at && now < end {
 			e.denyUntil.Store(at)
 			return
