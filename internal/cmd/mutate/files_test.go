@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/json"
+	"maps"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -101,5 +102,21 @@ func TestChunks(t *testing.T) {
 	info = chunk(`^a\.go$`, 1, true, "a.go")
 	if !slices.Equal(info.Remaining, []string{"e.go"}) || info.Seconds != 18 || info.Rerun != 3 || !slices.Equal(files(), []string{"a.go", "b.go", "c.go"}) {
 		t.Fatalf("a chunk again: %+v %v", info, files())
+	}
+}
+
+// TestResumable: a resumed run keeps the re-run statuses it need not
+// repeat and runs the mutants that lived again.
+func TestResumable(t *testing.T) {
+	got, err := resumable([]byte(`{"p/a.go:1:2:X": "KILLED", "p/a.go:3:4:Y": "LIVED", "p/a.go:5:6:Z": "TIMED OUT", "p/a.go:7:8:W": "NOT VIABLE"}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]string{"p/a.go:1:2:X": "KILLED", "p/a.go:5:6:Z": "TIMED OUT", "p/a.go:7:8:W": "NOT VIABLE"}
+	if !maps.Equal(got, want) {
+		t.Fatalf("resumable: %v, want %v", got, want)
+	}
+	if _, err := resumable([]byte("{")); err == nil {
+		t.Fatal("resumable of a truncated file: no error")
 	}
 }

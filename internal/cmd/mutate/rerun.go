@@ -26,6 +26,22 @@ import (
 // included, plus 10 s), through `go test -overlay`, which swaps in the
 // mutated file without copying the module.
 
+// resumable reads the statuses of an earlier re-run (rerunFile's bytes),
+// without those that lived: a resumed run runs them again, as it does the
+// mutants gremlins saw live, so that tests added since count.
+func resumable(b []byte) (map[string]string, error) {
+	statuses := map[string]string{}
+	if err := json.Unmarshal(b, &statuses); err != nil {
+		return nil, err
+	}
+	for k, st := range statuses {
+		if st == lived {
+			delete(statuses, k)
+		}
+	}
+	return statuses, nil
+}
+
 // rerunKey names a mutant in the re-run results.
 func rerunKey(file string, line, col int, typ string) string {
 	return fmt.Sprintf("%s:%d:%d:%s", file, line, col, typ)
@@ -47,7 +63,7 @@ func rerunGremlins(ctx context.Context, pkg, resultFile, rerunFile, tmp string, 
 	}
 	statuses := map[string]string{}
 	if b, err := os.ReadFile(rerunFile); resume && err == nil {
-		if err := json.Unmarshal(b, &statuses); err != nil {
+		if statuses, err = resumable(b); err != nil {
 			return 0, err
 		}
 	}
