@@ -192,6 +192,9 @@ func TestTwoTierSetRateParams(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	if rt := tt.rate.Load(); rt.lease != int64(time.Second) || rt.half != 50 {
+		t.Fatalf("NewTwoTier at 100/s: lease %v, half a lease %d units, want 1s and 50", time.Duration(rt.lease), rt.half)
+	}
 	for _, tc := range []struct {
 		events int64
 		per    time.Duration
@@ -207,8 +210,10 @@ func TestTwoTierSetRateParams(t *testing.T) {
 	if err := tt.SetRateAt(0, 2.5); err != nil {
 		t.Fatal(err)
 	}
-	if rt := tt.rate.Load(); rt.events != 5 || rt.period != 2*time.Second || rt.lease != int64(time.Second) {
-		t.Fatalf("SetRateAt(2.5): %d per %v, lease %v", rt.events, rt.period, time.Duration(rt.lease))
+	// A reservation holds what the rate refills in half a lease: 1 unit at
+	// 5 per 2s with a 1s lease.
+	if rt := tt.rate.Load(); rt.events != 5 || rt.period != 2*time.Second || rt.lease != int64(time.Second) || rt.half != 1 {
+		t.Fatalf("SetRateAt(2.5): %d per %v, lease %v, half a lease %d units", rt.events, rt.period, time.Duration(rt.lease), rt.half)
 	}
 	var zt *TwoTier
 	if err := zt.SetRate(1, time.Second); !errors.Is(err, ErrClosed) {
