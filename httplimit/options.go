@@ -24,9 +24,9 @@ func WithClock(clock nanotime.Clock) Option { return func(c *config) { c.clock =
 // WithDenyHandler sets what writes a denied request's response (log it
 // there, too); the next handler never serves a denied request, and f
 // must write a status, or net/http answers 200 OK. The rate-limit header
-// fields and Retry-After are set before it is called. The default writes 429 Too Many Requests with a
-// short text body (503 Service Unavailable for a cap on requests in
-// flight, whose Decision names no Limit).
+// fields and Retry-After are set before it is called. The default writes
+// 429 Too Many Requests with a short text body (503 Service Unavailable
+// for a cap on requests in flight, whose Decision names no Limit).
 func WithDenyHandler(f func(w http.ResponseWriter, r *http.Request, d Decision)) Option {
 	return func(c *config) { c.deny = f }
 }
@@ -35,16 +35,16 @@ func WithDenyHandler(f func(w http.ResponseWriter, r *http.Request, d Decision))
 // the Key func failed (err is its error), or the cost is negative or
 // above a limit's burst, or a full table refused a new client (err is the
 // limit's), or the path falls under one policy as sent and another
-// cleaned (see Policy.Routes). f either writes the response and returns false (fail closed),
-// or writes nothing and returns true: the next handler then serves the
-// request unlimited (fail open), holding no slot in flight. Either way
-// the request counts in Stats.Errors.
+// cleaned (see Policy.Routes). f either writes the response and returns
+// false (fail closed), or writes nothing and returns true: the next
+// handler then serves the request unlimited (fail open), holding no slot
+// in flight. Either way the request counts in Stats.Errors.
 //
 // The default fails closed: 400 Bad Request for clientkey.ErrProxyHeader,
-// clientkey.ErrNoKey or such a path, 413 Content Too Large for a cost above a burst
-// (limit.ErrCostExceedsBurst), 503 Service Unavailable for a new client a
-// full table refuses (keyed.ErrFull, under keyed.WithRefuse), and 500
-// Internal Server Error for anything else (an unparsable RemoteAddr, a
+// clientkey.ErrNoKey or such a path, 413 Content Too Large for a cost
+// above a burst (limit.ErrCostExceedsBurst), 503 Service Unavailable for
+// a new client a full table refuses (keyed.ErrFull, under
+// keyed.WithRefuse), and 500 Internal Server Error for anything else (an unparsable RemoteAddr, a
 // Key func's own error, a negative cost).
 func WithErrorHandler(f func(w http.ResponseWriter, r *http.Request, err error) (serve bool)) Option {
 	return func(c *config) { c.onErr = f }
