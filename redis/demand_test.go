@@ -80,7 +80,7 @@ func demand(t *testing.T, s *redistest.Server, procs int, perProc float64, d tim
 // round trip comes back empty), and admits about what NewGCRA admits
 // (which makes one round trip per request).
 func TestTwoTierDemand(t *testing.T) {
-	t.Parallel() // sleeps; keys in a database of its own
+	parallelIfShort(t)
 	s := redistest.Shared(t)
 	const events, burst, procs = 100, 100, 3
 	d := 2 * time.Second

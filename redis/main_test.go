@@ -87,3 +87,14 @@ func decodeState(t testing.TB, key string, b []byte, n int) []float64 {
 	}
 	return f
 }
+
+// parallelIfShort runs a test that checks admission figures (lower bounds
+// of what is admitted, round trips per admission) before the parallel tests
+// start, so nothing else in the package loads the machine while it
+// measures. With -short such a test checks the bound only and runs in
+// parallel.
+func parallelIfShort(t *testing.T) {
+	if testing.Short() {
+		t.Parallel()
+	}
+}

@@ -81,7 +81,7 @@ func totals(ps []*process) (asked, admitted, trips int64) {
 // admitted at least 95% of what they ask, with at most one round trip per
 // admission.
 func TestTwoTierLightProcesses(t *testing.T) {
-	t.Parallel() // sleeps; keys in a database of its own
+	parallelIfShort(t)
 	s := redistest.Shared(t)
 	d := 2 * time.Second
 	if testing.Short() {
@@ -112,7 +112,7 @@ func TestTwoTierLightProcesses(t *testing.T) {
 // borrow of the empty key reserves the units to come: none comes back
 // empty).
 func TestTwoTierSaturated(t *testing.T) {
-	t.Parallel() // sleeps; keys in a database of its own
+	parallelIfShort(t)
 	s := redistest.Shared(t)
 	d := 2 * time.Second
 	if testing.Short() {
