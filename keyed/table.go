@@ -2,8 +2,10 @@ package keyed
 
 import (
 	"errors"
+	"fmt"
 	"hash/maphash"
 	"math/bits"
+	"runtime/debug"
 	"time"
 	"unsafe"
 
@@ -55,8 +57,12 @@ type config struct {
 }
 
 // WithCapacity sets the number of slots, which is the most keys the table
-// holds at once: at least 4, at most 2^40 (2^24 on 32-bit targets),
-// rounded up to a multiple of 4. The default is 65,536.
+// holds at once: at least 4, at most 2^32 (2^24 on 32-bit targets),
+// rounded up to a multiple of 4. The default is 65,536. New takes the
+// table's memory at once, 24 bytes a slot, and refuses a capacity whose
+// table would pass the Go memory limit (GOMEMLIMIT, debug.SetMemoryLimit);
+// with no limit set, a table larger than the machine can hold ends the
+// process, as any allocation that large does.
 func WithCapacity(keys int) Option {
 	return func(c *config) {
 		c.slots, c.slotsErr = int64(keys), nil
@@ -66,9 +72,12 @@ func WithCapacity(keys int) Option {
 	}
 }
 
-// maxSlots is the most slots a table takes: 2^40, or 2^24 on 32-bit
+// maxSlots is the most slots a table takes: 2^32, or 2^24 on 32-bit
 // targets.
-const maxSlots = 1 << (24 + 16*(^uint(0)>>63))
+const maxSlots = 1 << (24 + 8*(^uint(0)>>63))
+
+// slotBytes is a slot's memory: its tag and state, and its sketch register.
+const slotBytes = int64(unsafe.Sizeof(slot{})) + 8
 
 // WithRefuse makes a new key whose groups hold no idle slot (every slot's
 // key owes something, or did in the last 10ms) be denied with ErrFull
@@ -188,6 +197,10 @@ func newTable(k *kind, opts []Option) (*Table, error) {
 		return nil, &limit.ParamError{Pkg: "keyed", Param: "ipv6 prefix", Value: c.v6bits, Min: 1, Max: 128}
 	}
 	groups := (uint64(c.slots) + groupSlots - 1) / groupSlots
+	if need, most := int64(groups)*groupSlots*slotBytes, debug.SetMemoryLimit(-1); need > most {
+		return nil, &limit.ParamError{Pkg: "keyed", Param: "capacity", Value: int(c.slots),
+			Reason: fmt.Sprintf("its table takes %d bytes, over the Go memory limit of %d", need, most)}
+	}
 	t := &Table{k: k, clock: c.clock, policy: c.policy, v6bits: c.v6bits,
 		groups: groups, slots: alignedSlots(groups * groupSlots), sk: make(sketch, groups*groupSlots)}
 	for i := range t.seeds {

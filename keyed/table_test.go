@@ -4,6 +4,8 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
+	"runtime/debug"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -692,3 +694,25 @@ func TestPaidDebtIsNone(t *testing.T) {
 
 // withPolicy sets the policy by its value, for tests that run both.
 func withPolicy(p policy) Option { return func(c *config) { c.policy = p } }
+
+// New refuses a capacity whose table passes the Go memory limit, naming
+// both sizes, and takes one that fits it exactly (the limit is soft: the
+// rest of the heap passing it only makes the collector run more).
+func TestCapacityMemoryLimit(t *testing.T) {
+	const keys = 1 << 16
+	need := int64(keys) * slotBytes
+	defer debug.SetMemoryLimit(debug.SetMemoryLimit(need))
+	if _, err := New(1, time.Second, 1, WithCapacity(keys)); err != nil {
+		t.Fatalf("%d slots under the limit: %v", keys, err)
+	}
+	debug.SetMemoryLimit(need - 1)
+	tb, err := New(1, time.Second, 1, WithCapacity(keys))
+	var pe *limit.ParamError
+	if !errors.As(err, &pe) || pe.Param != "capacity" || tb != nil ||
+		!strings.Contains(err.Error(), fmt.Sprint(need)) || !strings.Contains(err.Error(), fmt.Sprint(need-1)) {
+		t.Fatalf("%d slots over a limit of %d bytes: %v, %v", keys, need-1, tb, err)
+	}
+	if _, err := NewWindow(1, time.Second, WithCapacity(keys)); !errors.As(err, &pe) {
+		t.Fatalf("NewWindow over the limit: %v", err)
+	}
+}
