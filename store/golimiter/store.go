@@ -8,6 +8,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/cellrate/cellrate/internal/wallclock"
 	"github.com/cellrate/cellrate/nanotime"
 	limiter "github.com/sethvargo/go-limiter"
 )
@@ -44,10 +45,10 @@ var ErrTooMany = errors.New("golimiter: no room for another key's own limit or e
 // safe for concurrent use. Make one with New: the zero Store is as if
 // closed, every call but Close returning limiter.ErrStopped.
 type Store struct {
-	def      *table
-	now      func() int64 // nanotime.Now; tests freeze it
-	wallBase int64        // wall-clock ns minus nanotime at New
-	stopped  atomic.Bool
+	def     *table
+	now     func() int64     // nanotime.Now; tests freeze it
+	wall    wallclock.Offset // nanotime to Unix ns, for reset
+	stopped atomic.Bool
 
 	setMu  sync.Mutex   // held by Set
 	nset   atomic.Int64 // keys in sets
@@ -86,12 +87,11 @@ func New(c *Config) (*Store, error) {
 		return nil, err
 	}
 	s := &Store{
-		def:      def,
-		now:      nanotime.Now,
-		wallBase: time.Now().UnixNano() - nanotime.Now(),
-		limits:   make(map[limitKey]*table),
-		maxSet:   orDefault(c.MaxSet, 1024),
-		maxLim:   orDefault(c.MaxLimits, 8),
+		def:    def,
+		now:    nanotime.Now,
+		limits: make(map[limitKey]*table),
+		maxSet: orDefault(c.MaxSet, 1024),
+		maxLim: orDefault(c.MaxLimits, 8),
 	}
 	s.extra.init(orDefault(c.MaxBurst, 1024))
 	return s, nil
@@ -125,7 +125,7 @@ func (s *Store) Take(_ context.Context, key string) (tokens, remaining, reset ui
 	t := s.tableOf(key)
 	if took, left := s.extra.take(key, now); took {
 		rem := t.remaining(key, now)
-		return t.tokens, addSat(rem, left), s.wall(now, t.untilFull(rem)), true, nil
+		return t.tokens, addSat(rem, left), s.unix(now, t.untilFull(rem)), true, nil
 	}
 	ok, rem, wait, err := t.take(key, now)
 	if err != nil {
@@ -134,7 +134,7 @@ func (s *Store) Take(_ context.Context, key string) (tokens, remaining, reset ui
 	if ok {
 		wait = t.untilFull(rem)
 	}
-	return t.tokens, rem, s.wall(now, wait), ok, nil
+	return t.tokens, rem, s.unix(now, wait), ok, nil
 }
 
 // Get returns key's limit and the tokens it could take now, Burst's
@@ -240,7 +240,7 @@ func (s *Store) Close(context.Context) error {
 	return nil
 }
 
-// wall converts a nanotime now plus a wait to Unix ns.
-func (s *Store) wall(now, wait int64) uint64 {
-	return uint64(max(0, s.wallBase+now+min(wait, 1<<62)))
+// unix converts a nanotime now plus a wait to Unix ns.
+func (s *Store) unix(now, wait int64) uint64 {
+	return uint64(max(0, s.wall.Unix(now)+min(wait, 1<<62)))
 }

@@ -7,6 +7,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/cellrate/cellrate/internal/wallclock"
 	"github.com/cellrate/cellrate/limit"
 	"github.com/cellrate/cellrate/nanotime"
 	limiter "github.com/ulule/limiter/v3"
@@ -49,7 +50,7 @@ var ErrZeroValue = errors.New("ulule: a Store not made by New; it denies")
 type Store struct {
 	capacity int
 	maxRates int
-	wallBase int64 // wall-clock ns minus nanotime at New
+	wall     wallclock.Offset // nanotime to Unix ns, for Reset
 
 	mu     sync.Mutex
 	tables atomic.Pointer[map[rateKey]*table]
@@ -78,7 +79,6 @@ func New(o Options) (*Store, error) {
 	s := &Store{
 		capacity: orDefault(o.Capacity, 1<<16),
 		maxRates: orDefault(o.MaxRates, 8),
-		wallBase: time.Now().UnixNano() - nanotime.Now(),
 	}
 	if _, err := newTable(1, time.Second, s.capacity); err != nil {
 		return nil, err
@@ -209,7 +209,7 @@ func (s *Store) paid(name string) bool {
 }
 
 func (s *Store) context(t *table, now, remaining int64, reached bool) limiter.Context {
-	full := s.wallBase + now + min(t.untilFull(remaining), 1<<62)
+	full := s.wall.Unix(now) + min(t.untilFull(remaining), 1<<62)
 	return limiter.Context{
 		Limit:     int64(t.limit),
 		Remaining: remaining,
