@@ -305,7 +305,7 @@ func (t *TwoTier) Allow(ctx context.Context, key string) (bool, error) {
 }
 
 // AllowN takes n units for key if all n are available. Remaining is the
-// units left in this process's pool for key (not the global count);
+// units this process's pool for key may still spend (not the global count);
 // RetryAfter is the wait Redis gave, the wait until units reserved make n,
 // or an estimate from the rate when the pool held some units but fewer
 // than n. n above the Redis burst returns limit.ErrCostExceedsBurst. On a
@@ -338,7 +338,8 @@ func (t *TwoTier) allow(ctx context.Context, key string, n int64) (result, int64
 	}
 	e := t.entry(key)
 	if n == 0 {
-		return result{OK: true, Remaining: int64(e.word.Load() & tokMask)}, monotonic(), nil
+		now := monotonic()
+		return result{OK: true, Remaining: e.pooled(now)}, now, nil
 	}
 	if r, at, ok := e.spend(n); ok {
 		return r, at, nil
@@ -369,6 +370,16 @@ func (e *entry) spend(n int64) (result, int64, bool) {
 		e.word.CompareAndSwap(w-uint64(n), w)
 		return result{}, 0, false
 	}
+}
+
+// pooled returns the units in the pool that may be spent at now: none once
+// their lease has ended (they are void, kept only to be given back).
+func (e *entry) pooled(now int64) int64 {
+	w := e.word.Load()
+	if now >= int64(w>>tokBits)*1e6 {
+		return 0
+	}
+	return int64(w & tokMask)
 }
 
 // add puts m units of a lease ending at deadline (monotonic ns) in the
@@ -492,7 +503,7 @@ func (t *TwoTier) received(e *entry, rt *tierRate, r result, m, n, ls int64) (re
 		e.zeros = min(e.zeros+1, t.r.max)
 		wait := satAdd(int64(r.RetryAfter), rt.refill(e.zeros-1))
 		e.denyUntil.Store(satAdd(now, wait))
-		return result{Remaining: int64(e.word.Load() & tokMask), RetryAfter: time.Duration(wait)}, 0, nil
+		return result{Remaining: e.pooled(now), RetryAfter: time.Duration(wait)}, 0, nil
 	}
 	e.zeros /= 2
 	if w := int64(r.RetryAfter); w > 0 {
@@ -512,7 +523,7 @@ func (t *TwoTier) received(e *entry, rt *tierRate, r result, m, n, ls int64) (re
 	if r, at, ok := e.spend(n); ok {
 		return r, at, nil
 	}
-	tok := int64(e.word.Load() & tokMask)
+	tok := e.pooled(now)
 	return result{Remaining: tok, RetryAfter: time.Duration(rt.refill(max(1, n-tok)))}, 0, nil
 }
 
@@ -545,7 +556,7 @@ func (t *TwoTier) release(e *entry, now int64) {
 // awaiting is the denial of a request for n units while a reservation's
 // units are still to come: the wait is until n could be in the pool.
 func (t *TwoTier) awaiting(e *entry, now, n int64) result {
-	tok := int64(e.word.Load() & tokMask)
+	tok := e.pooled(now)
 	i := min(e.res.out+max(0, n-tok), e.res.n) - 1
 	wait := max(1, satAdd(e.res.base, e.res.rate.refill(max(i, e.res.out)))-now)
 	return result{Remaining: tok, RetryAfter: time.Duration(wait)}
