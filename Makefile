@@ -119,7 +119,7 @@ stress: ## the long stress runs (stress/), -race and not, STRESS_DUR per test
 # and one mutant at a time, at most MUTATE_BUDGET per package; rewrites the
 # results table of MUTANTS.md and fails on a survivor that is neither killed
 # nor listed there as equivalent.
-MUTATE_PKGS ?= gcra internal/gcrastep bucket internal/bucketcore window packed64 internal/packed64core striped atomic128 internal/slide internal/cell internal/backoff nanotime limit rate pacer keyed httplimit httplimit/clientkey adaptive concurrency debounce coalesce slidelog
+MUTATE_PKGS ?= gcra internal/gcrastep bucket internal/bucketcore window packed64 internal/packed64core striped atomic128 internal/slide internal/cell internal/backoff nanotime limit rate pacer keyed httplimit httplimit/clientkey adaptive concurrency debounce coalesce slidelog internal/netaddr internal/wallclock store/golimiter store/ulule store/chirate store/ululeredis
 MUTATE_BUDGET ?= 20m
 # MUTATE_FILES, a regexp on file names, mutates only those files of the
 # packages, keeping the other files' results of earlier runs (chunks of a
