@@ -184,3 +184,39 @@ func TestConfigAgain(t *testing.T) {
 		t.Fatalf("after a Config of another window: %v", err)
 	}
 }
+
+// An increment of 0 (httprate.WithIncrement(ctx, 0)) succeeds and counts
+// nothing: not for a key the table holds, nor for a new key, which takes
+// no room.
+func TestZeroAmount(t *testing.T) {
+	c := newCounter(t, 8, time.Minute)
+	w := time.Unix(600, 0)
+	if err := c.IncrementBy("k", w, 3); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.IncrementBy("k", w, 0); err != nil {
+		t.Fatalf("0 for a key the table holds: %v", err)
+	}
+	if curr, prev, err := c.Get("k", w, w.Add(-time.Minute)); err != nil || curr != 3 || prev != 0 {
+		t.Fatalf("Get = %d, %d, %v; want 3, 0", curr, prev, err)
+	}
+	for i := range 100 {
+		if err := c.IncrementBy(fmt.Sprint("new-", i), w, 0); err != nil {
+			t.Fatalf("0 for new key %d: %v", i, err)
+		}
+	}
+	for i := range 7 {
+		if err := c.Increment(fmt.Sprint("key-", i), w); err != nil {
+			t.Fatalf("key %d of the 7 the table still has room for: %v", i, err)
+		}
+	}
+	if err := c.Increment("one-too-many", w); !errors.Is(err, ErrFull) {
+		t.Fatalf("a ninth key in a table of 8: %v, want ErrFull", err)
+	}
+	if err := c.IncrementBy("one-too-many", w, 0); err != nil {
+		t.Fatalf("0 for a new key with the table full: %v", err)
+	}
+	if curr, prev, err := c.Get("new-0", w, w.Add(-time.Minute)); err != nil || curr != 0 || prev != 0 {
+		t.Fatalf("a key incremented by 0: Get = %d, %d, %v; want 0, 0", curr, prev, err)
+	}
+}

@@ -12,8 +12,8 @@ import (
 )
 
 // serve runs httprate's middleware on a real server on loopback, keyed by
-// the X-Client header; client "heavy" costs 2 a request, client "vip" has
-// a limit of 7.
+// the X-Client header; client "heavy" costs 2 a request, client "free"
+// costs 0, client "vip" has a limit of 7.
 func serve(t *testing.T, opts ...httprate.Option) string {
 	t.Helper()
 	key := func(r *http.Request) (string, error) { return r.Header.Get("X-Client"), nil }
@@ -24,6 +24,8 @@ func serve(t *testing.T, opts ...httprate.Option) string {
 		switch r.Header.Get("X-Client") {
 		case "heavy":
 			ctx = httprate.WithIncrement(ctx, 2)
+		case "free":
+			ctx = httprate.WithIncrement(ctx, 0)
 		case "vip":
 			ctx = httprate.WithRequestLimit(ctx, 7)
 		}
@@ -65,7 +67,7 @@ func TestMiddlewareSameAsLocalCounter(t *testing.T) {
 		urls := []string{serve(t), serve(t, httprate.WithLimitCounter(c))}
 		diff := ""
 		for i := range 9 {
-			for _, cl := range []string{"a", "b", "heavy", "vip"} {
+			for _, cl := range []string{"a", "b", "heavy", "free", "vip"} {
 				x, y := get(t, urls[0], cl), get(t, urls[1], cl)
 				if x != y && diff == "" {
 					diff = fmt.Sprintf("request %d of %s: httprate's counter %+v, cellrate %+v", i, cl, x, y)
