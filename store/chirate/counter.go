@@ -130,6 +130,9 @@ func (c *Counter) Get(key string, currentWindow, _ time.Time) (curr, prev int, e
 	return int(cu), int(pr), nil
 }
 
+// The first and last times of int64 nanoseconds: UnixNano wraps outside.
+var firstNs, lastNs = time.Unix(0, math.MinInt64), time.Unix(0, math.MaxInt64)
+
 // window returns the setup and the index of the window starting at start:
 // start/window rounded down, so that consecutive windows have consecutive
 // indexes whatever their alignment.
@@ -141,13 +144,20 @@ func (c *Counter) window(start time.Time) (*setup, int64, error) {
 	case s.err != nil:
 		return nil, 0, s.err
 	}
+	if start.Before(firstNs) || start.After(lastNs) {
+		return nil, 0, startError(start)
+	}
 	ns := start.UnixNano()
 	i := ns / s.window
 	if ns%s.window < 0 {
 		i--
 	}
 	if i >= math.MaxInt64/s.t.unit-1 || i <= math.MinInt64/s.t.unit+1 {
-		return nil, 0, &limit.ParamError{Pkg: "chirate", Param: "window start", Value: start, Reason: "out of the range of int64 nanoseconds"}
+		return nil, 0, startError(start)
 	}
 	return s, i, nil
+}
+
+func startError(start time.Time) error {
+	return &limit.ParamError{Pkg: "chirate", Param: "window start", Value: start, Reason: "out of the range of int64 nanoseconds"}
 }

@@ -23,3 +23,24 @@ func TestMemoryPerKey(t *testing.T) {
 		t.Errorf("%d keys take %d bytes, %.1f a key, not 24", keys, b, per)
 	}
 }
+
+// What httprate calls per request (Get, then IncrementBy) allocates
+// nothing, for a key the table holds and for a key it has no room for.
+func TestNoAllocations(t *testing.T) {
+	c := newCounter(t, 4, time.Minute)
+	w := time.Unix(6000, 0)
+	for i := range 4 {
+		if err := c.Increment(string(rune('a'+i)), w); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, key := range []string{"a", "no room"} {
+		allocs := testing.AllocsPerRun(100, func() {
+			_, _, _ = c.Get(key, w, w.Add(-time.Minute))
+			_ = c.IncrementBy(key, w, 1)
+		})
+		if allocs != 0 {
+			t.Errorf("key %q: %.1f allocations a request", key, allocs)
+		}
+	}
+}

@@ -2,6 +2,7 @@ package chirate
 
 import (
 	"errors"
+	"fmt"
 	"math"
 	"math/big"
 	"testing"
@@ -75,9 +76,10 @@ func TestWindowsAtTheEndsOfTime(t *testing.T) {
 			c := newCounter(t, 4, w)
 			ends[served(i)]++
 			if !served(i) {
-				wantWindowStartError(t, w, i, c.IncrementBy("k", at, 1))
+				what := fmt.Sprintf("window %v, index %d", w, i)
+				wantWindowStartError(t, what, c.IncrementBy("k", at, 1))
 				_, _, err := c.Get("k", at, at.Add(-w))
-				wantWindowStartError(t, w, i, err)
+				wantWindowStartError(t, what, err)
 				continue
 			}
 			var prev int
@@ -105,10 +107,41 @@ func TestWindowsAtTheEndsOfTime(t *testing.T) {
 	}
 }
 
-func wantWindowStartError(t *testing.T, w time.Duration, i int64, err error) {
+func wantWindowStartError(t *testing.T, what string, err error) {
 	t.Helper()
 	var pe *limit.ParamError
 	if !errors.As(err, &pe) || pe.Param != "window start" {
-		t.Errorf("window %v, index %d: %v; want a ParamError for the window start", w, i, err)
+		t.Errorf("%s: %v; want a ParamError for the window start", what, err)
+	}
+}
+
+// Times outside int64 nanoseconds (before 1678 or after 2262, the zero
+// Time among them) are refused as window starts, and count nothing: not in
+// the window their wrapped nanoseconds would name, where a time in 1600
+// would have counted in 2184 and denied every key of today.
+func TestTimesPastInt64(t *testing.T) {
+	for _, w := range []time.Duration{1, time.Minute, 1 << 61} {
+		c := newCounter(t, 0, w)
+		now := time.Unix(1.8e9, 0).Truncate(w)
+		for _, at := range []time.Time{
+			{},
+			time.Date(1600, 1, 1, 0, 0, 0, 0, time.UTC),
+			time.Unix(0, math.MinInt64).Add(-1),
+			time.Unix(0, math.MaxInt64).Add(1),
+			time.Date(2300, 1, 1, 0, 0, 0, 0, time.UTC),
+			time.Unix(1<<62, 0),
+			time.Unix(-1<<62, 0),
+		} {
+			what := fmt.Sprintf("window %v, start %v", w, at)
+			wantWindowStartError(t, what, c.IncrementBy("k", at, 1))
+			_, _, err := c.Get("k", at, at.Add(-w))
+			wantWindowStartError(t, what, err)
+		}
+		if err := c.IncrementBy("k", now, 5); err != nil {
+			t.Fatalf("window %v: %v", w, err)
+		}
+		if curr, prev, err := c.Get("k", now, now.Add(-w)); err != nil || curr != 5 || prev != 0 {
+			t.Errorf("window %v: Get = %d, %d, %v; want 5, 0", w, curr, prev, err)
+		}
 	}
 }
