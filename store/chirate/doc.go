@@ -53,5 +53,16 @@
 //   - Windows: a Counter's windows start at multiples of the window on the
 //     clock, as httprate aligns every counter but its own (which aligns
 //     them to its start time), so X-RateLimit-Reset can differ between the
-//     two; the counts and the decisions do not.
+//     two; the counts and the decisions do not. A window start outside
+//     int64 nanoseconds (1678 to 2262), or within about two windows of their
+//     ends, is a *limit.ParamError.
+//   - Clock steps: the windows are on the wall clock httprate reads, and a
+//     key counts its latest two. When the clock steps back, a key counted
+//     two or more windows ahead of it reads high in Get, and IncrementBy
+//     returns ErrCount for it (counting nothing), until the clock is back
+//     there; new keys count as usual. After a step of more than 32,000
+//     windows ahead and back, any key's counts can read high, up to
+//     MaxCount (httprate then denies), for up to as long as the step.
+//     What a key's two windows counted never reads low (httprate's own
+//     counter forgets it instead).
 package chirate
