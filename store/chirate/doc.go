@@ -47,7 +47,8 @@
 //     nothing, and httprate answers with its error handler (428 unless
 //     WithErrorHandler says otherwise): the counter refuses the new key
 //     rather than forget a busy one. A key's slot is free again once its
-//     two windows have passed with nothing counted.
+//     two windows have passed with nothing counted, and one more window
+//     (10ms, if longer) after them.
 //   - Size: a key's two windows count at most MaxCount together; past it
 //     IncrementBy returns ErrCount (so limits up to MaxCount/2 are exact).
 //   - Windows: a Counter's windows start at multiples of the window on the

@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/cellrate/cellrate/step"
 	"github.com/go-chi/httprate"
 )
 
@@ -55,5 +56,32 @@ func TestFloodFixedMemory(t *testing.T) {
 	}
 	if curr, prev, _ := c.Get("busy", win, win.Add(-time.Hour)); curr != 3 || prev != 0 {
 		t.Errorf("the busy key counts %d, %d after the flood; want 3, 0", curr, prev)
+	}
+}
+
+// A full table's slot is free for a new key again, as the doc says, once
+// its key's two windows have passed with nothing counted, and one more
+// window (10ms, if longer) after them; not a window before.
+func TestSlotFreeAgain(t *testing.T) {
+	for _, w := range []time.Duration{100 * time.Microsecond, 3 * time.Millisecond, 5 * time.Millisecond, 11 * time.Millisecond, time.Second, time.Minute} {
+		p, err := step.NewPackedWindow(MaxCount, w)
+		if err != nil {
+			t.Fatal(err)
+		}
+		after := max(1, int64((10*time.Millisecond+p.Window()-1)/p.Window()))
+		at := func(i int64) time.Time { return time.Unix(0, i*int64(w)) }
+		const j = 1_000_000 // the window the table's keys last count in
+		for d := int64(1); d <= 2+after; d++ {
+			c := newCounter(t, 4, w)
+			for k := range 4 {
+				if err := c.IncrementBy(strconv.Itoa(k), at(j), 1); err != nil {
+					t.Fatal(err)
+				}
+			}
+			err := c.Increment("new", at(j+d))
+			if free := d == 2+after; free && err != nil || !free && !errors.Is(err, ErrFull) {
+				t.Errorf("window %v: a new key %d windows after the table's keys last counted: %v", w, d, err)
+			}
+		}
 	}
 }
