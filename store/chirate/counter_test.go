@@ -220,3 +220,52 @@ func TestZeroAmount(t *testing.T) {
 		t.Fatalf("a key incremented by 0: Get = %d, %d, %v; want 0, 0", curr, prev, err)
 	}
 }
+
+// Config from many goroutines at once, as RateLimiters made concurrently
+// sharing one Counter would call it: with one window, one table is made
+// and every increment made meanwhile counts; with two windows, every
+// later call fails with ErrReconfigured, whichever came first.
+func TestConfigConcurrent(t *testing.T) {
+	c, err := New(Options{Capacity: 8})
+	if err != nil {
+		t.Fatal(err)
+	}
+	w := time.Unix(6000, 0)
+	const workers, each = 8, 200
+	var wg sync.WaitGroup
+	for range workers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			c.Config(10, time.Minute)
+			for range each {
+				if err := c.Increment("k", w); err != nil {
+					t.Error(err)
+					return
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	if curr, _, err := c.Get("k", w, w.Add(-time.Minute)); err != nil || curr != workers*each {
+		t.Fatalf("Get = %d, %v; want %d", curr, err, workers*each)
+	}
+
+	for range 50 {
+		c, err := New(Options{Capacity: 8})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, d := range []time.Duration{time.Minute, time.Second} {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				c.Config(10, d)
+			}()
+		}
+		wg.Wait()
+		if err := c.Increment("k", w); !errors.Is(err, ErrReconfigured) {
+			t.Fatalf("after Configs of two windows at once: %v, want ErrReconfigured", err)
+		}
+	}
+}
