@@ -119,8 +119,12 @@ func (c *Counter) IncrementBy(key string, currentWindow time.Time, amount int) e
 // Get returns key's counts in the window starting at currentWindow and in
 // the window before it, which is previousWindow when httprate calls it.
 // The two are read one after the other; httprate holds its lock around
-// Get and IncrementBy, and without it an increment made meanwhile can only
-// add to prev (the estimate errs high, toward denying).
+// Get and IncrementBy, and without it an increment made meanwhile in the
+// same window can only add to prev (the estimate errs high, toward
+// denying). For a window before the key's latest (the clock stepped back,
+// or an increment in the next window landed meanwhile), curr reads high,
+// with the later window's count, and prev reads 0: a key counts its latest
+// two windows only, and they never read low.
 func (c *Counter) Get(key string, currentWindow, _ time.Time) (curr, prev int, err error) {
 	s, i, err := c.window(currentWindow)
 	if err != nil {

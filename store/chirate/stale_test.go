@@ -8,7 +8,8 @@ import (
 
 // An increment for the window before the one a key last counted in (a
 // request whose window was read just before the boundary) lands in that
-// earlier window; one for an older window is refused.
+// earlier window, and Get of that window reads its count high, never low;
+// an increment for an older window is refused.
 func TestStaleWindow(t *testing.T) {
 	c := newCounter(t, 0, time.Second)
 	w0 := time.Unix(1000, 0)
@@ -21,6 +22,9 @@ func TestStaleWindow(t *testing.T) {
 	}
 	if curr, prev, err := c.Get("k", w1, w0); curr != 2 || prev != 3 || err != nil {
 		t.Fatalf("Get = %d, %d, %v; want 2, 3", curr, prev, err)
+	}
+	if curr, prev, err := c.Get("k", w0, w0.Add(-time.Second)); curr < 3 || prev != 0 || err != nil {
+		t.Fatalf("Get of the window before the key's latest = %d, %d, %v; want at least the 3 counted there, and 0", curr, prev, err)
 	}
 	if err := c.IncrementBy("k", w0.Add(-time.Second), 1); !errors.Is(err, ErrCount) {
 		t.Fatalf("two windows back: %v, want ErrCount", err)
