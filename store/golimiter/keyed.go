@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/cellrate/cellrate/keyed"
+	"github.com/cellrate/cellrate/limit"
 )
 
 // table is one keyed table of token buckets: every use this package makes
@@ -17,9 +18,14 @@ type table struct {
 	token  uint64 // period/tokens when a whole number of ns, else 0
 }
 
+// maxTokens is the most tokens a table takes: at most one a nanosecond,
+// over an interval keyed takes (a full bucket's at most 2^62ns).
+const maxTokens = 1 << 62
+
 func newTable(tokens uint64, interval time.Duration, capacity int) (*table, error) {
-	if tokens > uint64(1<<62) {
-		tokens = 1 << 62 // keyed refuses it, naming the parameter
+	if tokens > maxTokens { // int64(tokens) would not be the value given
+		return nil, &limit.ParamError{Pkg: "golimiter", Param: "tokens", Value: tokens, Min: uint64(1), Max: uint64(maxTokens),
+			Reason: "at most one token a nanosecond, over an interval of at most 2^62ns"}
 	}
 	var opts []keyed.Option
 	if capacity > 0 {
