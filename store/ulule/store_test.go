@@ -236,7 +236,7 @@ func TestBoundConcurrent(t *testing.T) {
 
 // A Context's Reset is the Unix second at which the bucket is full again,
 // rounded up: exactly on a whole second, a nanosecond before and after it,
-// for a full bucket and an empty one (a whole hour, and 1/3 s, to wait).
+// for full buckets and buckets short of units (an hour, and 1/3 s, to wait).
 func TestContextReset(t *testing.T) {
 	const sec = int64(time.Second)
 	s := newStore(t, Options{})
