@@ -63,15 +63,14 @@ func (t *table) untilFull(remaining uint64) int64 {
 	if t.token != 0 {
 		return int64((t.tokens - remaining) * t.token) // at most period
 	}
+	// The quotient is at most period, at most 2^62 ns (keyed.New's bound):
+	// hi is below tokens, so Div64 cannot panic, and q fits an int64.
 	hi, lo := bits.Mul64(t.tokens-remaining, t.period)
-	if hi >= t.tokens {
-		return 1<<63 - 1
-	}
 	q, r := bits.Div64(hi, lo, t.tokens)
 	if r != 0 {
 		q++
 	}
-	return int64(min(q, 1<<63-1))
+	return int64(q)
 }
 
 // wholeToken returns period/n when it is a whole number of ns (so that
