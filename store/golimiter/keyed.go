@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/cellrate/cellrate/keyed"
+	"github.com/cellrate/cellrate/limit"
 )
 
 // table is one keyed table of token buckets: every use this package makes
@@ -17,9 +18,14 @@ type table struct {
 	token  uint64 // period/tokens when a whole number of ns, else 0
 }
 
+// maxTokens is the most tokens a table takes: at most one a nanosecond,
+// over an interval keyed takes (a full bucket's at most 2^62ns).
+const maxTokens = 1 << 62
+
 func newTable(tokens uint64, interval time.Duration, capacity int) (*table, error) {
-	if tokens > uint64(1<<62) {
-		tokens = 1 << 62 // keyed refuses it, naming the parameter
+	if tokens > maxTokens { // int64(tokens) would not be the value given
+		return nil, &limit.ParamError{Pkg: "golimiter", Param: "tokens", Value: tokens, Min: uint64(1), Max: uint64(maxTokens),
+			Reason: "at most one token a nanosecond, over an interval of at most 2^62ns"}
 	}
 	var opts []keyed.Option
 	if capacity > 0 {
@@ -57,15 +63,14 @@ func (t *table) untilFull(remaining uint64) int64 {
 	if t.token != 0 {
 		return int64((t.tokens - remaining) * t.token) // at most period
 	}
+	// The quotient is at most period, at most 2^62 ns (keyed.New's bound):
+	// hi is below tokens, so Div64 cannot panic, and q fits an int64.
 	hi, lo := bits.Mul64(t.tokens-remaining, t.period)
-	if hi >= t.tokens {
-		return 1<<63 - 1
-	}
 	q, r := bits.Div64(hi, lo, t.tokens)
 	if r != 0 {
 		q++
 	}
-	return int64(min(q, 1<<63-1))
+	return int64(q)
 }
 
 // wholeToken returns period/n when it is a whole number of ns (so that

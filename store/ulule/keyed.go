@@ -54,15 +54,14 @@ func (t *table) untilFull(remaining int64) int64 {
 	if t.token != 0 {
 		return int64((t.limit - uint64(remaining)) * t.token) // at most period
 	}
+	// The quotient is at most period, at most 2^62 ns (keyed.New's bound):
+	// hi is below limit, so Div64 cannot panic, and q fits an int64.
 	hi, lo := bits.Mul64(t.limit-uint64(remaining), t.period)
-	if hi >= t.limit {
-		return 1<<63 - 1
-	}
 	q, r := bits.Div64(hi, lo, t.limit)
 	if r != 0 {
 		q++
 	}
-	return int64(min(q, 1<<63-1))
+	return int64(q)
 }
 
 // wholeToken returns period/n when it is a whole number of ns (so that

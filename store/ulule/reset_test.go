@@ -117,3 +117,25 @@ func TestResetsConcurrent(t *testing.T) {
 		}
 	}
 }
+
+// TestResetsForgetOldestFirst: past MaxResets, Resets forget the paid
+// remembered keys in the order they were reset, each going back to its
+// state before its Reset, and keep the newer ones.
+func TestResetsForgetOldestFirst(t *testing.T) {
+	s := newStore(t, Options{MaxResets: 2})
+	ctx := context.Background()
+	r := limiter.Rate{Limit: 1, Period: time.Hour}
+	keys := []string{"a", "b", "c", "d", "e", "f"}
+	for i, k := range keys {
+		s.Get(ctx, k, r) // its name before its Reset owes an hour
+		if _, err := s.Reset(ctx, k, r); err != nil {
+			t.Fatalf("Reset of %s, every remembered key paid: %v", k, err)
+		}
+		for j, old := range keys[:i+1] {
+			remembered := j >= i-1 // the two reset last
+			if c, _ := s.Peek(ctx, old, r); c.Reached == remembered {
+				t.Fatalf("after the Reset of %s: %s is %+v; want a full bucket: %v", k, old, c, remembered)
+			}
+		}
+	}
+}

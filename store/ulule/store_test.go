@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/cellrate/cellrate/limit"
+	"github.com/cellrate/cellrate/nanotime"
 	limiter "github.com/ulule/limiter/v3"
 	"github.com/ulule/limiter/v3/drivers/store/tests"
 )
@@ -230,5 +231,67 @@ func TestBoundConcurrent(t *testing.T) {
 		if n > lim || n < lim-1 {
 			t.Errorf("key %d admitted %d units, want %d (or %d when a 2 found 1 left)", k, n, lim, lim-1)
 		}
+	}
+}
+
+// A Context's Reset is the Unix second at which the bucket is full again,
+// rounded up: exactly on a whole second, a nanosecond before and after it,
+// for full buckets and buckets short of units (an hour, and 1/3 s, to wait).
+func TestContextReset(t *testing.T) {
+	const sec = int64(time.Second)
+	s := newStore(t, Options{})
+	hourly, err := s.tableFor(limiter.Rate{Limit: 1, Period: time.Hour})
+	if err != nil {
+		t.Fatal(err)
+	}
+	thirds, err := s.tableFor(limiter.Rate{Limit: 3, Period: time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	now := nanotime.Now()
+	u := s.wall.Unix(now)
+	edge := now - u%sec // the reading the same offset puts on a whole second
+	for _, at := range []int64{edge - 1, edge, edge + 1} {
+		unix := s.wall.Unix(at)
+		if unix != u-(now-at) {
+			t.Fatalf("the offset changed within a second: Unix(%d) = %d, want %d", at, unix, u-(now-at))
+		}
+		for _, c := range []struct {
+			t               *table
+			remaining, wait int64
+		}{
+			{hourly, 1, 0},
+			{hourly, 0, int64(time.Hour)},
+			{thirds, 3, 0},
+			{thirds, 2, 333_333_334},
+		} {
+			full := unix + c.wait
+			want := full / sec
+			if full%sec != 0 {
+				want++
+			}
+			if got := s.context(c.t, at, c.remaining, false); got.Reset != want || got.Remaining != c.remaining || got.Limit != int64(c.t.limit) {
+				t.Errorf("%d per %v, %d remaining, %dns past a whole second: %+v; want Reset %d", c.t.limit, time.Duration(c.t.period), c.remaining, at-edge, got, want)
+			}
+		}
+	}
+}
+
+// The longest Period keyed takes (2^62 ns, 146 years) reports its Reset
+// 146 years on, not wrapped into the past.
+func TestResetLongestPeriod(t *testing.T) {
+	const longest = 1 << 62
+	s := newStore(t, Options{})
+	before := time.Now().Unix()
+	c, err := s.Get(context.Background(), "k", limiter.Rate{Limit: 1, Period: longest})
+	after := time.Now().Unix()
+	if err != nil || c.Remaining != 0 {
+		t.Fatalf("Get = %+v, %v", c, err)
+	}
+	if lo, hi := before+longest/int64(time.Second), after+longest/int64(time.Second)+2; c.Reset < lo || c.Reset > hi {
+		t.Fatalf("Reset %d, want %d to %d", c.Reset, lo, hi)
+	}
+	if _, err := s.Get(context.Background(), "k", limiter.Rate{Limit: 1, Period: longest + 1}); err == nil {
+		t.Fatal("a Period past 2^62 ns was taken")
 	}
 }
