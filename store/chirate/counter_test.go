@@ -269,3 +269,21 @@ func TestConfigConcurrent(t *testing.T) {
 		}
 	}
 }
+
+// The zero Counter (not made by New) fails closed: every call returns
+// ErrNotConfigured, and after Config the error of its capacity of 0.
+func TestZeroCounter(t *testing.T) {
+	var c Counter
+	w := time.Unix(600, 0)
+	if err := c.Increment("k", w); !errors.Is(err, ErrNotConfigured) {
+		t.Fatalf("before Config: %v", err)
+	}
+	c.Config(10, time.Minute)
+	var pe *limit.ParamError
+	if err := c.Increment("k", w); !errors.As(err, &pe) || pe.Param != "capacity" {
+		t.Fatalf("after Config: %v, want a ParamError for the capacity", err)
+	}
+	if curr, prev, err := c.Get("k", w, w.Add(-time.Minute)); !errors.As(err, &pe) || curr != 0 || prev != 0 {
+		t.Fatalf("after Config: Get = %d, %d, %v", curr, prev, err)
+	}
+}
