@@ -4,6 +4,7 @@ import (
 	"errors"
 	"runtime"
 	"strconv"
+	"sync"
 	"testing"
 	"time"
 
@@ -83,5 +84,58 @@ func TestSlotFreeAgain(t *testing.T) {
 				t.Errorf("window %v: a new key %d windows after the table's keys last counted: %v", w, d, err)
 			}
 		}
+	}
+}
+
+// New keys flooding a small table from many goroutines while a busy key
+// counts: the busy key never loses its slot or a count, each new key is
+// either counted exactly or refused with ErrFull, and the table fills to
+// its room, no further.
+func TestFloodConcurrent(t *testing.T) {
+	const room, workers, each, busy = 64, 4, 1000, 50
+	c := newCounter(t, room, time.Hour)
+	win := time.Unix(7200, 0)
+	if err := c.Increment("busy", win); err != nil {
+		t.Fatal(err)
+	}
+	counted := make([][]string, workers)
+	var wg sync.WaitGroup
+	for g := range workers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range each {
+				if i%(each/busy) == 0 {
+					if err := c.Increment("busy", win); err != nil {
+						t.Errorf("the busy key: %v", err)
+					}
+				}
+				key := strconv.Itoa(g) + "/" + strconv.Itoa(i)
+				switch err := c.IncrementBy(key, win, 2); {
+				case err == nil:
+					counted[g] = append(counted[g], key)
+				case !errors.Is(err, ErrFull):
+					t.Errorf("new key %s: %v", key, err)
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	n := 0
+	for _, keys := range counted {
+		for _, key := range keys {
+			if curr, prev, err := c.Get(key, win, win.Add(-time.Hour)); err != nil || curr != 2 || prev != 0 {
+				t.Errorf("new key %s: Get = %d, %d, %v; want 2, 0", key, curr, prev, err)
+			}
+			n++
+		}
+	}
+	if n != room-1 {
+		// Each of the 4,000 keys probes 2 of the 16 groups: all of them
+		// fill (a group no key probes has odds of (7/8)^4000).
+		t.Errorf("%d new keys counted in a table of %d holding the busy key; want it filled", n, room)
+	}
+	if curr, prev, err := c.Get("busy", win, win.Add(-time.Hour)); err != nil || curr != 1+workers*busy || prev != 0 {
+		t.Errorf("the busy key: Get = %d, %d, %v; want %d, 0", curr, prev, err, 1+workers*busy)
 	}
 }
