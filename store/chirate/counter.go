@@ -13,7 +13,8 @@ import (
 // Options are New's input.
 type Options struct {
 	// Capacity is the number of keys counted at once, in fixed memory (24
-	// bytes a key). Default 65,536.
+	// bytes a key): at least 4, at most 2^32 (2^24 on 32-bit targets),
+	// rounded up to a multiple of 4. Default 65,536.
 	Capacity int
 }
 

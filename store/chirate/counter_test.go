@@ -287,3 +287,30 @@ func TestZeroCounter(t *testing.T) {
 		t.Fatalf("after Config: Get = %d, %d, %v", curr, prev, err)
 	}
 }
+
+// Capacity, as its doc says: at least 4, at most 2^32, rounded up to a
+// multiple of 4, that many keys counted at once and no more.
+func TestCapacity(t *testing.T) {
+	var pe *limit.ParamError
+	past := []int{-1, 1, 3}
+	if over := int64(1)<<32 + 1; int64(int(over)) == over { // 64-bit int
+		past = append(past, int(over))
+	}
+	for _, n := range past {
+		if _, err := New(Options{Capacity: n}); !errors.As(err, &pe) || pe.Param != "capacity" {
+			t.Errorf("capacity %d: %v", n, err)
+		}
+	}
+	for _, tc := range []struct{ capacity, keys int }{{4, 4}, {5, 8}, {8, 8}} {
+		c := newCounter(t, tc.capacity, time.Minute)
+		w := time.Unix(600, 0)
+		for i := range tc.keys {
+			if err := c.Increment(fmt.Sprint("key-", i), w); err != nil {
+				t.Fatalf("capacity %d, key %d: %v", tc.capacity, i, err)
+			}
+		}
+		if err := c.Increment("one-too-many", w); !errors.Is(err, ErrFull) {
+			t.Errorf("capacity %d, key %d: %v, want ErrFull", tc.capacity, tc.keys, err)
+		}
+	}
+}
