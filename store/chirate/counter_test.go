@@ -129,6 +129,9 @@ func TestErrors(t *testing.T) {
 	if err := c.Increment("k", time.Unix(0, 1<<63-1)); !errors.As(err, &pe) {
 		t.Fatalf("the last window of int64 time: %v", err)
 	}
+	if err := c.Increment("k", time.Unix(600, 0)); err != nil {
+		t.Fatalf("after a Config out of range, one in range: %v", err)
+	}
 }
 
 // Many goroutines incrementing many keys across windows: every count is
