@@ -117,6 +117,8 @@ func (s *Store) tableOf(key string) *table {
 // Take takes one token for key: Burst's extra tokens first, then the
 // bucket. reset is the wall-clock time, in Unix ns, at which the bucket is
 // full again after an admission, or holds a token again after a denial.
+// Decisions run on the monotonic clock; reset follows a step of the wall
+// clock within a second.
 func (s *Store) Take(_ context.Context, key string) (tokens, remaining, reset uint64, ok bool, err error) {
 	if s.stopped.Load() || s.def == nil {
 		return 0, 0, 0, false, limiter.ErrStopped

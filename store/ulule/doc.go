@@ -29,6 +29,8 @@
 //     there (Reached false, Remaining what is left), else takes nothing
 //     (Reached true, Remaining 0). Reset, in Unix seconds, is when the
 //     key's bucket is full again: from then on the full Limit is there.
+//     Decisions run on the monotonic clock; Reset follows a step of the
+//     wall clock within a second.
 //   - Peek(key, rate): the same Context without taking anything.
 //   - Reset(key, rate): the key starts afresh with a full bucket, under
 //     every Rate.
