@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
+	"runtime"
 	"runtime/debug"
 	"strings"
 	"sync"
@@ -700,10 +701,19 @@ func withPolicy(p policy) Option { return func(c *config) { c.policy = p } }
 // rest of the heap passing it only makes the collector run more).
 func TestCapacityMemoryLimit(t *testing.T) {
 	const keys = 1 << 16
-	need := int64(keys) * slotBytes
+	need := int64(keys) * 24 // WithCapacity's doc: 24 bytes a slot
 	defer debug.SetMemoryLimit(debug.SetMemoryLimit(need))
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
 	if _, err := New(1, time.Second, 1, WithCapacity(keys)); err != nil {
 		t.Fatalf("%d slots under the limit: %v", keys, err)
+	}
+	runtime.ReadMemStats(&after)
+	// Besides the table: the Table itself and its striped counters' cells,
+	// one a P each.
+	slack := int64(16<<10 + 4<<10*runtime.GOMAXPROCS(0))
+	if got := int64(after.TotalAlloc - before.TotalAlloc); got < need || got > need+slack {
+		t.Fatalf("New of %d slots allocated %d bytes, want the %d the limit is checked against (and at most %d more)", keys, got, need, slack)
 	}
 	debug.SetMemoryLimit(need - 1)
 	tb, err := New(1, time.Second, 1, WithCapacity(keys))
