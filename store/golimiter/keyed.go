@@ -2,9 +2,9 @@ package golimiter
 
 import (
 	"errors"
-	"math/bits"
 	"time"
 
+	"github.com/cellrate/cellrate/internal/intmath"
 	"github.com/cellrate/cellrate/keyed"
 	"github.com/cellrate/cellrate/limit"
 )
@@ -64,9 +64,8 @@ func (t *table) untilFull(remaining uint64) int64 {
 		return int64((t.tokens - remaining) * t.token) // at most period
 	}
 	// The quotient is at most period, at most 2^62 ns (keyed.New's bound):
-	// hi is below tokens, so Div64 cannot panic, and q fits an int64.
-	hi, lo := bits.Mul64(t.tokens-remaining, t.period)
-	q, r := bits.Div64(hi, lo, t.tokens)
+	// it fits 64 bits (MulDiv's ok) and an int64.
+	q, r, _ := intmath.MulDiv(t.tokens-remaining, t.period, t.tokens)
 	if r != 0 {
 		q++
 	}

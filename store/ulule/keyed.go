@@ -2,9 +2,9 @@ package ulule
 
 import (
 	"errors"
-	"math/bits"
 	"time"
 
+	"github.com/cellrate/cellrate/internal/intmath"
 	"github.com/cellrate/cellrate/keyed"
 	"github.com/cellrate/cellrate/limit"
 )
@@ -55,9 +55,8 @@ func (t *table) untilFull(remaining int64) int64 {
 		return int64((t.limit - uint64(remaining)) * t.token) // at most period
 	}
 	// The quotient is at most period, at most 2^62 ns (keyed.New's bound):
-	// hi is below limit, so Div64 cannot panic, and q fits an int64.
-	hi, lo := bits.Mul64(t.limit-uint64(remaining), t.period)
-	q, r := bits.Div64(hi, lo, t.limit)
+	// it fits 64 bits (MulDiv's ok) and an int64.
+	q, r, _ := intmath.MulDiv(t.limit-uint64(remaining), t.period, t.limit)
 	if r != 0 {
 		q++
 	}

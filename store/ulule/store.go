@@ -209,7 +209,7 @@ func (s *Store) paid(name string) bool {
 }
 
 func (s *Store) context(t *table, now, remaining int64, reached bool) limiter.Context {
-	full := s.wall.Unix(now) + min(t.untilFull(remaining), 1<<62)
+	full := s.wall.Unix(now) + t.untilFull(remaining)
 	return limiter.Context{
 		Limit:     int64(t.limit),
 		Remaining: remaining,
